@@ -1,0 +1,200 @@
+//! A bounded set of receive slots, filled with one `recvmmsg`.
+//!
+//! With UDP GRO the kernel may hand one slot several datagrams of equal
+//! size (the last may be shorter) plus their segment size; [`RecvQueue::iter`]
+//! splits them again. Truncated datagrams (larger than a slot) are counted
+//! and skipped, never passed on.
+
+use super::cmsg::{decode, CmsgBuf};
+use super::socket::Socket;
+use socket2::SockAddr;
+use std::io;
+use std::net::SocketAddr;
+
+/// Counters of a [`RecvQueue`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecvStats {
+    /// Datagrams received (after GRO splitting).
+    pub datagrams: u64,
+    /// Payload bytes received.
+    pub bytes: u64,
+    /// `recvmmsg` calls that returned data.
+    pub syscalls: u64,
+    /// Slots that carried more than one GRO segment.
+    pub gro_messages: u64,
+    /// Datagrams larger than a slot: dropped.
+    pub truncated: u64,
+    /// Datagrams whose source address was not IP: dropped.
+    pub bad_source: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    src: Option<SocketAddr>,
+    len: usize,
+    seg: usize,
+    tos: Option<u8>,
+    truncated: bool,
+}
+
+/// One received datagram, borrowed from a [`RecvQueue`].
+#[derive(Debug)]
+pub struct Received<'a> {
+    /// Who sent it.
+    pub src: SocketAddr,
+    /// Its payload.
+    pub data: &'a [u8],
+    /// The IP TOS byte it arrived with, when `IP_RECVTOS` is on.
+    pub tos: Option<u8>,
+}
+
+/// Receive slots for one `recvmmsg`, bounded: `slots x slot_len` bytes.
+#[derive(Debug)]
+pub struct RecvQueue {
+    buf: Vec<u8>,
+    slot_len: usize,
+    slots: usize,
+    meta: Vec<Meta>,
+    addrs: Vec<libc::sockaddr_storage>,
+    cmsgs: Vec<CmsgBuf>,
+    filled: usize,
+    /// Counters since creation.
+    pub stats: RecvStats,
+}
+
+impl RecvQueue {
+    /// `slots` slots of `slot_len` bytes each (use 65535 with GRO, else the
+    /// largest datagram expected; both at least 1).
+    pub fn new(slots: usize, slot_len: usize) -> RecvQueue {
+        let slots = slots.clamp(1, 1024);
+        let slot_len = slot_len.clamp(1, 65_535);
+        RecvQueue {
+            buf: vec![0; slots * slot_len],
+            slot_len,
+            slots,
+            meta: Vec::with_capacity(slots),
+            // SAFETY: sockaddr_storage is plain data; all-zero is valid.
+            addrs: vec![unsafe { std::mem::zeroed() }; slots],
+            cmsgs: vec![CmsgBuf::new(); slots],
+            filled: 0,
+            stats: RecvStats::default(),
+        }
+    }
+
+    /// Bytes of receive memory this queue holds.
+    pub fn capacity_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Receives up to `slots` messages without blocking. Returns the number
+    /// of slots filled; `Err(WouldBlock)` when nothing is waiting.
+    pub fn recv(&mut self, sock: &Socket) -> io::Result<usize> {
+        self.meta.clear();
+        self.filled = 0;
+        // SAFETY: all-zero mmsghdr / iovec are valid empty values.
+        let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; self.slots];
+        let mut iovs: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; self.slots];
+        for i in 0..self.slots {
+            iovs[i] = libc::iovec {
+                // SAFETY: slot i lies inside self.buf.
+                iov_base: unsafe { self.buf.as_mut_ptr().add(i * self.slot_len) }.cast(),
+                iov_len: self.slot_len,
+            };
+            let h = &mut hdrs[i].msg_hdr;
+            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_iov = &mut iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = self.cmsgs[i].0.as_mut_ptr().cast();
+            h.msg_controllen = self.cmsgs[i].0.len() as _;
+        }
+        let rc = loop {
+            // SAFETY: every header points at live buffers owned by self or
+            // by this frame, sized as declared.
+            let rc = unsafe {
+                libc::recvmmsg(
+                    sock.fd(),
+                    hdrs.as_mut_ptr(),
+                    self.slots as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                )
+            };
+            if rc >= 0 {
+                break rc as usize;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        };
+        self.stats.syscalls += 1;
+        for (i, h) in hdrs.iter().enumerate().take(rc) {
+            let len = (h.msg_len as usize).min(self.slot_len);
+            let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
+            // SAFETY: the kernel wrote a sockaddr of msg_namelen bytes.
+            let src = unsafe { SockAddr::new(self.addrs[i], h.msg_hdr.msg_namelen) }.as_socket();
+            let mut seg = len;
+            let mut tos = None;
+            for c in decode(&self.cmsgs[i], h.msg_hdr.msg_controllen) {
+                match (c.level, c.ty) {
+                    (libc::SOL_UDP, libc::UDP_GRO) if c.data.len() >= 4 => {
+                        let s = i32::from_ne_bytes([c.data[0], c.data[1], c.data[2], c.data[3]]);
+                        if s > 0 {
+                            seg = s as usize;
+                        }
+                    }
+                    (libc::IPPROTO_IP, libc::IP_TOS) if !c.data.is_empty() => tos = Some(c.data[0]),
+                    (libc::IPPROTO_IPV6, libc::IPV6_TCLASS) if c.data.len() >= 4 => {
+                        tos = Some(c.data[0])
+                    }
+                    _ => {}
+                }
+            }
+            let m = Meta {
+                src,
+                len,
+                seg: seg.clamp(1, len.max(1)),
+                tos,
+                truncated,
+            };
+            if truncated {
+                self.stats.truncated += 1;
+            } else if src.is_none() {
+                self.stats.bad_source += 1;
+            } else {
+                let n = if len == 0 { 1 } else { len.div_ceil(m.seg) };
+                self.stats.datagrams += n as u64;
+                self.stats.bytes += len as u64;
+                if n > 1 {
+                    self.stats.gro_messages += 1;
+                }
+            }
+            self.meta.push(m);
+        }
+        self.filled = rc;
+        Ok(rc)
+    }
+
+    /// The datagrams of the last [`RecvQueue::recv`], GRO batches split.
+    pub fn iter(&self) -> impl Iterator<Item = Received<'_>> + '_ {
+        self.meta[..self.filled]
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.truncated)
+            .filter_map(|(i, m)| m.src.map(|src| (i, m, src)))
+            .flat_map(move |(i, m, src)| {
+                let slot = &self.buf[i * self.slot_len..i * self.slot_len + m.len];
+                let chunks: Box<dyn Iterator<Item = &[u8]>> = if m.len == 0 {
+                    Box::new(std::iter::once(slot))
+                } else {
+                    Box::new(slot.chunks(m.seg))
+                };
+                chunks.map(move |data| Received {
+                    src,
+                    data,
+                    tos: m.tos,
+                })
+            })
+    }
+}

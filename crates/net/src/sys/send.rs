@@ -1,0 +1,349 @@
+//! A bounded queue of outgoing datagrams, flushed with `sendmmsg`.
+//!
+//! Consecutive datagrams to the same destination with the same marking and
+//! coverage are coalesced into one UDP GSO super-datagram (all segments the
+//! same size except a shorter last one, at most [`MAX_GSO_SEGMENTS`]). One
+//! `sendmmsg` then carries up to [`SEND_BATCH`] of those messages, each with
+//! its own `IP_TOS` (DSCP + ECN) and `SO_PRIORITY` control message. UDP-Lite
+//! coverage is per socket, so a batch stops where the coverage changes.
+
+use super::cmsg::{CmsgBuf, Encoder};
+use super::socket::{Socket, SocketKind};
+use super::{MAX_GSO_SEGMENTS, MAX_UDP_PAYLOAD};
+use socket2::SockAddr;
+use std::io;
+use std::net::SocketAddr;
+
+/// Messages handed to one `sendmmsg` call.
+pub const SEND_BATCH: usize = 64;
+
+/// Per-datagram IP marking.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marking {
+    /// The IP TOS byte: DSCP in the upper six bits, ECN in the lower two.
+    pub tos: u8,
+    /// `SO_PRIORITY` for the local qdisc, or `None` for the socket default.
+    pub priority: Option<u32>,
+}
+
+impl Marking {
+    /// Marking from a DSCP codepoint (0..=63, higher bits ignored), an ECN
+    /// codepoint (0..=3) and an optional priority.
+    pub fn new(dscp: u8, ecn: u8, priority: Option<u32>) -> Marking {
+        Marking {
+            tos: ((dscp & 0x3f) << 2) | (ecn & 0x03),
+            priority,
+        }
+    }
+}
+
+/// Counters of a [`SendQueue`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendStats {
+    /// Datagrams the kernel accepted.
+    pub datagrams: u64,
+    /// Payload bytes the kernel accepted.
+    pub bytes: u64,
+    /// `sendmmsg` calls made (including ones that would block).
+    pub syscalls: u64,
+    /// Messages that carried more than one GSO segment.
+    pub gso_messages: u64,
+    /// Times the kernel's send buffer was full.
+    pub would_block: u64,
+    /// Datagrams dropped because the kernel refused them with an error.
+    pub errors: u64,
+    /// Datagrams refused because the queue was full.
+    pub queue_full: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    dst: SocketAddr,
+    mark: Marking,
+    cscov: u16,
+    off: usize,
+    len: usize,
+    seg: usize,
+    segs_sent: usize,
+}
+
+impl Entry {
+    fn segments(&self) -> usize {
+        self.len.div_ceil(self.seg)
+    }
+}
+
+/// Outgoing datagrams waiting for the kernel, bounded in count and bytes.
+#[derive(Debug)]
+pub struct SendQueue {
+    buf: Vec<u8>,
+    entries: Vec<Entry>,
+    head: usize,
+    queued: usize,
+    max_datagrams: usize,
+    max_bytes: usize,
+    addrs: Vec<SockAddr>,
+    cmsgs: Vec<CmsgBuf>,
+    last_error: Option<io::ErrorKind>,
+    /// Counters since creation.
+    pub stats: SendStats,
+}
+
+impl SendQueue {
+    /// A queue holding at most `max_datagrams` datagrams and `max_bytes`
+    /// payload bytes (both at least 1).
+    pub fn new(max_datagrams: usize, max_bytes: usize) -> SendQueue {
+        let max_bytes = max_bytes.max(1);
+        SendQueue {
+            buf: Vec::with_capacity(max_bytes),
+            entries: Vec::with_capacity(max_datagrams.max(1)),
+            head: 0,
+            queued: 0,
+            max_datagrams: max_datagrams.max(1),
+            max_bytes,
+            addrs: Vec::with_capacity(SEND_BATCH),
+            cmsgs: vec![CmsgBuf::new(); SEND_BATCH],
+            last_error: None,
+            stats: SendStats::default(),
+        }
+    }
+
+    /// Datagrams waiting to be sent.
+    pub fn len(&self) -> usize {
+        self.queued
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.queued == 0
+    }
+
+    /// Whether a datagram of `len` bytes would be refused now.
+    pub fn is_full_for(&self, len: usize) -> bool {
+        self.queued >= self.max_datagrams || self.buf.len() + len > self.max_bytes
+    }
+
+    /// The kind of the last send error that dropped datagrams, if any.
+    pub fn last_error(&self) -> Option<io::ErrorKind> {
+        self.last_error
+    }
+
+    /// Queues one datagram. `cscov` is the raw UDP-Lite coverage (ignored on
+    /// UDP sockets); `gso` allows coalescing with the previous datagram.
+    /// Returns false, queuing nothing, when the queue is full or `bytes` is
+    /// empty or longer than a UDP payload.
+    pub fn push(
+        &mut self,
+        dst: SocketAddr,
+        mark: Marking,
+        cscov: u16,
+        bytes: &[u8],
+        gso: bool,
+    ) -> bool {
+        let l = bytes.len();
+        if l == 0 || l > MAX_UDP_PAYLOAD || self.is_full_for(l) {
+            self.stats.queue_full += 1;
+            return false;
+        }
+        let off = self.buf.len();
+        self.buf.extend_from_slice(bytes);
+        self.queued += 1;
+        if gso && self.entries.len() > self.head {
+            if let Some(last) = self.entries.last_mut() {
+                if last.dst == dst
+                    && last.mark == mark
+                    && last.cscov == cscov
+                    && last.segs_sent == 0
+                    && l <= last.seg
+                    && last.len % last.seg == 0
+                    && last.segments() < MAX_GSO_SEGMENTS
+                    && last.len + l <= MAX_UDP_PAYLOAD
+                    && last.off + last.len == off
+                {
+                    last.len += l;
+                    return true;
+                }
+            }
+        }
+        self.entries.push(Entry {
+            dst,
+            mark,
+            cscov,
+            off,
+            len: l,
+            seg: l,
+            segs_sent: 0,
+        });
+        true
+    }
+
+    /// Sends as much as the kernel takes. Returns the datagrams sent; stops
+    /// quietly when the socket would block (check [`SendQueue::is_empty`]).
+    /// Datagrams the kernel refuses with an error are dropped and counted.
+    pub fn flush(&mut self, sock: &Socket) -> io::Result<usize> {
+        let mut total = 0;
+        let mut einval_retry = false;
+        while self.head < self.entries.len() {
+            match self.send_once(sock) {
+                Ok(n) => {
+                    total += n;
+                    einval_retry = false;
+                }
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock => {
+                        self.stats.would_block += 1;
+                        break;
+                    }
+                    io::ErrorKind::Interrupted => continue,
+                    _ => {
+                        let code = e.raw_os_error();
+                        let head = self.entries[self.head];
+                        let gso_msg = sock.gso_enabled() && head.segments() - head.segs_sent > 1;
+                        if (code == Some(libc::EINVAL) || code == Some(libc::EPERM))
+                            && head.mark.priority.is_some()
+                            && sock.prio_cmsg()
+                            && !einval_retry
+                        {
+                            // Older kernels refuse SO_PRIORITY as a cmsg.
+                            sock.disable_prio_cmsg();
+                            einval_retry = true;
+                            continue;
+                        }
+                        if (code == Some(libc::EIO) || code == Some(libc::EINVAL)) && gso_msg {
+                            // No GSO on this path (no checksum offload, UDP-Lite...).
+                            sock.disable_gso();
+                            continue;
+                        }
+                        // Drop the head datagram so one bad destination cannot wedge the queue.
+                        self.last_error = Some(e.kind());
+                        let segs = if sock.gso_enabled() {
+                            head.segments() - head.segs_sent
+                        } else {
+                            1
+                        };
+                        self.stats.errors += segs as u64;
+                        self.advance(self.head, segs);
+                    }
+                },
+            }
+        }
+        if self.head == self.entries.len() {
+            self.entries.clear();
+            self.buf.clear();
+            self.head = 0;
+            self.queued = 0;
+        }
+        Ok(total)
+    }
+
+    fn advance(&mut self, idx: usize, segs: usize) {
+        let e = &mut self.entries[idx];
+        e.segs_sent += segs;
+        self.queued -= segs;
+        if e.segs_sent >= e.segments() && idx == self.head {
+            self.head += 1;
+            while self.head < self.entries.len()
+                && self.entries[self.head].segs_sent >= self.entries[self.head].segments()
+            {
+                self.head += 1;
+            }
+        }
+    }
+
+    /// One `sendmmsg` over messages from the head sharing coverage (and
+    /// priority, when it cannot travel per packet).
+    fn send_once(&mut self, sock: &Socket) -> io::Result<usize> {
+        let gso = sock.gso_enabled();
+        let prio_cmsg = sock.prio_cmsg();
+        let first = self.entries[self.head];
+        if sock.kind() == SocketKind::UdpLite {
+            sock.set_send_cscov(first.cscov)?;
+        }
+        if !prio_cmsg {
+            if let Some(p) = first.mark.priority {
+                sock.set_priority(p)?;
+            }
+        }
+        // SAFETY: an all-zero mmsghdr / iovec is a valid empty value.
+        let mut hdrs: [libc::mmsghdr; SEND_BATCH] = unsafe { std::mem::zeroed() };
+        let mut iovs: [libc::iovec; SEND_BATCH] = unsafe { std::mem::zeroed() };
+        let mut plan = [(0usize, 0usize, 0usize); SEND_BATCH]; // (entry, segments, bytes)
+        let mut n = 0;
+        self.addrs.clear();
+        let mut idx = self.head;
+        'outer: while idx < self.entries.len() && n < SEND_BATCH {
+            let e = self.entries[idx];
+            if e.cscov != first.cscov && sock.kind() == SocketKind::UdpLite {
+                break;
+            }
+            if !prio_cmsg && e.mark.priority != first.mark.priority {
+                break;
+            }
+            let mut seg_at = e.segs_sent;
+            let total = e.segments();
+            while seg_at < total {
+                if n == SEND_BATCH {
+                    break 'outer;
+                }
+                let start = e.off + seg_at * e.seg;
+                let (count, end) = if gso {
+                    (total - seg_at, e.off + e.len)
+                } else {
+                    (1, (start + e.seg).min(e.off + e.len))
+                };
+                // IP_TOS is an IPv4 option; IPv6 carries the same byte as the traffic class.
+                let (level, name) = if e.dst.is_ipv6() {
+                    (libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
+                } else {
+                    (libc::IPPROTO_IP, libc::IP_TOS)
+                };
+                let mut enc = Encoder::new(&mut self.cmsgs[n]);
+                enc.push(level, name, libc::c_int::from(e.mark.tos));
+                if let (true, Some(p)) = (prio_cmsg, e.mark.priority) {
+                    enc.push(libc::SOL_SOCKET, libc::SO_PRIORITY, p);
+                }
+                if count > 1 {
+                    enc.push(libc::SOL_UDP, libc::UDP_SEGMENT, e.seg as u16);
+                }
+                hdrs[n].msg_hdr.msg_controllen = enc.len() as _;
+                self.addrs.push(SockAddr::from(e.dst));
+                iovs[n] = libc::iovec {
+                    // SAFETY: start..end lies inside self.buf.
+                    iov_base: unsafe { self.buf.as_ptr().add(start) } as *mut libc::c_void,
+                    iov_len: end - start,
+                };
+                plan[n] = (idx, count, end - start);
+                n += 1;
+                seg_at += count;
+            }
+            idx += 1;
+        }
+        for i in 0..n {
+            let h = &mut hdrs[i].msg_hdr;
+            h.msg_name = self.addrs[i].as_ptr() as *mut libc::c_void;
+            h.msg_namelen = self.addrs[i].len();
+            h.msg_iov = &mut iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = self.cmsgs[i].0.as_mut_ptr().cast();
+        }
+        self.stats.syscalls += 1;
+        // SAFETY: every header points at live buffers (self.buf, self.addrs,
+        // self.cmsgs, iovs) that outlive the call.
+        let rc = unsafe { libc::sendmmsg(sock.fd(), hdrs.as_mut_ptr(), n as libc::c_uint, 0) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let sent = rc as usize;
+        let mut datagrams = 0;
+        for &(idx, segs, bytes) in &plan[..sent] {
+            self.advance(idx, segs);
+            datagrams += segs;
+            self.stats.bytes += bytes as u64;
+            if segs > 1 {
+                self.stats.gso_messages += 1;
+            }
+        }
+        self.stats.datagrams += datagrams as u64;
+        Ok(datagrams)
+    }
+}

@@ -1,0 +1,207 @@
+//! Socket-layer tests over 127.0.0.1: batching, GSO / GRO, marking, UDP-Lite coverage.
+
+use approxnet_net::sys::{
+    socket::cscov_for, Marking, RecvQueue, SendQueue, Socket, SocketKind, SocketOptions,
+};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Safety bound for waits: a test that needs it has failed, not passed.
+const WAIT: Option<Duration> = Some(Duration::from_secs(10));
+
+fn lo() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+fn open(kind: SocketKind) -> Socket {
+    let opts = SocketOptions {
+        kind,
+        min_recv_coverage: if kind == SocketKind::UdpLite {
+            Some(48)
+        } else {
+            None
+        },
+        ..SocketOptions::default()
+    };
+    Socket::bind(lo(), &opts).expect("bind on loopback")
+}
+
+/// Receives until `n` datagrams arrived; returns (payload, tos) in arrival order.
+fn recv_n(sock: &Socket, n: usize) -> Vec<(Vec<u8>, Option<u8>)> {
+    let mut q = RecvQueue::new(16, 65_535);
+    let mut out = Vec::new();
+    while out.len() < n {
+        match q.recv(sock) {
+            Ok(_) => out.extend(q.iter().map(|r| (r.data.to_vec(), r.tos))),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let (readable, _) = sock.wait(false, WAIT).unwrap();
+                assert!(readable, "datagrams did not arrive");
+            }
+            Err(e) => panic!("recv: {e}"),
+        }
+    }
+    out
+}
+
+fn payload(i: u32, len: usize) -> Vec<u8> {
+    let mut v = vec![(i % 251) as u8; len];
+    v[..4].copy_from_slice(&i.to_be_bytes());
+    v
+}
+
+fn send_all(sock: &Socket, q: &mut SendQueue) {
+    while !q.is_empty() {
+        q.flush(sock).unwrap();
+        if !q.is_empty() {
+            sock.wait(true, WAIT).unwrap();
+        }
+    }
+}
+
+#[test]
+fn udp_batch_with_gso_arrives_intact_and_marked() {
+    let rx = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    let mut q = SendQueue::new(256, 1 << 20);
+    let mark = Marking::new(46, 0, Some(3));
+    // 100 datagrams of 1000 bytes, then a short tail: GSO coalesces them.
+    for i in 0..100u32 {
+        let len = if i == 99 { 300 } else { 1000 };
+        assert!(q.push(rx.local_addr(), mark, 0, &payload(i, len), tx.gso_enabled()));
+    }
+    send_all(&tx, &mut q);
+    assert_eq!(q.stats.datagrams, 100);
+    assert_eq!(q.stats.errors, 0);
+    if tx.gso_enabled() {
+        assert!(
+            q.stats.gso_messages > 0,
+            "GSO coalesced the run of equal datagrams"
+        );
+    }
+    let got = recv_n(&rx, 100);
+    assert_eq!(got.len(), 100);
+    for (i, (data, tos)) in got.iter().enumerate() {
+        let len = if i == 99 { 300 } else { 1000 };
+        assert_eq!(data, &payload(i as u32, len), "datagram {i}");
+        assert_eq!(*tos, Some(46 << 2), "DSCP 46 marked per packet");
+    }
+}
+
+#[test]
+fn marking_changes_per_packet_within_one_batch() {
+    let rx = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    let mut q = SendQueue::new(64, 1 << 16);
+    for i in 0..8u32 {
+        let mark = Marking::new(8 * i as u8, 0, Some(7 - i));
+        assert!(q.push(rx.local_addr(), mark, 0, &payload(i, 200), true));
+    }
+    send_all(&tx, &mut q);
+    let got = recv_n(&rx, 8);
+    for (data, tos) in got {
+        let i = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
+        assert_eq!(tos, Some((8 * i as u8) << 2));
+    }
+}
+
+#[test]
+fn udplite_coverage_is_set_and_read_back() {
+    let rx = open(SocketKind::UdpLite);
+    let tx = open(SocketKind::UdpLite);
+    // Receiver demands the 48-byte header be covered: 8 (UDP-Lite header) + 48.
+    assert_eq!(rx.recv_cscov().unwrap(), 56);
+    // Header (48) + 100 precise bytes of a 1000-byte datagram.
+    let cov = cscov_for(48 + 100, 1000);
+    assert_eq!(cov, 8 + 48 + 100);
+    tx.set_send_cscov(cov).unwrap();
+    assert_eq!(tx.send_cscov().unwrap(), cov);
+    // A fully precise datagram asks for full coverage (0).
+    tx.set_send_cscov(cscov_for(1000, 1000)).unwrap();
+    assert_eq!(tx.send_cscov().unwrap(), 0);
+    assert!(!tx.gso_enabled(), "UDP-Lite never uses GSO");
+}
+
+#[test]
+fn udplite_queue_switches_coverage_between_datagrams() {
+    let rx = open(SocketKind::UdpLite);
+    let tx = open(SocketKind::UdpLite);
+    let mut q = SendQueue::new(64, 1 << 16);
+    let covs = [
+        cscov_for(148, 1000),
+        0,
+        cscov_for(48, 1000),
+        cscov_for(48, 1000),
+    ];
+    for (i, c) in covs.iter().enumerate() {
+        assert!(q.push(
+            rx.local_addr(),
+            Marking::default(),
+            *c,
+            &payload(i as u32, 1000),
+            true
+        ));
+    }
+    send_all(&tx, &mut q);
+    // The last coverage used stays on the socket.
+    assert_eq!(tx.send_cscov().unwrap(), cscov_for(48, 1000));
+    let got = recv_n(&rx, 4);
+    assert_eq!(got.len(), 4);
+    for (i, (data, _)) in got.iter().enumerate() {
+        assert_eq!(data, &payload(i as u32, 1000));
+    }
+}
+
+#[test]
+fn udplite_receiver_drops_datagrams_covering_too_little() {
+    let rx = open(SocketKind::UdpLite);
+    let tx = open(SocketKind::UdpLite);
+    let mut q = SendQueue::new(8, 1 << 16);
+    // Covers only 20 payload bytes: below the receiver's 48-byte minimum.
+    assert!(q.push(
+        rx.local_addr(),
+        Marking::default(),
+        cscov_for(20, 500),
+        &payload(0, 500),
+        false
+    ));
+    // Then one that covers the header: it must be the only one delivered.
+    assert!(q.push(
+        rx.local_addr(),
+        Marking::default(),
+        cscov_for(48, 500),
+        &payload(1, 500),
+        false
+    ));
+    send_all(&tx, &mut q);
+    let got = recv_n(&rx, 1);
+    assert_eq!(got[0].0, payload(1, 500));
+}
+
+#[test]
+fn coverage_calls_on_plain_udp_are_errors() {
+    let s = open(SocketKind::Udp);
+    assert!(s.set_send_cscov(56).is_err());
+    assert!(s.recv_cscov().is_err());
+}
+
+#[test]
+fn send_queue_is_bounded() {
+    let dst = lo();
+    let mut q = SendQueue::new(4, 10_000);
+    for i in 0..4 {
+        assert!(q.push(dst, Marking::default(), 0, &payload(i, 100), false));
+    }
+    assert!(!q.push(dst, Marking::default(), 0, &payload(9, 100), false));
+    let mut q = SendQueue::new(100, 1000);
+    assert!(q.push(dst, Marking::default(), 0, &payload(0, 900), false));
+    assert!(!q.push(dst, Marking::default(), 0, &payload(1, 200), false));
+    assert!(!q.push(dst, Marking::default(), 0, &[], false));
+    assert_eq!(q.stats.queue_full, 2);
+}
+
+#[test]
+fn priority_falls_back_or_travels_per_packet() {
+    let tx = open(SocketKind::Udp);
+    tx.set_priority(5).unwrap();
+    assert_eq!(tx.priority().unwrap(), 5);
+}
