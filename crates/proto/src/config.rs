@@ -1,0 +1,179 @@
+//! Endpoint configuration and per-peer resource caps.
+
+use crate::policy::{SlackRate, Variant};
+use crate::time::Duration;
+use crate::units::{Rate, DEFAULT_MTU};
+use crate::wire::HEADER_LEN;
+use thiserror::Error;
+
+/// When a lost packet is sent again (seed 000 §4.2 and seed 001 §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RetransmitPolicy {
+    /// Retransmit only when the group can no longer meet its MSR without the
+    /// message (always for MSR = 1). ATP's default.
+    #[default]
+    WhenNeeded,
+    /// Seed 001 §3: losses detected fast (a gap behind later ACKs) are
+    /// retransmitted; losses found only by the timer are given up while the
+    /// group's bound allows.
+    FastOnly,
+}
+
+/// What a receiver does with a packet whose approximate region is damaged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Integrity {
+    /// Deliver it, flagged as damaged (seed 002's approximate mode).
+    #[default]
+    AcceptDamaged,
+    /// Drop it, as a precise-only socket would.
+    Strict,
+}
+
+/// Caps that bound what one peer can make this endpoint hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections held at once (per endpoint).
+    pub max_connections: usize,
+    /// Jobs open at once per connection, in each direction.
+    pub max_jobs_per_connection: usize,
+    /// Messages one job may announce (all groups together).
+    pub max_messages_per_job: u32,
+    /// Payload bytes a connection may hold in reassembly and reorder buffers.
+    pub max_buffered_bytes: usize,
+    /// Handshake answers queued but not yet sent.
+    pub max_pending_replies: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 4096,
+            max_jobs_per_connection: 64,
+            max_messages_per_job: 1 << 20,
+            max_buffered_bytes: 64 << 20,
+            max_pending_replies: 1024,
+        }
+    }
+}
+
+/// Endpoint configuration. Every field has a documented default.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// ATP variant (policy combination); default [`Variant::Full`].
+    pub variant: Variant,
+    /// Highest sending rate `Rmax`: the NIC line rate (default 10 Gbps).
+    pub line_rate: Rate,
+    /// Slack rate-control parameters (gain `m`, start rate).
+    pub rate: SlackRate,
+    /// Largest datagram, header included (default 1472 bytes).
+    pub mtu: usize,
+    /// RTT assumed before the first sample; also the first epoch (default 100 us).
+    pub initial_rtt: Duration,
+    /// Floor of the retransmission timer (default 1 ms).
+    pub min_rto: Duration,
+    /// Later ACKs needed to call a gap lost (default 3).
+    pub reorder_threshold: u32,
+    /// Give up on a peer silent this long while work is outstanding (default 1 s).
+    pub idle_timeout: Duration,
+    /// Switch priority queues `Q` (default 8, seed 000 §7.1).
+    pub queues: u8,
+    /// Retransmission rule.
+    pub retransmit: RetransmitPolicy,
+    /// Receiver behaviour for damaged approximate regions.
+    pub integrity: Integrity,
+    /// Whether received payload bytes are kept and handed to the application
+    /// (default true). A simulator that only counts may turn it off.
+    pub keep_payloads: bool,
+    /// Resource caps.
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            variant: Variant::Full,
+            line_rate: Rate::gbps(10.0),
+            rate: SlackRate::default(),
+            mtu: DEFAULT_MTU,
+            initial_rtt: Duration::from_micros(100),
+            min_rto: Duration::from_millis(1),
+            reorder_threshold: 3,
+            idle_timeout: Duration::from_secs(1),
+            queues: 8,
+            retransmit: RetransmitPolicy::WhenNeeded,
+            integrity: Integrity::AcceptDamaged,
+            keep_payloads: true,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A configuration value outside its allowed range.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The named field is outside its range (message says which range).
+    #[error("config field `{field}` = {value}: {allowed}")]
+    OutOfRange {
+        /// Field name.
+        field: &'static str,
+        /// Offending value, printed.
+        value: String,
+        /// Allowed values.
+        allowed: &'static str,
+    },
+}
+
+fn bad(field: &'static str, value: impl ToString, allowed: &'static str) -> ConfigError {
+    ConfigError::OutOfRange {
+        field,
+        value: value.to_string(),
+        allowed,
+    }
+}
+
+impl Config {
+    /// Payload bytes a DATA packet can carry.
+    pub fn max_payload(&self) -> usize {
+        self.mtu - HEADER_LEN
+    }
+
+    /// Checks every field; nothing is clamped silently.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let r = self.line_rate.as_bps();
+        if !(r.is_finite() && r > 0.0) {
+            return Err(bad("line_rate", r, "a positive, finite rate"));
+        }
+        let m = self.rate.gain;
+        if !(m > 0.0 && m <= 1.0) {
+            return Err(bad("rate.gain", m, "0 < m <= 1"));
+        }
+        let s = self.rate.start_fraction;
+        if !(s > 0.0 && s <= 1.0) {
+            return Err(bad("rate.start_fraction", s, "0 < fraction <= 1"));
+        }
+        if self.mtu < HEADER_LEN + 16 || self.mtu > 65_507 {
+            return Err(bad("mtu", self.mtu, "64 ..= 65507 bytes"));
+        }
+        if self.initial_rtt.as_nanos() == 0 {
+            return Err(bad("initial_rtt", self.initial_rtt, "a positive duration"));
+        }
+        if self.min_rto.as_nanos() == 0 {
+            return Err(bad("min_rto", self.min_rto, "a positive duration"));
+        }
+        if self.reorder_threshold == 0 {
+            return Err(bad("reorder_threshold", 0, "at least 1"));
+        }
+        if self.idle_timeout < self.min_rto {
+            return Err(bad("idle_timeout", self.idle_timeout, "at least min_rto"));
+        }
+        if self.queues == 0 || self.queues > 8 {
+            return Err(bad("queues", self.queues, "1 ..= 8"));
+        }
+        let l = &self.limits;
+        if l.max_connections == 0 || l.max_jobs_per_connection == 0 || l.max_messages_per_job == 0 {
+            return Err(bad("limits", "0", "every cap at least 1"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,394 @@
+//! The endpoint: one per socket (or simulated host). It demultiplexes
+//! datagrams to connections, answers handshakes statelessly with a cookie,
+//! and hands out datagrams, events and the next timer.
+//!
+//! Call order (see the crate docs): after any input — `handle_datagram`,
+//! `handle_timeout`, `connect`, `send_job`, `close` — drain `poll_transmit`
+//! until `None`, drain `poll_event`, then wait until `poll_timeout` or the
+//! next datagram. Every call takes `now`; it must never go backwards.
+
+use crate::config::{Config, ConfigError};
+use crate::connection::{Connection, State};
+use crate::event::Event;
+use crate::job::{JobError, JobSpec};
+use crate::rng::Rng;
+use crate::stats::{DropReason, EndpointStats};
+use crate::time::Instant;
+use crate::units::Rate;
+use crate::wire::header::PacketTypeField;
+use crate::wire::{HeaderRepr, HelloRepr, Packet, PacketType, WireError, HEADER_LEN};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::net::SocketAddr;
+use thiserror::Error;
+
+/// Names one connection of an endpoint. Stale handles (of a connection that
+/// was closed and forgotten) are refused, never aliased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConnectionHandle {
+    index: u32,
+    generation: u32,
+}
+
+/// A datagram to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to.
+    pub dst: SocketAddr,
+    /// Bytes written at the start of the buffer given to `poll_transmit`.
+    pub len: usize,
+    /// Switch priority queue (0 = highest), from the slack-based selector.
+    pub queue: u8,
+    /// DSCP codepoint carrying the queue: `queue << 3` (class selector).
+    pub dscp: u8,
+    /// Payload bytes after the header that the checksum covers.
+    pub precise_len: usize,
+}
+
+impl Transmit {
+    /// UDP-Lite checksum coverage for this datagram: header + precise prefix.
+    pub fn checksum_coverage(&self) -> usize {
+        (HEADER_LEN + self.precise_len).min(self.len)
+    }
+}
+
+/// Why a connection could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The endpoint already holds `Limits::max_connections`.
+    #[error("endpoint already holds {0} connections (the cap)")]
+    TooManyConnections(usize),
+}
+
+/// The sans-IO approxnet endpoint.
+pub struct Endpoint {
+    cfg: Config,
+    rng: Rng,
+    secret: [u64; 2],
+    conns: Vec<Option<Connection>>,
+    generations: Vec<u32>,
+    free: Vec<usize>,
+    by_id: HashMap<u64, usize>,
+    replies: VecDeque<(SocketAddr, u64, u64)>,
+    events: VecDeque<(ConnectionHandle, Event)>,
+    stats: EndpointStats,
+    rr: usize,
+    now: Instant,
+}
+
+impl Endpoint {
+    /// A new endpoint; `seed` drives every random choice (nonces, ids, cookie key).
+    pub fn new(cfg: Config, seed: u64) -> Result<Endpoint, ConfigError> {
+        cfg.validate()?;
+        let mut rng = Rng::new(seed);
+        let secret = [rng.next_u64(), rng.next_u64()];
+        Ok(Endpoint {
+            cfg,
+            rng,
+            secret,
+            conns: Vec::new(),
+            generations: Vec::new(),
+            free: Vec::new(),
+            by_id: HashMap::new(),
+            replies: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: EndpointStats::default(),
+            rr: 0,
+            now: Instant::ZERO,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Drop and traffic counters.
+    pub fn stats(&self) -> &EndpointStats {
+        &self.stats
+    }
+
+    /// Connections currently held.
+    pub fn connection_count(&self) -> usize {
+        self.conns.iter().flatten().count()
+    }
+
+    fn tick(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+    }
+
+    fn handle(&self, i: usize) -> ConnectionHandle {
+        ConnectionHandle {
+            index: i as u32,
+            generation: self.generations[i],
+        }
+    }
+
+    fn index(&self, h: ConnectionHandle) -> Option<usize> {
+        let i = h.index as usize;
+        (self.generations.get(i) == Some(&h.generation) && self.conns[i].is_some()).then_some(i)
+    }
+
+    fn insert(&mut self, c: Connection) -> Result<usize, ConnectError> {
+        if self.connection_count() >= self.cfg.limits.max_connections {
+            return Err(ConnectError::TooManyConnections(self.cfg.limits.max_connections));
+        }
+        Ok(match self.free.pop() {
+            Some(i) => {
+                self.conns[i] = Some(c);
+                i
+            }
+            None => {
+                self.conns.push(Some(c));
+                self.generations.push(0);
+                self.conns.len() - 1
+            }
+        })
+    }
+
+    fn cookie_tag(&self, peer: SocketAddr, r: u32) -> u32 {
+        // Keyed by the endpoint's secret; an off-path sender cannot forge
+        // a connection id for its (spoofed) address.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.secret.hash(&mut h);
+        peer.hash(&mut h);
+        r.hash(&mut h);
+        h.finish() as u32
+    }
+
+    fn cookie_ok(&self, peer: SocketAddr, id: u64) -> bool {
+        let r = (id >> 32) as u32;
+        r != 0 && self.cookie_tag(peer, r) == id as u32
+    }
+
+    /// Opens a connection to `peer` (client side); jobs may be queued at once.
+    pub fn connect(&mut self, now: Instant, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
+        self.tick(now);
+        let nonce = self.rng.next_u64() | 1;
+        let c = Connection::new(now, peer, 0, State::Handshaking { nonce }, &self.cfg);
+        let i = self.insert(c)?;
+        Ok(self.handle(i))
+    }
+
+    /// Queues a job on a connection; returns its job id.
+    pub fn send_job(&mut self, now: Instant, h: ConnectionHandle, spec: JobSpec) -> Result<u32, JobError> {
+        self.tick(now);
+        let i = self.index(h).ok_or(JobError::NoConnection)?;
+        let cfg = self.cfg;
+        let c = self.conns[i].as_mut().ok_or(JobError::NoConnection)?;
+        let r = c.send_job(now, spec, &cfg);
+        self.drain(i);
+        r
+    }
+
+    /// Closes a connection once its jobs are done.
+    pub fn close(&mut self, now: Instant, h: ConnectionHandle) {
+        self.tick(now);
+        if let Some(i) = self.index(h) {
+            let cfg = self.cfg;
+            if let Some(c) = self.conns[i].as_mut() {
+                c.close(now, &cfg);
+            }
+        }
+    }
+
+    /// Current sending rate of a connection.
+    pub fn rate(&self, h: ConnectionHandle) -> Option<Rate> {
+        self.index(h).and_then(|i| self.conns[i].as_ref()).map(|c| c.rate())
+    }
+
+    /// Payload bytes a connection holds for reassembly.
+    pub fn buffered_bytes(&self, h: ConnectionHandle) -> Option<usize> {
+        self.index(h).and_then(|i| self.conns[i].as_ref()).map(|c| c.buffered())
+    }
+
+    /// The peer address of a connection.
+    pub fn peer(&self, h: ConnectionHandle) -> Option<SocketAddr> {
+        self.index(h).and_then(|i| self.conns[i].as_ref()).map(|c| c.peer)
+    }
+
+    fn drain(&mut self, i: usize) {
+        let h = self.handle(i);
+        if let Some(c) = self.conns[i].as_mut() {
+            while let Some(e) = c.events.pop_front() {
+                self.events.push_back((h, e));
+            }
+        }
+    }
+
+    fn count_wire_error(&mut self, e: WireError) {
+        self.stats.drop(match e {
+            WireError::BadChecksum => DropReason::BadChecksum,
+            _ => DropReason::Malformed,
+        });
+    }
+
+    /// Feeds one received datagram. Anything malformed, unexpected or over a
+    /// cap is dropped and counted (see [`Endpoint::stats`]); never panics.
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        self.tick(now);
+        let p = match Packet::new_checked(data) {
+            Ok(p) => p,
+            Err(e) => return self.count_wire_error(e),
+        };
+        let h = match HeaderRepr::parse(&p) {
+            Ok(h) => h,
+            Err(e) => return self.count_wire_error(e),
+        };
+        let body = p.body();
+        match h.ty.0 {
+            PacketType::Hello => {
+                let Ok(hello) = HelloRepr::parse(body) else {
+                    return self.stats.drop(DropReason::Malformed);
+                };
+                if self.replies.len() >= self.cfg.limits.max_pending_replies {
+                    return self.stats.drop(DropReason::CapExceeded);
+                }
+                let r = (self.rng.next_u64() as u32) | 1;
+                let id = ((r as u64) << 32) | self.cookie_tag(from, r) as u64;
+                self.replies.push_back((from, id, hello.nonce));
+                self.stats.accepted += 1;
+            }
+            PacketType::HelloAck => {
+                let Ok(hello) = HelloRepr::parse(body) else {
+                    return self.stats.drop(DropReason::Malformed);
+                };
+                let found = self.conns.iter().position(|c| {
+                    c.as_ref().is_some_and(|c| {
+                        c.peer == from && c.state == State::Handshaking { nonce: hello.nonce }
+                    })
+                });
+                match found {
+                    Some(i) if h.conn_id != 0 && !self.by_id.contains_key(&h.conn_id) => {
+                        let cfg = self.cfg;
+                        if let Some(c) = self.conns[i].as_mut() {
+                            c.on_hello_ack(now, h.conn_id, &cfg);
+                        }
+                        self.by_id.insert(h.conn_id, i);
+                        self.stats.accepted += 1;
+                        self.drain(i);
+                    }
+                    _ => self.stats.drop(DropReason::Unexpected),
+                }
+            }
+            _ => {
+                let i = match self.by_id.get(&h.conn_id) {
+                    Some(&i) => i,
+                    None if h.ty.0 == PacketType::Job && self.cookie_ok(from, h.conn_id) => {
+                        let c = Connection::new(now, from, h.conn_id, State::Established, &self.cfg);
+                        let Ok(i) = self.insert(c) else {
+                            return self.stats.drop(DropReason::CapExceeded);
+                        };
+                        self.by_id.insert(h.conn_id, i);
+                        let hd = self.handle(i);
+                        self.events.push_back((hd, Event::Accepted));
+                        i
+                    }
+                    None => return self.stats.drop(DropReason::UnknownConnection),
+                };
+                let cfg = self.cfg;
+                let Some(c) = self.conns[i].as_mut() else {
+                    return self.stats.drop(DropReason::UnknownConnection);
+                };
+                if c.peer != from {
+                    return self.stats.drop(DropReason::WrongPeer);
+                }
+                let before = self.stats.dropped_total();
+                c.on_packet(now, &h, body, &cfg, &mut self.stats);
+                if self.stats.dropped_total() == before {
+                    self.stats.accepted += 1;
+                }
+                self.drain(i);
+            }
+        }
+    }
+
+    /// Lets timers that are due fire.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.tick(now);
+        let cfg = self.cfg;
+        for i in 0..self.conns.len() {
+            if let Some(c) = self.conns[i].as_mut() {
+                c.handle_timeout(now, &cfg);
+            }
+            self.drain(i);
+        }
+    }
+
+    /// The next datagram to send, written into `buf` (at least `mtu` bytes).
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.tick(now);
+        if let Some((dst, id, nonce)) = self.replies.pop_front() {
+            let h = HeaderRepr {
+                ty: PacketTypeField(PacketType::HelloAck),
+                conn_id: id,
+                precise_len: HelloRepr::LEN as u16,
+                body_len: HelloRepr::LEN as u16,
+                ..HeaderRepr::default()
+            };
+            let mut body = [0u8; HelloRepr::LEN];
+            HelloRepr { nonce }.emit(&mut body);
+            let len = h.emit_with_body(buf, &body);
+            self.stats.transmitted += 1;
+            return Some(Transmit {
+                dst,
+                len,
+                queue: 0,
+                dscp: 0,
+                precise_len: HelloRepr::LEN,
+            });
+        }
+        let n = self.conns.len();
+        let cfg = self.cfg;
+        for k in 0..n {
+            let i = (self.rr + k) % n;
+            let Some(c) = self.conns[i].as_mut() else {
+                continue;
+            };
+            if !c.wants_to_send(now) {
+                if c.is_closed() {
+                    self.forget(i);
+                }
+                continue;
+            }
+            if let Some(out) = c.poll_transmit(now, buf, &cfg) {
+                let dst = c.peer;
+                self.rr = (i + 1) % n;
+                self.stats.transmitted += 1;
+                return Some(Transmit {
+                    dst,
+                    len: out.len,
+                    queue: out.queue,
+                    dscp: out.queue << 3,
+                    precise_len: out.precise_len,
+                });
+            }
+        }
+        None
+    }
+
+    fn forget(&mut self, i: usize) {
+        if let Some(c) = self.conns[i].take() {
+            self.by_id.remove(&c.conn_id);
+            self.generations[i] = self.generations[i].wrapping_add(1);
+            self.free.push(i);
+        }
+    }
+
+    /// The next event for the application.
+    pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
+        self.events.pop_front()
+    }
+
+    /// When `handle_timeout` should next be called.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        let now = self.now;
+        let cfg = self.cfg;
+        self.conns
+            .iter_mut()
+            .flatten()
+            .filter_map(|c| c.poll_timeout(now, &cfg))
+            .min()
+    }
+}

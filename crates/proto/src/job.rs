@@ -1,0 +1,261 @@
+//! What an application sends: a job of messages in groups, each group with
+//! its minimal sampling rate (MSR), optionally one tensor.
+
+use crate::tensor::TensorSpec;
+use thiserror::Error;
+
+/// A minimal sampling rate: the fraction of a group's messages that must
+/// arrive whole, in `[0, 1]` (seed 000 §3.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Msr(f64);
+
+impl Msr {
+    /// Everything must arrive, in order.
+    pub const RELIABLE: Msr = Msr(1.0);
+
+    /// Validates `x`; NaN and values outside `[0, 1]` are errors, never clamped.
+    pub fn new(x: f64) -> Result<Msr, JobError> {
+        if x.is_nan() || !(0.0..=1.0).contains(&x) {
+            return Err(JobError::BadMsr(x));
+        }
+        Ok(Msr(x))
+    }
+    /// The fraction.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+    /// `ceil(MSR * n)`: messages of `n` that must be delivered.
+    pub fn must_deliver(self, n: u32) -> u32 {
+        let x = self.0 * n as f64;
+        // guard against 0.1 * 10 = 1.0000000000000002 style rounding
+        let c = (x - 1e-9).ceil().max(0.0) as u32;
+        c.min(n)
+    }
+}
+
+/// One group of a job.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupSpec {
+    /// Group id (unique within the job).
+    pub id: u16,
+    /// The group's MSR.
+    pub msr: Msr,
+}
+
+/// The bytes of one message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// Real bytes.
+    Bytes(Vec<u8>),
+    /// `len` zero bytes that are never materialised at the sender (for
+    /// simulations that only need sizes).
+    Synthetic(usize),
+}
+
+impl Payload {
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Bytes(b) => b.len(),
+            Payload::Synthetic(n) => *n,
+        }
+    }
+    /// Whether the payload is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One message of a job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MessageSpec {
+    /// Group the message belongs to.
+    pub group: u16,
+    /// Its bytes.
+    pub payload: Payload,
+    /// Bytes at the start of the message that must arrive exactly (seed 002):
+    /// every packet's checksum covers its share of this prefix.
+    pub precise_len: usize,
+}
+
+/// A job: `N` messages in groups, each group with an MSR.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    /// The groups; group 0 carries the global MSR unless redefined.
+    pub groups: Vec<GroupSpec>,
+    /// The messages, in announcement order.
+    pub messages: Vec<MessageSpec>,
+    /// Set when the job is one tensor (see [`JobSpec::tensor`]).
+    pub tensor: Option<TensorSpec>,
+}
+
+/// Why a job was refused.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum JobError {
+    /// MSR outside `[0, 1]` or NaN.
+    #[error("MSR must be within [0, 1], got {0}")]
+    BadMsr(f64),
+    /// The job has no messages.
+    #[error("a job needs at least one message")]
+    Empty,
+    /// A message names a group the job does not define.
+    #[error("message {msg} names group {group}, which the job does not define")]
+    UnknownGroup {
+        /// Message index.
+        msg: usize,
+        /// Group id.
+        group: u16,
+    },
+    /// Two groups share an id.
+    #[error("group {0} is defined twice")]
+    DuplicateGroup(u16),
+    /// More groups than the wire format carries.
+    #[error("a job may have at most {max} groups, got {got}")]
+    TooManyGroups {
+        /// Cap.
+        max: usize,
+        /// Requested.
+        got: usize,
+    },
+    /// More messages than the caps allow.
+    #[error("a job may have at most {max} messages, got {got}")]
+    TooManyMessages {
+        /// Cap.
+        max: u64,
+        /// Requested.
+        got: u64,
+    },
+    /// A message needs more packets than a 16-bit packet count holds.
+    #[error("message {msg} of {len} bytes needs more than 65535 packets")]
+    MessageTooLarge {
+        /// Message index.
+        msg: usize,
+        /// Its size.
+        len: usize,
+    },
+    /// A precise prefix longer than its message.
+    #[error("message {msg}: precise prefix of {precise} bytes exceeds its {len} bytes")]
+    PreciseTooLong {
+        /// Message index.
+        msg: usize,
+        /// Prefix length.
+        precise: usize,
+        /// Message length.
+        len: usize,
+    },
+    /// A tensor whose bytes are not a whole number of elements, or empty.
+    #[error("tensor: {0}")]
+    BadTensor(&'static str),
+    /// The connection cannot take another job now.
+    #[error("connection already has {0} open jobs (the cap)")]
+    TooManyJobs(usize),
+    /// The connection handle is unknown or closed.
+    #[error("no such open connection")]
+    NoConnection,
+}
+
+impl JobSpec {
+    /// An empty job whose default group 0 has the global `msr`.
+    pub fn new(msr: f64) -> Result<JobSpec, JobError> {
+        Ok(JobSpec {
+            groups: vec![GroupSpec {
+                id: 0,
+                msr: Msr::new(msr)?,
+            }],
+            messages: Vec::new(),
+            tensor: None,
+        })
+    }
+
+    /// A job of synthetic messages of the given sizes, all in group 0.
+    pub fn uniform(msr: f64, sizes: &[usize]) -> Result<JobSpec, JobError> {
+        let mut j = JobSpec::new(msr)?;
+        j.messages = sizes
+            .iter()
+            .map(|&n| MessageSpec {
+                group: 0,
+                payload: Payload::Synthetic(n),
+                precise_len: n,
+            })
+            .collect();
+        Ok(j)
+    }
+
+    /// Defines (or redefines) group `id` with its own MSR.
+    pub fn group(mut self, id: u16, msr: f64) -> Result<JobSpec, JobError> {
+        let msr = Msr::new(msr)?;
+        match self.groups.iter_mut().find(|g| g.id == id) {
+            Some(g) => g.msr = msr,
+            None => self.groups.push(GroupSpec { id, msr }),
+        }
+        Ok(self)
+    }
+
+    /// Adds a fully precise message of real bytes to `group` (a damaged
+    /// packet is dropped, as UDP would).
+    pub fn message(mut self, group: u16, bytes: impl Into<Vec<u8>>) -> JobSpec {
+        let payload = bytes.into();
+        self.messages.push(MessageSpec {
+            group,
+            precise_len: payload.len(),
+            payload: Payload::Bytes(payload),
+        });
+        self
+    }
+
+    /// Adds a message whose first `precise_len` bytes must arrive exactly.
+    pub fn message_with_prefix(
+        mut self,
+        group: u16,
+        bytes: impl Into<Vec<u8>>,
+        precise_len: usize,
+    ) -> JobSpec {
+        self.messages.push(MessageSpec {
+            group,
+            payload: Payload::Bytes(bytes.into()),
+            precise_len,
+        });
+        self
+    }
+
+    /// A job carrying one tensor (seed 001 §3.2); the receiver may use it once
+    /// the spec's fraction `p` of elements arrived.
+    pub fn tensor(t: TensorSpec) -> JobSpec {
+        JobSpec {
+            groups: vec![GroupSpec {
+                id: 0,
+                msr: Msr(t.deliver_fraction),
+            }],
+            messages: Vec::new(),
+            tensor: Some(t),
+        }
+    }
+
+    /// Messages in the job (for a tensor job: the chunks, once planned).
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Whether the job has no messages.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty() && self.tensor.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn msr_validation_and_rounding() {
+        assert!(Msr::new(1.7).is_err());
+        assert!(Msr::new(-0.1).is_err());
+        assert!(Msr::new(f64::NAN).is_err());
+        assert_eq!(Msr::new(0.1).unwrap().must_deliver(10), 1);
+        assert_eq!(Msr::new(0.75).unwrap().must_deliver(10), 8);
+        assert_eq!(Msr::new(0.5).unwrap().must_deliver(7), 4);
+        assert_eq!(Msr::new(0.0).unwrap().must_deliver(7), 0);
+        assert_eq!(Msr::new(1.0).unwrap().must_deliver(7), 7);
+    }
+}

@@ -1,0 +1,49 @@
+//! # approxnet-proto: the sans-IO core of approxnet
+//!
+//! The approximate transport (ATP, seed 000), bounded-loss tensor transfer
+//! (seed 001) and precise/approximate payload regions (seed 002), written
+//! once as state machines with no sockets, no clock and no global randomness.
+//!
+//! ## I/O contract
+//! An [`Endpoint`] is driven by exactly three kinds of input, each taking the
+//! current time `now` from the driver:
+//! * [`Endpoint::handle_datagram`] — bytes that arrived from a peer;
+//! * [`Endpoint::handle_timeout`] — the time returned by
+//!   [`Endpoint::poll_timeout`] has come;
+//! * application calls: [`Endpoint::connect`], [`Endpoint::send_job`], [`Endpoint::close`].
+//!
+//! After any input the driver drains the outputs:
+//! [`Endpoint::poll_transmit`] until `None` (each [`Transmit`] is a datagram
+//! with its destination and switch queue / DSCP), [`Endpoint::poll_event`]
+//! until `None`, then arms one timer at [`Endpoint::poll_timeout`].
+//! Time passed in never goes backwards.
+//!
+//! The same endpoint runs unchanged in the simulator (virtual time) and in
+//! the real runtime (UDP / UDP-Lite sockets).
+
+pub mod config;
+pub mod endpoint;
+pub mod event;
+pub mod harness;
+pub mod job;
+pub mod policy;
+pub mod rng;
+pub mod stats;
+pub mod tensor;
+pub mod time;
+pub mod units;
+pub mod wire;
+
+mod bitset;
+mod connection;
+mod receiver;
+mod sender;
+mod timer;
+
+pub use config::{Config, Limits};
+pub use endpoint::{ConnectionHandle, Endpoint, Transmit};
+pub use event::{Event, JobOutcome, JobReport};
+pub use job::{GroupSpec, JobError, JobSpec, Msr};
+pub use policy::Variant;
+pub use time::{Duration, Instant};
+pub use units::Rate;

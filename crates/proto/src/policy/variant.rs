@@ -1,0 +1,125 @@
+//! Named ATP variants: each is one combination of the policy types.
+
+use super::*;
+use core::fmt;
+use core::str::FromStr;
+
+/// The ATP ablations of seed 000 §7.1.2 and §7.1.3, selectable by name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Raw line-rate sending, retransmissions after all new packets.
+    Base,
+    /// Base + slack rate control with TLR fixed at `1 - MSR`.
+    Rc,
+    /// RC + MRDF scheduling.
+    Mrdf,
+    /// Fixed TLR, MRDF, queue from the (fixed) TLR.
+    FixTlr,
+    /// Dynamic TLR, but the queue stays where the initial TLR put it.
+    FixPrio,
+    /// Dynamic TLR and dynamic queue: the full protocol.
+    #[default]
+    Full,
+}
+
+/// The policy objects a variant stands for.
+pub struct Policies {
+    /// Rate controller.
+    pub rate: Box<dyn RateController>,
+    /// Packet scheduler.
+    pub scheduler: Box<dyn Scheduler>,
+    /// TLR source.
+    pub tlr: Box<dyn TlrSource>,
+    /// Queue selector.
+    pub queue: Box<dyn QueueSelector>,
+}
+
+impl Variant {
+    /// Every variant, in the order of the paper's ablation.
+    pub const ALL: [Variant; 6] = [
+        Variant::Base,
+        Variant::Rc,
+        Variant::Mrdf,
+        Variant::FixTlr,
+        Variant::FixPrio,
+        Variant::Full,
+    ];
+
+    /// The variant's name as written in seed 000 (e.g. `"ATP FixTLR"` is `fixtlr`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Base => "base",
+            Variant::Rc => "rc",
+            Variant::Mrdf => "mrdf",
+            Variant::FixTlr => "fixtlr",
+            Variant::FixPrio => "fixprio",
+            Variant::Full => "full",
+        }
+    }
+
+    /// Builds the policies; `rate` configures the slack controller where used.
+    pub fn policies(self, rate: SlackRate) -> Policies {
+        let slack: Box<dyn RateController> = Box::new(rate);
+        let (rate, scheduler, tlr, queue): (
+            Box<dyn RateController>,
+            Box<dyn Scheduler>,
+            Box<dyn TlrSource>,
+            Box<dyn QueueSelector>,
+        ) = match self {
+            Variant::Base => (
+                Box::new(LineRate),
+                Box::new(NewFirst),
+                Box::new(FixedTlr),
+                Box::new(FixedQueue),
+            ),
+            Variant::Rc => (slack, Box::new(NewFirst), Box::new(FixedTlr), Box::new(FixedQueue)),
+            Variant::Mrdf => (slack, Box::new(Mrdf), Box::new(FixedTlr), Box::new(FixedQueue)),
+            Variant::FixTlr => (slack, Box::new(Mrdf), Box::new(FixedTlr), Box::new(SlackQueue)),
+            Variant::FixPrio => (slack, Box::new(Mrdf), Box::new(DynamicTlr), Box::new(FixedQueue)),
+            Variant::Full => (slack, Box::new(Mrdf), Box::new(DynamicTlr), Box::new(SlackQueue)),
+        };
+        Policies {
+            rate,
+            scheduler,
+            tlr,
+            queue,
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown variant name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown ATP variant {0:?}; expected one of base, rc, mrdf, fixtlr, fixprio, full")]
+pub struct UnknownVariant(pub String);
+
+impl FromStr for Variant {
+    type Err = UnknownVariant;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let k = s.trim().to_ascii_lowercase().replace(['-', '_', ' '], "");
+        let k = k.strip_prefix("atp").unwrap_or(&k);
+        Variant::ALL
+            .into_iter()
+            .find(|v| v.name() == k)
+            .ok_or_else(|| UnknownVariant(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse() {
+        for v in Variant::ALL {
+            assert_eq!(v.name().parse::<Variant>().unwrap(), v);
+        }
+        assert_eq!("ATP FixTLR".parse::<Variant>().unwrap(), Variant::FixTlr);
+        assert!("fast".parse::<Variant>().is_err());
+    }
+}

@@ -1,0 +1,462 @@
+//! The receiving half of a connection: announced jobs, message reassembly,
+//! in-order delivery for reliable groups, tensor assembly, and the sequence
+//! ranges ACKs report. Everything a peer can make it hold is counted against
+//! [`crate::Limits`].
+
+use crate::bitset::BitSet;
+use crate::config::{Config, Integrity};
+use crate::event::{Event, GroupReport, JobFailure, JobReport, Role};
+use crate::sender::APPROX_CRC_LEN;
+use crate::stats::DropReason;
+use crate::tensor::TensorAssembly;
+use crate::time::Instant;
+use crate::wire::{AckRepr, Flags, HeaderRepr, JobRepr, SeqRange, MAX_ACK_RANGES};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// Book-keeping bytes charged per stored packet on top of its payload.
+const PER_PACKET_OVERHEAD: usize = 64;
+/// Sequence ranges remembered for SACK.
+const MAX_SEQ_RANGES: usize = 32;
+/// Finished job ids remembered so late packets are ignored quietly.
+const RECENT_DONE: usize = 64;
+/// An epoch this far behind the newest seen is stale.
+pub(crate) const STALE_EPOCHS: u16 = 64;
+
+#[derive(Debug, Default)]
+struct Partial {
+    got: Vec<Option<Vec<u8>>>,
+    got_count: u16,
+    precise: usize,
+    damaged: bool,
+    charged: usize,
+}
+
+#[derive(Debug)]
+struct RecvGroup {
+    id: u16,
+    messages: u32,
+    must: u32,
+    delivered: u32,
+    done: BitSet,
+    partial: HashMap<u32, Partial>,
+    next_in_order: u32,
+    held: BTreeMap<u32, (Vec<u8>, usize, bool, usize)>,
+}
+
+impl RecvGroup {
+    fn reliable(&self) -> bool {
+        self.must == self.messages
+    }
+}
+
+#[derive(Debug)]
+struct RecvJob {
+    id: u32,
+    groups: Vec<RecvGroup>,
+    tensor: Option<TensorAssembly>,
+    tensor_ready: bool,
+    started: Instant,
+    packets: u64,
+    bytes: u64,
+}
+
+/// Received transmission sequence numbers, as ranges, for ACKs.
+#[derive(Debug, Default)]
+pub(crate) struct SeqTracker {
+    ranges: Vec<SeqRange>, // ascending, disjoint, non-adjacent
+    cumulative: u32,
+}
+
+impl SeqTracker {
+    pub(crate) fn insert(&mut self, seq: u32) {
+        if seq < self.cumulative {
+            return;
+        }
+        let i = self.ranges.partition_point(|r| r.end < seq);
+        match self.ranges.get_mut(i) {
+            Some(r) if r.contains(seq) => return,
+            Some(r) if r.end == seq => {
+                r.end = seq + 1;
+                let end = r.end;
+                if self.ranges.get(i + 1).is_some_and(|n| n.start == end) {
+                    let next = self.ranges.remove(i + 1);
+                    self.ranges[i].end = next.end;
+                }
+            }
+            Some(r) if r.start == seq.wrapping_add(1) => r.start = seq,
+            _ => self.ranges.insert(
+                i,
+                SeqRange {
+                    start: seq,
+                    end: seq.saturating_add(1),
+                },
+            ),
+        }
+        if let Some(first) = self.ranges.first() {
+            if first.start <= self.cumulative {
+                self.cumulative = first.end;
+                self.ranges.remove(0);
+            }
+        }
+        if self.ranges.len() > MAX_SEQ_RANGES {
+            self.ranges.remove(0);
+        }
+    }
+
+    pub(crate) fn ack(&self, ce: u32, recv: u32) -> AckRepr {
+        let mut a = AckRepr::new(self.cumulative, ce, recv);
+        for r in self.ranges.iter().rev().take(MAX_ACK_RANGES) {
+            a.push_range(*r);
+        }
+        a
+    }
+}
+
+/// The receiving side of one connection.
+#[derive(Debug, Default)]
+pub(crate) struct RecvSide {
+    jobs: Vec<RecvJob>,
+    recent_done: VecDeque<u32>,
+    buffered: usize,
+    pub(crate) seqs: SeqTracker,
+    pub(crate) ce_count: u32,
+    pub(crate) recv_count: u32,
+    newest_epoch: Option<u16>,
+}
+
+/// What the connection should do after a DATA packet was handled.
+pub(crate) enum DataVerdict {
+    /// Accepted (possibly a duplicate): acknowledge it.
+    Ack,
+    /// Belongs to a job already finished: acknowledge, nothing else.
+    Late,
+    /// Refused: count the reason, send nothing.
+    Drop(DropReason),
+}
+
+impl RecvSide {
+    /// Handles a JOB announcement; `Ok(true)` when it is new.
+    pub(crate) fn on_job(
+        &mut self,
+        now: Instant,
+        id: u32,
+        repr: JobRepr,
+        cfg: &Config,
+    ) -> Result<bool, DropReason> {
+        if self.jobs.iter().any(|j| j.id == id) || self.recent_done.contains(&id) {
+            return Ok(false);
+        }
+        let total: u64 = repr.groups.iter().map(|g| g.messages as u64).sum();
+        if total > cfg.limits.max_messages_per_job as u64
+            || self.jobs.len() >= cfg.limits.max_jobs_per_connection
+        {
+            return Err(DropReason::CapExceeded);
+        }
+        let bitmap_bytes: usize = repr.groups.iter().map(|g| (g.messages as usize).div_ceil(8)).sum();
+        let tensor_bytes = repr
+            .tensor
+            .map_or(0, |t| t.total_elems as usize * t.dtype.size());
+        let charge = bitmap_bytes + tensor_bytes;
+        if self.buffered + charge > cfg.limits.max_buffered_bytes {
+            return Err(DropReason::CapExceeded);
+        }
+        self.buffered += charge;
+        let tensor = repr
+            .tensor
+            .map(|t| TensorAssembly::new(t.dtype, t.total_elems, t.elems_per_chunk));
+        self.jobs.push(RecvJob {
+            id,
+            groups: repr
+                .groups
+                .iter()
+                .map(|g| RecvGroup {
+                    id: g.id,
+                    messages: g.messages,
+                    must: g.must_deliver,
+                    delivered: 0,
+                    done: BitSet::new(g.messages as usize),
+                    partial: HashMap::new(),
+                    next_in_order: 0,
+                    held: BTreeMap::new(),
+                })
+                .collect(),
+            tensor,
+            tensor_ready: false,
+            started: now,
+            packets: 0,
+            bytes: 0,
+        });
+        Ok(true)
+    }
+
+    /// Checks the epoch against the newest seen (wrapping arithmetic).
+    pub(crate) fn epoch_ok(&mut self, e: u16) -> bool {
+        match self.newest_epoch {
+            None => {
+                self.newest_epoch = Some(e);
+                true
+            }
+            Some(n) => {
+                let behind = n.wrapping_sub(e);
+                if behind == 0 || behind >= 1 << 15 {
+                    self.newest_epoch = Some(e);
+                    true
+                } else {
+                    behind <= STALE_EPOCHS
+                }
+            }
+        }
+    }
+
+    /// Handles a DATA packet whose header and precise prefix verified.
+    pub(crate) fn on_data(
+        &mut self,
+        h: &HeaderRepr,
+        body: &[u8],
+        cfg: &Config,
+        events: &mut VecDeque<Event>,
+    ) -> DataVerdict {
+        let Some(ji) = self.jobs.iter().position(|j| j.id == h.job_id) else {
+            if self.recent_done.contains(&h.job_id) {
+                return DataVerdict::Late;
+            }
+            return DataVerdict::Drop(DropReason::UnknownJob);
+        };
+        // Split off and check the approximate region's trailer.
+        let mut payload = body;
+        let mut damaged = false;
+        if h.flags.has(Flags::APPROX_CRC) {
+            if body.len() < h.precise_len as usize + APPROX_CRC_LEN {
+                return DataVerdict::Drop(DropReason::OutOfRange);
+            }
+            let (p, crc) = body.split_at(body.len() - APPROX_CRC_LEN);
+            payload = p;
+            let want = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+            damaged = crc32c::crc32c(&p[h.precise_len as usize..]) != want;
+            if damaged && cfg.integrity == Integrity::Strict {
+                return DataVerdict::Drop(DropReason::DamagedApproximate);
+            }
+        } else if (h.precise_len as usize) != body.len() {
+            return DataVerdict::Drop(DropReason::Inconsistent);
+        }
+        let job = &mut self.jobs[ji];
+        let Some(gi) = job.groups.iter().position(|g| g.id == h.group) else {
+            return DataVerdict::Drop(DropReason::OutOfRange);
+        };
+        let tensor_chunk = h.flags.has(Flags::TENSOR);
+        if tensor_chunk != job.tensor.is_some() {
+            return DataVerdict::Drop(DropReason::Inconsistent);
+        }
+        if let Some(t) = &job.tensor {
+            if h.pkt_count != 1 || !t.range_ok(h.msg_id, h.elem_start, h.elem_end) {
+                return DataVerdict::Drop(DropReason::OutOfRange);
+            }
+        }
+        let g = &mut job.groups[gi];
+        if h.msg_id >= g.messages {
+            return DataVerdict::Drop(DropReason::OutOfRange);
+        }
+        if g.done.get(h.msg_id as usize) {
+            return DataVerdict::Ack; // duplicate of a delivered message
+        }
+        let keep = cfg.keep_payloads || job.tensor.is_some();
+        let cost = PER_PACKET_OVERHEAD + if keep { payload.len() } else { 0 };
+        let first_of_msg = !g.partial.contains_key(&h.msg_id);
+        let slot_cost = if first_of_msg {
+            h.pkt_count as usize * 24
+        } else {
+            0
+        };
+        // Over the cap, only the next in-order message of a reliable group
+        // may still grow, so that reliable transfer cannot deadlock.
+        let is_next = g.reliable() && h.msg_id == g.next_in_order;
+        if self.buffered + cost + slot_cost > cfg.limits.max_buffered_bytes && !is_next {
+            return DataVerdict::Drop(DropReason::CapExceeded);
+        }
+        let part = g.partial.entry(h.msg_id).or_insert_with(|| Partial {
+            got: vec![None; h.pkt_count as usize],
+            charged: slot_cost,
+            ..Partial::default()
+        });
+        if part.got.len() != h.pkt_count as usize {
+            return DataVerdict::Drop(DropReason::Inconsistent);
+        }
+        let slot = &mut part.got[h.pkt_index as usize];
+        if slot.is_some() {
+            return DataVerdict::Ack;
+        }
+        *slot = Some(if keep { payload.to_vec() } else { Vec::new() });
+        if first_of_msg {
+            self.buffered += slot_cost;
+        }
+        self.buffered += cost;
+        part.charged += cost;
+        part.got_count += 1;
+        part.damaged |= damaged;
+        part.precise += h.precise_len as usize;
+        job.packets += 1;
+        job.bytes += payload.len() as u64;
+        if part.got_count < h.pkt_count {
+            return DataVerdict::Ack;
+        }
+        // Message complete.
+        let part = g.partial.remove(&h.msg_id).unwrap_or_default();
+        self.buffered -= part.charged;
+        g.done.insert(h.msg_id as usize);
+        g.delivered += 1;
+        let bytes: Vec<u8> = part.got.into_iter().flatten().flatten().collect();
+        if let Some(t) = &mut job.tensor {
+            t.put(h.msg_id, &bytes);
+            if !job.tensor_ready && g.delivered >= g.must {
+                job.tensor_ready = true;
+                events.push_back(Event::TensorReady {
+                    job: job.id,
+                    data: t.data().to_vec(),
+                    missing: t.missing(),
+                    fraction: t.fraction(),
+                });
+            }
+            return DataVerdict::Ack;
+        }
+        let delivered = (bytes, part.precise, part.damaged);
+        if g.reliable() {
+            let cost = delivered.0.len();
+            g.held.insert(h.msg_id, (delivered.0, delivered.1, delivered.2, cost));
+            self.buffered += cost;
+            while let Some((b, p, d, c)) = g.held.remove(&g.next_in_order) {
+                self.buffered -= c;
+                events.push_back(Event::MessageDelivered {
+                    job: job.id,
+                    group: g.id,
+                    msg: g.next_in_order,
+                    payload: b,
+                    precise_len: p,
+                    damaged: d,
+                });
+                g.next_in_order += 1;
+            }
+        } else {
+            events.push_back(Event::MessageDelivered {
+                job: job.id,
+                group: g.id,
+                msg: h.msg_id,
+                payload: delivered.0,
+                precise_len: delivered.1,
+                damaged: delivered.2,
+            });
+        }
+        DataVerdict::Ack
+    }
+
+    /// The sender finished job `id`: report abandoned messages and the outcome.
+    /// Returns `false` for a FIN of a job never seen.
+    pub(crate) fn on_fin(&mut self, now: Instant, id: u32, events: &mut VecDeque<Event>) -> bool {
+        let Some(ji) = self.jobs.iter().position(|j| j.id == id) else {
+            return self.recent_done.contains(&id);
+        };
+        let job = self.jobs.remove(ji);
+        let mut failure = None;
+        let mut groups = Vec::new();
+        for g in &job.groups {
+            for m in 0..g.messages {
+                if !g.done.get(m as usize) {
+                    events.push_back(Event::MessageAbandoned {
+                        job: id,
+                        group: g.id,
+                        msg: m,
+                    });
+                }
+            }
+            for p in g.partial.values() {
+                self.buffered = self.buffered.saturating_sub(p.charged);
+            }
+            for (_, _, _, c) in g.held.values() {
+                self.buffered = self.buffered.saturating_sub(*c);
+            }
+            if g.delivered < g.must && failure.is_none() {
+                failure = Some(JobFailure::GuaranteeMissed {
+                    group: g.id,
+                    delivered: g.delivered,
+                    must: g.must,
+                });
+            }
+            groups.push(GroupReport {
+                id: g.id,
+                messages: g.messages,
+                must_deliver: g.must,
+                delivered: g.delivered,
+                abandoned: g.messages - g.delivered,
+            });
+        }
+        let bitmap_bytes: usize = job.groups.iter().map(|g| (g.messages as usize).div_ceil(8)).sum();
+        let tensor_bytes = job.tensor.as_ref().map_or(0, |t| t.byte_len());
+        self.buffered = self.buffered.saturating_sub(bitmap_bytes + tensor_bytes);
+        if let Some(t) = &job.tensor {
+            if !job.tensor_ready {
+                events.push_back(Event::TensorReady {
+                    job: id,
+                    data: t.data().to_vec(),
+                    missing: t.missing(),
+                    fraction: t.fraction(),
+                });
+            }
+        }
+        let outcome = match failure {
+            Some(f) => Err(f),
+            None => Ok(JobReport {
+                job: id,
+                groups,
+                jct: now - job.started,
+                packets: job.packets,
+                retransmissions: 0,
+                lost_packets: 0,
+                bytes: job.bytes,
+            }),
+        };
+        events.push_back(Event::JobComplete {
+            job: id,
+            role: Role::Receiver,
+            outcome,
+        });
+        self.recent_done.push_back(id);
+        if self.recent_done.len() > RECENT_DONE {
+            self.recent_done.pop_front();
+        }
+        true
+    }
+
+    /// Bytes currently charged against the buffer cap.
+    pub(crate) fn buffered(&self) -> usize {
+        self.buffered
+    }
+
+    /// Fails every open job (connection gone).
+    pub(crate) fn fail_all(&mut self) -> Vec<u32> {
+        let ids = self.jobs.iter().map(|j| j.id).collect();
+        self.jobs.clear();
+        self.buffered = 0;
+        ids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seq_tracker_ranges() {
+        let mut t = SeqTracker::default();
+        for s in [0, 1, 2, 5, 6, 9, 4] {
+            t.insert(s);
+        }
+        let a = t.ack(0, 0);
+        assert_eq!(a.cumulative, 3);
+        assert_eq!(
+            a.ranges(),
+            &[SeqRange { start: 9, end: 10 }, SeqRange { start: 4, end: 7 }]
+        );
+        t.insert(3);
+        assert_eq!(t.ack(0, 0).cumulative, 7);
+        assert!(t.ack(0, 0).acks(9) && !t.ack(0, 0).acks(8));
+    }
+}

@@ -1,0 +1,677 @@
+//! The sending half of a connection: jobs, groups, messages, packets in
+//! flight, loss detection, selective retransmission and the scheduler queue.
+//!
+//! Rate, pacing and epochs live in `connection`; this module decides *what*
+//! the next DATA packet is and keeps the books that eq. 1 needs.
+
+use crate::bitset::BitSet;
+use crate::config::{Config, RetransmitPolicy};
+use crate::event::{GroupReport, JobReport};
+use crate::job::{JobError, JobSpec, Payload};
+use crate::policy::{GroupProgress, Policies, SchedKey};
+use crate::tensor::{chunk_range, chunks_needed, elems_per_chunk};
+use crate::time::Instant;
+use crate::wire::{GroupDesc, JobRepr, TensorDesc, MAX_GROUPS};
+use std::collections::{BTreeSet, VecDeque};
+
+/// Trailer of a DATA packet with an approximate region: CRC32C of that region.
+pub(crate) const APPROX_CRC_LEN: usize = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MsgState {
+    Open,
+    Delivered,
+    Abandoned,
+}
+
+#[derive(Debug)]
+pub(crate) struct SendGroup {
+    pub(crate) id: u16,
+    pub(crate) msr: f64,
+    pub(crate) messages: u32,
+    pub(crate) must: u32,
+    pub(crate) delivered: u32,
+    pub(crate) abandoned: u32,
+    pub(crate) tlr0: f64,
+    pub(crate) tlr: f64,
+    pub(crate) queue: u8,
+}
+
+impl SendGroup {
+    pub(crate) fn reliable(&self) -> bool {
+        self.must == self.messages
+    }
+    fn slack_left(&self) -> bool {
+        self.abandoned < self.messages - self.must
+    }
+    /// Messages neither delivered nor abandoned yet.
+    pub(crate) fn unresolved(&self) -> u32 {
+        self.messages.saturating_sub(self.delivered + self.abandoned)
+    }
+    pub(crate) fn progress(&self) -> GroupProgress {
+        GroupProgress {
+            msr: self.msr,
+            messages: self.messages,
+            delivered: self.delivered,
+            lost: self.abandoned,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct SendMsg {
+    group: u16, // index into groups
+    msg_id: u32,
+    payload: Payload,
+    precise_len: usize,
+    pkt_count: u16,
+    acked: BitSet,
+    acked_count: u16,
+    next_new: u16,
+    retx: VecDeque<u16>,
+    remaining: u64,
+    state: MsgState,
+    key: Option<u64>,
+    elem_range: Option<(u32, u32)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct SendJob {
+    pub(crate) id: u32,
+    pub(crate) groups: Vec<SendGroup>,
+    msgs: Vec<SendMsg>,
+    pub(crate) repr: JobRepr,
+    pub(crate) started: Instant,
+    pub(crate) job_acked: bool,
+    pub(crate) control_sent: Option<Instant>,
+    pub(crate) done: bool,
+    pub(crate) fin_acked: bool,
+    unresolved: u32,
+    packets: u64,
+    retx: u64,
+    lost: u64,
+    bytes: u64,
+    per_packet: usize,
+}
+
+/// A DATA packet chosen for transmission.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NextPacket {
+    pub(crate) job: u32,
+    pub(crate) group_id: u16,
+    pub(crate) group_idx: u16,
+    pub(crate) msg: u32,
+    pub(crate) msg_id: u32,
+    pub(crate) pkt: u16,
+    pub(crate) pkt_count: u16,
+    pub(crate) retx: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    InFlight,
+    Acked,
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flight {
+    job: u32,
+    msg: u32,
+    pkt: u16,
+    pub(crate) sent: Instant,
+    fate: Fate,
+}
+
+/// Outcome counters of one epoch.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EpochCount {
+    pub(crate) acked: u64,
+    pub(crate) lost: u64,
+}
+
+#[derive(Default, Debug)]
+pub(crate) struct SendSide {
+    pub(crate) jobs: Vec<SendJob>,
+    next_job_id: u32,
+    sched: BTreeSet<(u64, u64)>,
+    flights: VecDeque<Flight>,
+    base_seq: u32,
+    next_seq: u32,
+    largest_acked: Option<u32>,
+    loss_scan: u32,
+    cum_done: u32,
+    pub(crate) epoch: EpochCount,
+    pub(crate) in_flight: u64,
+}
+
+fn order(job: u32, msg: u32) -> u64 {
+    ((job as u64) << 32) | msg as u64
+}
+
+impl SendSide {
+    /// Validates and plans a job; returns its id.
+    pub(crate) fn add_job(
+        &mut self,
+        now: Instant,
+        spec: JobSpec,
+        cfg: &Config,
+        pol: &Policies,
+    ) -> Result<u32, JobError> {
+        if self.jobs.iter().filter(|j| !j.done).count() >= cfg.limits.max_jobs_per_connection {
+            return Err(JobError::TooManyJobs(cfg.limits.max_jobs_per_connection));
+        }
+        let per_packet = cfg.max_payload() - APPROX_CRC_LEN;
+        let (groups_spec, mut messages, tensor) = (spec.groups, spec.messages, spec.tensor);
+        let mut tensor_desc = None;
+        let mut tensor_need = None;
+        if let Some(t) = &tensor {
+            t.validate()?;
+            let per = elems_per_chunk(t.dtype, per_packet);
+            let total = t.elems() as u32;
+            let chunks = total.div_ceil(per);
+            if chunks > cfg.limits.max_messages_per_job {
+                return Err(JobError::TooManyMessages {
+                    max: cfg.limits.max_messages_per_job as u64,
+                    got: chunks as u64,
+                });
+            }
+            let s = t.dtype.size();
+            messages = (0..chunks)
+                .map(|i| {
+                    let (a, b) = chunk_range(total, per, i);
+                    crate::job::MessageSpec {
+                        group: 0,
+                        payload: Payload::Bytes(t.data[a as usize * s..b as usize * s].to_vec()),
+                        precise_len: 0,
+                    }
+                })
+                .collect();
+            tensor_desc = Some(TensorDesc {
+                dtype: t.dtype,
+                total_elems: total,
+                elems_per_chunk: per,
+            });
+            tensor_need = Some(chunks_needed(total, per, t.deliver_fraction));
+        }
+        if messages.is_empty() {
+            return Err(JobError::Empty);
+        }
+        if groups_spec.len() > MAX_GROUPS {
+            return Err(JobError::TooManyGroups {
+                max: MAX_GROUPS,
+                got: groups_spec.len(),
+            });
+        }
+        if messages.len() as u64 > cfg.limits.max_messages_per_job as u64 {
+            return Err(JobError::TooManyMessages {
+                max: cfg.limits.max_messages_per_job as u64,
+                got: messages.len() as u64,
+            });
+        }
+        for (i, g) in groups_spec.iter().enumerate() {
+            if groups_spec[..i].iter().any(|o| o.id == g.id) {
+                return Err(JobError::DuplicateGroup(g.id));
+            }
+        }
+        let mut counts = vec![0u32; groups_spec.len()];
+        let mut gidx = Vec::with_capacity(messages.len());
+        for (i, m) in messages.iter().enumerate() {
+            let gi = groups_spec
+                .iter()
+                .position(|g| g.id == m.group)
+                .ok_or(JobError::UnknownGroup {
+                    msg: i,
+                    group: m.group,
+                })?;
+            let len = m.payload.len();
+            if m.precise_len > len {
+                return Err(JobError::PreciseTooLong {
+                    msg: i,
+                    precise: m.precise_len,
+                    len,
+                });
+            }
+            if len.div_ceil(per_packet).max(1) > u16::MAX as usize {
+                return Err(JobError::MessageTooLarge { msg: i, len });
+            }
+            gidx.push(gi as u16);
+            counts[gi] += 1;
+        }
+        let id = self.next_job_id;
+        self.next_job_id = self.next_job_id.wrapping_add(1);
+        let mut groups = Vec::new();
+        let mut descs = Vec::new();
+        // Groups without messages are not announced; keep indices dense.
+        let mut remap = vec![u16::MAX; groups_spec.len()];
+        for (i, g) in groups_spec.iter().enumerate() {
+            if counts[i] == 0 {
+                continue;
+            }
+            let must = tensor_need.unwrap_or_else(|| g.msr.must_deliver(counts[i]));
+            remap[i] = groups.len() as u16;
+            let prog = GroupProgress {
+                msr: g.msr.get(),
+                messages: counts[i],
+                delivered: 0,
+                lost: 0,
+            };
+            let tlr0 = pol.tlr.tlr(&prog);
+            let reliable = must == counts[i];
+            groups.push(SendGroup {
+                id: g.id,
+                msr: g.msr.get(),
+                messages: counts[i],
+                must,
+                delivered: 0,
+                abandoned: 0,
+                tlr0,
+                tlr: tlr0,
+                queue: pol.queue.queue(reliable, tlr0, tlr0, cfg.queues),
+            });
+            descs.push(GroupDesc {
+                id: g.id,
+                messages: counts[i],
+                must_deliver: must,
+            });
+        }
+        let mut per_group_next = vec![0u32; groups.len()];
+        let mut msgs = Vec::with_capacity(messages.len());
+        let mut bytes = 0u64;
+        for (i, m) in messages.into_iter().enumerate() {
+            let g = remap[gidx[i] as usize];
+            let msg_id = per_group_next[g as usize];
+            per_group_next[g as usize] += 1;
+            let len = m.payload.len();
+            bytes += len as u64;
+            let pkt_count = len.div_ceil(per_packet).max(1) as u16;
+            let elem_range = tensor_desc
+                .map(|t| chunk_range(t.total_elems, t.elems_per_chunk, i as u32));
+            msgs.push(SendMsg {
+                group: g,
+                msg_id,
+                precise_len: m.precise_len,
+                payload: m.payload,
+                pkt_count,
+                acked: BitSet::new(pkt_count as usize),
+                acked_count: 0,
+                next_new: 0,
+                retx: VecDeque::new(),
+                remaining: len.max(1) as u64,
+                state: MsgState::Open,
+                key: None,
+                elem_range,
+            });
+        }
+        let unresolved = msgs.len() as u32;
+        let mut job = SendJob {
+            id,
+            groups,
+            msgs,
+            repr: JobRepr {
+                tensor: tensor_desc,
+                groups: descs,
+            },
+            started: now,
+            job_acked: false,
+            control_sent: None,
+            done: false,
+            fin_acked: false,
+            unresolved,
+            packets: 0,
+            retx: 0,
+            lost: 0,
+            bytes,
+            per_packet,
+        };
+        // Messages of groups that must deliver nothing are still sent once
+        // (best effort); they can all be abandoned.
+        for mi in 0..job.msgs.len() {
+            Self::reschedule(&mut self.sched, &mut job, mi, pol);
+        }
+        self.jobs.push(job);
+        Ok(id)
+    }
+
+    fn reschedule(sched: &mut BTreeSet<(u64, u64)>, job: &mut SendJob, mi: usize, pol: &Policies) {
+        let m = &mut job.msgs[mi];
+        if let Some(k) = m.key.take() {
+            sched.remove(&(k, order(job.id, mi as u32)));
+        }
+        let sendable =
+            m.state == MsgState::Open && (!m.retx.is_empty() || m.next_new < m.pkt_count);
+        if sendable {
+            let k = pol.scheduler.key(&SchedKey {
+                remaining_bytes: m.remaining,
+                has_new: m.next_new < m.pkt_count,
+            });
+            m.key = Some(k);
+            sched.insert((k, order(job.id, mi as u32)));
+        }
+    }
+
+    fn job_index(&self, id: u32) -> Option<usize> {
+        self.jobs.iter().position(|j| j.id == id)
+    }
+
+    /// Whether a DATA packet is waiting to be sent.
+    pub(crate) fn has_data(&self) -> bool {
+        !self.sched.is_empty()
+    }
+
+    /// Picks the next DATA packet (scheduler order), or `None`.
+    pub(crate) fn next_packet(&mut self, pol: &Policies) -> Option<NextPacket> {
+        let &(_, ord) = self.sched.iter().next()?;
+        let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
+        let ji = self.job_index(job_id)?;
+        let job = &mut self.jobs[ji];
+        let m = &mut job.msgs[mi];
+        let (pkt, retx) = loop {
+            match m.retx.pop_front() {
+                Some(p) if m.acked.get(p as usize) => continue,
+                Some(p) => break (p, true),
+                None => {
+                    let p = m.next_new;
+                    m.next_new += 1;
+                    break (p, false);
+                }
+            }
+        };
+        let np = NextPacket {
+            job: job.id,
+            group_id: job.groups[m.group as usize].id,
+            group_idx: m.group,
+            msg: mi as u32,
+            msg_id: m.msg_id,
+            pkt,
+            pkt_count: m.pkt_count,
+            retx,
+        };
+        Self::reschedule(&mut self.sched, job, mi, pol);
+        Some(np)
+    }
+
+    /// Writes the body of packet `np` into `out`; returns (body length,
+    /// precise length, approximate trailer present, element range).
+    pub(crate) fn write_body(
+        &self,
+        np: &NextPacket,
+        out: &mut [u8],
+    ) -> (usize, usize, bool, Option<(u32, u32)>) {
+        let Some(ji) = self.job_index(np.job) else {
+            return (0, 0, false, None);
+        };
+        let job = &self.jobs[ji];
+        let m = &job.msgs[np.msg as usize];
+        let per = job.per_packet;
+        let len = m.payload.len();
+        let a = (np.pkt as usize * per).min(len);
+        let b = (a + per).min(len);
+        let n = b - a;
+        match &m.payload {
+            Payload::Bytes(v) => out[..n].copy_from_slice(&v[a..b]),
+            Payload::Synthetic(_) => out[..n].fill(0),
+        }
+        let precise = m.precise_len.clamp(a, b) - a;
+        let mut body = n;
+        let approx = precise < n;
+        if approx {
+            let c = crc32c::crc32c(&out[precise..n]);
+            out[n..n + APPROX_CRC_LEN].copy_from_slice(&c.to_be_bytes());
+            body += APPROX_CRC_LEN;
+        }
+        (body, precise, approx, m.elem_range)
+    }
+
+    /// Records that packet `np` left with sequence number `seq`.
+    pub(crate) fn on_sent(&mut self, now: Instant, np: &NextPacket) -> u32 {
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        if self.flights.is_empty() {
+            self.base_seq = seq;
+        }
+        self.flights.push_back(Flight {
+            job: np.job,
+            msg: np.msg,
+            pkt: np.pkt,
+            sent: now,
+            fate: Fate::InFlight,
+        });
+        self.in_flight += 1;
+        if let Some(ji) = self.job_index(np.job) {
+            let j = &mut self.jobs[ji];
+            j.packets += 1;
+            if np.retx {
+                j.retx += 1;
+            }
+        }
+        seq
+    }
+
+    fn flight_mut(&mut self, seq: u32) -> Option<&mut Flight> {
+        let off = seq.wrapping_sub(self.base_seq) as usize;
+        if off >= self.flights.len() {
+            return None;
+        }
+        self.flights.get_mut(off)
+    }
+
+    /// Marks `seq` acknowledged; returns the send time for an RTT sample when
+    /// it was still in flight.
+    pub(crate) fn on_acked(&mut self, seq: u32, pol: &Policies) -> Option<Instant> {
+        let f = *self.flight_mut(seq)?;
+        if f.fate == Fate::Acked {
+            return None;
+        }
+        let was_in_flight = f.fate == Fate::InFlight;
+        if let Some(x) = self.flight_mut(seq) {
+            x.fate = Fate::Acked;
+        }
+        if was_in_flight {
+            self.in_flight -= 1;
+            self.epoch.acked += 1;
+        }
+        self.largest_acked = Some(match self.largest_acked {
+            Some(l) if l.wrapping_sub(seq) < (1 << 31) => l,
+            _ => seq,
+        });
+        self.packet_arrived(f.job, f.msg, f.pkt, pol);
+        self.pop_resolved();
+        was_in_flight.then_some(f.sent)
+    }
+
+    /// Processes an ACK's cumulative point (amortised over the connection).
+    pub(crate) fn on_cumulative(&mut self, cum: u32, pol: &Policies) {
+        // Only move forward, and never past what was sent.
+        let ahead = cum.wrapping_sub(self.cum_done);
+        if ahead == 0 || ahead >= (1 << 31) || cum.wrapping_sub(self.base_seq) as usize > self.flights.len() {
+            return;
+        }
+        let start = if self.cum_done.wrapping_sub(self.base_seq) < (1 << 31) {
+            self.cum_done
+        } else {
+            self.base_seq
+        };
+        let mut s = start;
+        while s != cum {
+            self.on_acked(s, pol);
+            s = s.wrapping_add(1);
+        }
+        self.cum_done = cum;
+    }
+
+    fn packet_arrived(&mut self, job: u32, mi: u32, pkt: u16, pol: &Policies) {
+        let Some(ji) = self.job_index(job) else {
+            return;
+        };
+        let j = &mut self.jobs[ji];
+        let per = j.per_packet as u64;
+        let m = &mut j.msgs[mi as usize];
+        if !m.acked.insert(pkt as usize) {
+            return;
+        }
+        m.acked_count += 1;
+        let len = m.payload.len() as u64;
+        let a = (pkt as u64 * per).min(len);
+        let b = (a + per).min(len);
+        m.remaining = m.remaining.saturating_sub((b - a).max(1));
+        if m.acked_count == m.pkt_count && m.state == MsgState::Open {
+            m.state = MsgState::Delivered;
+            m.retx.clear();
+            j.groups[m.group as usize].delivered += 1;
+            j.unresolved -= 1;
+        }
+        Self::reschedule(&mut self.sched, j, mi as usize, pol);
+    }
+
+    fn pop_resolved(&mut self) {
+        while let Some(f) = self.flights.front() {
+            if f.fate == Fate::InFlight {
+                break;
+            }
+            self.flights.pop_front();
+            self.base_seq = self.base_seq.wrapping_add(1);
+        }
+    }
+
+    /// Declares lost every in-flight packet `reorder` or more behind the
+    /// largest acknowledged one (fast detection).
+    pub(crate) fn detect_fast(&mut self, reorder: u32, cfg: &Config, pol: &Policies) {
+        let Some(largest) = self.largest_acked else {
+            return;
+        };
+        if self.loss_scan.wrapping_sub(self.base_seq) >= (1 << 31) {
+            self.loss_scan = self.base_seq;
+        }
+        while largest.wrapping_sub(self.loss_scan) >= reorder
+            && largest.wrapping_sub(self.loss_scan) < (1 << 31)
+        {
+            let s = self.loss_scan;
+            self.loss_scan = self.loss_scan.wrapping_add(1);
+            if self.flight_mut(s).is_some_and(|f| f.fate == Fate::InFlight) {
+                self.declare_lost(s, true, cfg, pol);
+            }
+        }
+        self.pop_resolved();
+    }
+
+    /// Send time of the oldest packet still in flight.
+    pub(crate) fn oldest_in_flight(&self) -> Option<Instant> {
+        self.flights
+            .iter()
+            .find(|f| f.fate == Fate::InFlight)
+            .map(|f| f.sent)
+    }
+
+    /// Declares lost every in-flight packet sent at or before `deadline` (timer).
+    pub(crate) fn detect_timeout(&mut self, deadline: Instant, cfg: &Config, pol: &Policies) {
+        let mut s = self.base_seq;
+        for i in 0..self.flights.len() {
+            let f = self.flights[i];
+            if f.sent > deadline {
+                break;
+            }
+            if f.fate == Fate::InFlight {
+                self.declare_lost(s, false, cfg, pol);
+            }
+            s = s.wrapping_add(1);
+        }
+        self.pop_resolved();
+    }
+
+    fn declare_lost(&mut self, seq: u32, fast: bool, cfg: &Config, pol: &Policies) {
+        let Some(f) = self.flight_mut(seq) else {
+            return;
+        };
+        f.fate = Fate::Lost;
+        let f = *f;
+        self.in_flight -= 1;
+        self.epoch.lost += 1;
+        let Some(ji) = self.job_index(f.job) else {
+            return;
+        };
+        let j = &mut self.jobs[ji];
+        j.lost += 1;
+        let m = &mut j.msgs[f.msg as usize];
+        if m.state != MsgState::Open || m.acked.get(f.pkt as usize) {
+            return;
+        }
+        let g = &mut j.groups[m.group as usize];
+        let retransmit = !g.slack_left()
+            || (cfg.retransmit == RetransmitPolicy::FastOnly && fast);
+        if retransmit {
+            if !m.retx.contains(&f.pkt) {
+                m.retx.push_back(f.pkt);
+            }
+        } else {
+            m.state = MsgState::Abandoned;
+            m.retx.clear();
+            g.abandoned += 1;
+            j.unresolved -= 1;
+        }
+        Self::reschedule(&mut self.sched, j, f.msg as usize, pol);
+    }
+
+    /// Jobs that just resolved every message: marks them done and returns
+    /// their reports.
+    pub(crate) fn take_finished(&mut self, now: Instant) -> Vec<JobReport> {
+        let mut out = Vec::new();
+        for j in self.jobs.iter_mut().filter(|j| !j.done && j.unresolved == 0) {
+            j.done = true;
+            j.control_sent = None;
+            out.push(j.report(now));
+        }
+        out
+    }
+
+    /// Forgets jobs that are done and whose FIN was acknowledged.
+    pub(crate) fn reap(&mut self) {
+        let flights = &self.flights;
+        self.jobs
+            .retain(|j| !(j.done && j.fin_acked && !flights.iter().any(|f| f.job == j.id)));
+    }
+
+    /// Job by id.
+    pub(crate) fn job_mut(&mut self, id: u32) -> Option<&mut SendJob> {
+        self.jobs.iter_mut().find(|j| j.id == id)
+    }
+
+    /// Whether anything is outstanding (data or unacknowledged control).
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight > 0 || self.jobs.iter().any(|j| !j.fin_acked)
+    }
+
+    /// Fails every open job (peer gone); returns their ids.
+    pub(crate) fn fail_all(&mut self) -> Vec<u32> {
+        let ids = self.jobs.iter().filter(|j| !j.done).map(|j| j.id).collect();
+        self.jobs.clear();
+        self.sched.clear();
+        self.flights.clear();
+        self.in_flight = 0;
+        ids
+    }
+}
+
+impl SendJob {
+    fn report(&self, now: Instant) -> JobReport {
+        JobReport {
+            job: self.id,
+            groups: self
+                .groups
+                .iter()
+                .map(|g| GroupReport {
+                    id: g.id,
+                    messages: g.messages,
+                    must_deliver: g.must,
+                    delivered: g.delivered,
+                    abandoned: g.abandoned,
+                })
+                .collect(),
+            jct: now - self.started,
+            packets: self.packets,
+            retransmissions: self.retx,
+            lost_packets: self.lost,
+            bytes: self.bytes,
+        }
+    }
+}
