@@ -150,16 +150,13 @@ def _terminate(pids: list[int]) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Still running; a zombie counts as gone (never reaped here: it may be a
+    caller's `Popen` child, whose exit status must stay theirs)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # a zombie child of ours still answers kill(0); reap it if it is ours
-    try:
-        reaped, _ = os.waitpid(pid, os.WNOHANG)
-        return reaped == 0
-    except ChildProcessError:
-        return _state(pid) not in ("Z", "X", None)
+    return _state(pid) not in ("Z", "X", None)
 
 
 def _state(pid: int) -> str | None:

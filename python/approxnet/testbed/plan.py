@@ -28,6 +28,10 @@ from .layout import (
 #: Guaranteed rate of each priority class; all else is borrowed in prio order,
 #: which is what makes HTB behave as strict priority.
 PRIORITY_FLOOR_BPS = 8_000
+#: HTB may send this much of a class's rate back to back. tc's default (one
+#: timer tick of rate) left a 1 Gbps class near 50-75 % busy here; one
+#: millisecond of rate (at least two frames) reaches over 90 %.
+BURST_S = 0.001
 #: nftables draws loss as `numgen random mod LOSS_SCALE < round(loss * LOSS_SCALE)`.
 LOSS_SCALE = 1_000_000
 NFT_TABLE = "approxnet"
@@ -83,7 +87,7 @@ def _sysctls(config: Config) -> list[Step]:
 def _veth(a: tuple[str, str, str], b: tuple[str, str, str], mtu: int) -> list[Step]:
     """A veth pair from (namespace, ifname, mac) `a` to `b`, offloads off."""
     (ns_a, if_a, mac_a), (ns_b, if_b, mac_b), m = a, b, str(mtu)
-    create = ("ip", "-n", ns_a, "link", "add", if_a, "address", mac_a, "mtu", m, "type", "veth",
+    create = ("ip", "-n", ns_a, "link", "add", "name", if_a, "address", mac_a, "mtu", m, "type", "veth",
               "peer", "name", if_b, "address", mac_b, "mtu", m, "netns", ns_b)  # fmt: skip
     return [
         Step(create),
@@ -110,10 +114,10 @@ def _addresses(config: Config) -> list[Step]:
         gw, addr = gateway_address(config, h), host_address(config, h.name)
         steps += [
             Step(("ip", "-n", sw, "addr", "add", f"{gw}/24", "dev", h.name)),
-            Step(("ip", "-n", sw, "link", "set", h.name, "up")),
+            Step(("ip", "-n", sw, "link", "set", "dev", h.name, "up")),
             _neighbour(sw, addr, mac(1, i), h.name),
             Step(("ip", "-n", hn, "addr", "add", f"{addr}/24", "dev", "eth0")),
-            Step(("ip", "-n", hn, "link", "set", "eth0", "up")),
+            Step(("ip", "-n", hn, "link", "set", "dev", "eth0", "up")),
             _neighbour(hn, gw, mac(2, i), "eth0"),
             Step(("ip", "-n", hn, "route", "add", "default", "via", gw, "dev", "eth0")),
         ]
@@ -124,13 +128,30 @@ def _addresses(config: Config) -> list[Step]:
             ns = config.namespace(switch)
             steps += [
                 Step(("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)),
-                Step(("ip", "-n", ns, "link", "set", dev, "up")),
+                Step(("ip", "-n", ns, "link", "set", "dev", dev, "up")),
                 _neighbour(ns, peer, peer_mac, dev),
             ]
     for r in routes(config):
         ns = config.namespace(r.switch)
         steps.append(Step(("ip", "-n", ns, "route", "add", r.subnet, "via", r.via, "dev", r.dev)))
     return steps
+
+
+def burst_bytes(rate_bps: int, frame: int) -> int:
+    """HTB burst / cburst of a class capped at `rate_bps`."""
+    return max(2 * frame, int(rate_bps * BURST_S / 8))
+
+
+def _htb_shape(rate_bps: int, ceil_bps: int, frame: int) -> tuple[str, ...]:
+    """`rate R ceil C burst B cburst CB quantum Q` for an HTB class.
+
+    burst follows the guaranteed rate, so a priority class (8 kbit/s floor)
+    can never save up more than two frames of "green" tokens and jump ahead
+    of a higher priority; cburst follows the ceiling (the link rate).
+    """
+    burst, cburst = str(burst_bytes(rate_bps, frame)), str(burst_bytes(ceil_bps, frame))
+    return ("rate", f"{rate_bps}bit", "ceil", f"{ceil_bps}bit", "burst", burst,
+            "cburst", cburst, "quantum", str(frame))  # fmt: skip
 
 
 def _neighbour(ns: str, address: str, lladdr: str, dev: str) -> Step:
@@ -141,22 +162,21 @@ def _neighbour(ns: str, address: str, lladdr: str, dev: str) -> Step:
 def _switch_queues(config: Config) -> list[Step]:
     """HTB parent capped at the link rate, N prio classes, bfifo leaves, u32 by TOS."""
     limits = queue_limits(config)
-    quantum = str(frame_bytes(config))
+    frame = frame_bytes(config)
     steps = []
     for port in switch_ports(config):
         tc = ("tc", "-n", config.namespace(port.switch))
-        dev, rate = port.ifname, f"{port.rate_bps}bit"
+        dev, rate = port.ifname, port.rate_bps
         steps += [
             Step((*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb",
                   "default", class_id(0).split(":")[1])),
             Step((*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1",
-                  "htb", "rate", rate, "ceil", rate, "quantum", quantum)),
+                  "htb", *_htb_shape(rate, rate, frame))),
         ]  # fmt: skip
         for q, limit in enumerate(limits):
             steps += [
                 Step((*tc, "class", "add", "dev", dev, "parent", "1:1", "classid", class_id(q),
-                      "htb", "rate", f"{PRIORITY_FLOOR_BPS}bit", "ceil", rate,
-                      "prio", str(q), "quantum", quantum)),
+                      "htb", "prio", str(q), *_htb_shape(PRIORITY_FLOOR_BPS, rate, frame))),
                 Step((*tc, "qdisc", "add", "dev", dev, "parent", class_id(q),
                       "handle", leaf_handle(q), "bfifo", "limit", str(limit))),
             ]  # fmt: skip
@@ -171,14 +191,14 @@ def _switch_queues(config: Config) -> list[Step]:
 
 def _host_queues(config: Config) -> list[Step]:
     """Each host's egress: HTB at the link rate over one pfifo (a plain NIC)."""
-    quantum = str(frame_bytes(config))
+    frame = frame_bytes(config)
     steps = []
     for h in config.hosts:
-        tc, rate = ("tc", "-n", config.namespace(h.name)), f"{h.rate_bps}bit"
+        tc = ("tc", "-n", config.namespace(h.name))
         steps += [
             Step((*tc, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "1")),
             Step((*tc, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1",
-                  "htb", "rate", rate, "ceil", rate, "quantum", quantum)),
+                  "htb", *_htb_shape(h.rate_bps, h.rate_bps, frame))),
             Step((*tc, "qdisc", "add", "dev", "eth0", "parent", "1:1", "handle", "10:",
                   "pfifo", "limit", str(config.host_queue))),
         ]  # fmt: skip
