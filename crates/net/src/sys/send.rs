@@ -76,7 +76,9 @@ impl Entry {
 /// Outgoing datagrams waiting for the kernel, bounded in count and bytes.
 #[derive(Debug)]
 pub struct SendQueue {
+    /// Fixed storage, allocated once; `used` bytes of it hold queued data.
     buf: Vec<u8>,
+    used: usize,
     entries: Vec<Entry>,
     head: usize,
     queued: usize,
@@ -95,7 +97,8 @@ impl SendQueue {
     pub fn new(max_datagrams: usize, max_bytes: usize) -> SendQueue {
         let max_bytes = max_bytes.max(1);
         SendQueue {
-            buf: Vec::with_capacity(max_bytes),
+            buf: vec![0; max_bytes],
+            used: 0,
             entries: Vec::with_capacity(max_datagrams.max(1)),
             head: 0,
             queued: 0,
@@ -120,7 +123,7 @@ impl SendQueue {
 
     /// Whether a datagram of `len` bytes would be refused now.
     pub fn is_full_for(&self, len: usize) -> bool {
-        self.queued >= self.max_datagrams || self.buf.len() + len > self.max_bytes
+        self.queued >= self.max_datagrams || self.used + len > self.max_bytes
     }
 
     /// The kind of the last send error that dropped datagrams, if any.
@@ -128,10 +131,10 @@ impl SendQueue {
         self.last_error
     }
 
-    /// Queues one datagram. `cscov` is the raw UDP-Lite coverage (ignored on
-    /// UDP sockets); `gso` allows coalescing with the previous datagram.
-    /// Returns false, queuing nothing, when the queue is full or `bytes` is
-    /// empty or longer than a UDP payload.
+    /// Queues one datagram (a copy of `bytes`). `cscov` is the raw UDP-Lite
+    /// coverage (ignored on UDP sockets); `gso` allows coalescing with the
+    /// previous datagram. Returns false, queuing nothing, when the queue is
+    /// full or `bytes` is empty or longer than a UDP payload.
     pub fn push(
         &mut self,
         dst: SocketAddr,
@@ -141,12 +144,44 @@ impl SendQueue {
         gso: bool,
     ) -> bool {
         let l = bytes.len();
+        match self.reserve(l) {
+            Some(slot) => slot[..l].copy_from_slice(bytes),
+            None => {
+                self.stats.queue_full += 1;
+                return false;
+            }
+        }
+        self.commit(l, dst, mark, cscov, gso)
+    }
+
+    /// Room to write the next datagram in place (at most `max_len` bytes,
+    /// capped at a UDP payload), or `None` when the queue is full. Follow
+    /// with [`SendQueue::commit`]; writing without committing queues nothing.
+    pub fn reserve(&mut self, max_len: usize) -> Option<&mut [u8]> {
+        let max_len = max_len.min(MAX_UDP_PAYLOAD);
+        if max_len == 0 || self.is_full_for(max_len) {
+            return None;
+        }
+        Some(&mut self.buf[self.used..self.used + max_len])
+    }
+
+    /// Queues the `len` bytes written into the slot [`SendQueue::reserve`]
+    /// returned. Returns false when `len` is 0 or does not fit.
+    pub fn commit(
+        &mut self,
+        len: usize,
+        dst: SocketAddr,
+        mark: Marking,
+        cscov: u16,
+        gso: bool,
+    ) -> bool {
+        let l = len;
         if l == 0 || l > MAX_UDP_PAYLOAD || self.is_full_for(l) {
             self.stats.queue_full += 1;
             return false;
         }
-        let off = self.buf.len();
-        self.buf.extend_from_slice(bytes);
+        let off = self.used;
+        self.used += l;
         self.queued += 1;
         if gso && self.entries.len() > self.head {
             if let Some(last) = self.entries.last_mut() {
@@ -229,7 +264,7 @@ impl SendQueue {
         }
         if self.head == self.entries.len() {
             self.entries.clear();
-            self.buf.clear();
+            self.used = 0;
             self.head = 0;
             self.queued = 0;
         }
