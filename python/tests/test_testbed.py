@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-
 from approxnet import testbed as tbm
 from approxnet.testbed import layout, plan
 from approxnet.testbed.cli import testbed as cli
 from approxnet.testbed.errors import ConfigError
+from click.testing import CliRunner
 
 PYTHON_ROOT = Path(tbm.__file__).resolve().parents[2]
 EXAMPLES = Path(tbm.__file__).resolve().parent / "examples"
@@ -74,37 +73,93 @@ def test_queue_limits_with_four_queues() -> None:
     [
         ({"host": [{"name": "h1", "rate": "1gbit"}]}, "testbed"),
         ({"testbed": {}, "host": [{"name": "h1", "rate": "1gbit"}]}, "testbed.name"),
-        ({"testbed": {"name": "Bad-Name"}, "host": [{"name": "h1", "rate": "1gbit"}]}, "testbed.name"),
-        ({"testbed": {"name": "x", "mtu": 100}, "host": [{"name": "h1", "rate": "1g"}]}, "testbed.mtu"),
-        ({"testbed": {"name": "x", "queues": 9}, "host": [{"name": "h1", "rate": "1gbit"}]}, "testbed.queues"),
-        ({"testbed": {"name": "x", "port_buffer": "10KiB"}, "host": [{"name": "h1", "rate": "1gbit"}]},
-         "testbed.port_buffer"),
-        ({"testbed": {"name": "x", "colour": 1}, "host": [{"name": "h1", "rate": "1gbit"}]}, "testbed.colour"),
+        (
+            {"testbed": {"name": "Bad-Name"}, "host": [{"name": "h1", "rate": "1gbit"}]},
+            "testbed.name",
+        ),
+        (
+            {"testbed": {"name": "x", "mtu": 100}, "host": [{"name": "h1", "rate": "1g"}]},
+            "testbed.mtu",
+        ),
+        (
+            {"testbed": {"name": "x", "queues": 9}, "host": [{"name": "h1", "rate": "1gbit"}]},
+            "testbed.queues",
+        ),
+        (
+            {
+                "testbed": {"name": "x", "port_buffer": "10KiB"},
+                "host": [{"name": "h1", "rate": "1gbit"}],
+            },
+            "testbed.port_buffer",
+        ),
+        (
+            {"testbed": {"name": "x", "colour": 1}, "host": [{"name": "h1", "rate": "1gbit"}]},
+            "testbed.colour",
+        ),
         ({"testbed": {"name": "x"}}, "host"),
         ({"testbed": {"name": "x"}, "host": [{"name": "h1"}]}, "host[0].rate"),
         ({"testbed": {"name": "x"}, "host": [{"name": "h1", "rat": "1gbit"}]}, "host[0].rat"),
         ({"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "-1gbit"}]}, "host[0].rate"),
         ({"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1 furlong"}]}, "host[0].rate"),
-        ({"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1gbit", "loss": 1.5}]}, "host[0].loss"),
-        ({"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1gbit", "loss": "some"}]}, "host[0].loss"),
+        (
+            {"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1gbit", "loss": 1.5}]},
+            "host[0].loss",
+        ),
+        (
+            {"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1gbit", "loss": "some"}]},
+            "host[0].loss",
+        ),
         ({"testbed": {"name": "x"}, "host": [{"name": "lo", "rate": "1gbit"}]}, "host[0].name"),
-        ({"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1gbit", "switch": "nope"}]},
-         "host[0].switch"),
-        ({"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1gbit"}, {"name": "h1", "rate": "1gbit"}]},
-         "host.name"),
-        ({"testbed": {"name": "x"}, "switch": [{"name": "a"}, {"name": "b"}],
-          "host": [{"name": "h1", "rate": "1gbit"}]}, "host[0].switch"),
-        ({"testbed": {"name": "x"}, "switch": [{"name": "a"}, {"name": "b"}],
-          "host": [{"name": "h1", "switch": "a", "rate": "1gbit"}]}, "trunk"),
-        ({"testbed": {"name": "x"}, "switch": [{"name": "a"}, {"name": "b"}],
-          "host": [{"name": "h1", "switch": "a", "rate": "1gbit"}],
-          "trunk": [{"between": ["a", "b"], "rate": "1gbit"}, {"between": ["b", "a"], "rate": "1gbit"}]},
-         "trunk[1].between"),
-        ({"testbed": {"name": "x"}, "switch": [{"name": "a"}],
-          "host": [{"name": "h1", "rate": "1gbit"}], "trunk": [{"between": ["a"], "rate": "1gbit"}]},
-         "trunk[0].between"),
+        (
+            {"testbed": {"name": "x"}, "host": [{"name": "h1", "rate": "1gbit", "switch": "nope"}]},
+            "host[0].switch",
+        ),
+        (
+            {
+                "testbed": {"name": "x"},
+                "host": [{"name": "h1", "rate": "1gbit"}, {"name": "h1", "rate": "1gbit"}],
+            },
+            "host.name",
+        ),
+        (
+            {
+                "testbed": {"name": "x"},
+                "switch": [{"name": "a"}, {"name": "b"}],
+                "host": [{"name": "h1", "rate": "1gbit"}],
+            },
+            "host[0].switch",
+        ),
+        (
+            {
+                "testbed": {"name": "x"},
+                "switch": [{"name": "a"}, {"name": "b"}],
+                "host": [{"name": "h1", "switch": "a", "rate": "1gbit"}],
+            },
+            "trunk",
+        ),
+        (
+            {
+                "testbed": {"name": "x"},
+                "switch": [{"name": "a"}, {"name": "b"}],
+                "host": [{"name": "h1", "switch": "a", "rate": "1gbit"}],
+                "trunk": [
+                    {"between": ["a", "b"], "rate": "1gbit"},
+                    {"between": ["b", "a"], "rate": "1gbit"},
+                ],
+            },
+            "trunk[1].between",
+        ),
+        (
+            {
+                "testbed": {"name": "x"},
+                "switch": [{"name": "a"}],
+                "host": [{"name": "h1", "rate": "1gbit"}],
+                "trunk": [{"between": ["a"], "rate": "1gbit"}],
+            },
+            "trunk[0].between",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_config_names_the_key(doc: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError) as err:
         tbm.parse(doc)
@@ -133,7 +188,9 @@ def test_dumbbell_plan_routes_and_queues() -> None:
     assert routes[("right", "10.77.1.0/24")] == ("10.77.200.1", "left")
     assert ("left", "10.77.1.0/24") not in routes
     lines = [" ".join(s.argv) for s in plan.build(cfg)]
-    trunk = [line for line in lines if line.startswith("tc -n anx-dumbbell-left") and "dev right" in line]
+    trunk = [
+        line for line in lines if line.startswith("tc -n anx-dumbbell-left") and "dev right" in line
+    ]
     assert any("classid 1:1 htb rate 1000000000bit ceil 1000000000bit" in line for line in trunk)
     assert any("match ip tos 0xe0 0xfc flowid 1:17" in line for line in trunk)
     assert any("parent 1:17 handle 17: bfifo limit 1514" in line for line in trunk)
@@ -158,7 +215,7 @@ def test_cli_bad_toml_is_one_line_and_nonzero(tmp_path: Path) -> None:
     for command in ("up", "status", "plan", "down"):
         result = CliRunner().invoke(cli, [command, str(bad)])
         assert result.exit_code == 1, (command, result.output)
-        assert result.output.strip() .startswith("Error: host[0].rate:"), result.output
+        assert result.output.strip().startswith("Error: host[0].rate:"), result.output
         assert len(result.output.strip().splitlines()) == 1
         assert result.exception is None or isinstance(result.exception, SystemExit)
 
@@ -198,8 +255,10 @@ def _namespaces_unavailable() -> str | None:
 
 _SKIP = _namespaces_unavailable()
 namespaces = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
-needs_nft = pytest.mark.skipif(shutil.which("nft", path="/usr/sbin:/sbin:/usr/bin") is None,
-                               reason="nft not installed (scripts/install-testbed-deps.sh)")  # fmt: skip
+needs_nft = pytest.mark.skipif(
+    shutil.which("nft", path="/usr/sbin:/sbin:/usr/bin") is None,
+    reason="nft not installed (scripts/install-testbed-deps.sh)",
+)
 
 
 def _testbed_name(letter: str) -> str:
@@ -234,7 +293,11 @@ def star() -> Iterator[tbm.Testbed]:
     if _SKIP is not None:
         pytest.skip(_SKIP)
     _remove_stale_test_testbeds()
-    cfg = _star("a", loss=0.5) if shutil.which("nft", path="/usr/sbin:/sbin:/usr/bin") else _star("a", 0.0)
+    cfg = (
+        _star("a", loss=0.5)
+        if shutil.which("nft", path="/usr/sbin:/sbin:/usr/bin")
+        else _star("a", 0.0)
+    )
     try:
         yield tbm.up(cfg)
     finally:
@@ -247,8 +310,19 @@ def _env() -> dict[str, str]:
 
 
 def _start_receiver(tb: tbm.Testbed, host: str, port: int, count: int) -> subprocess.Popen[str]:
-    argv = [*TRAFFIC, "udp-recv", "--port", str(port), "--count", str(count), "--timeout", "10", "--idle", "0.5"]
-    proc = tb.exec(host, argv, stdout=subprocess.PIPE, text=True, env=_env())
+    argv = [
+        *TRAFFIC,
+        "udp-recv",
+        "--port",
+        str(port),
+        "--count",
+        str(count),
+        "--timeout",
+        "10",
+        "--idle",
+        "0.5",
+    ]
+    proc: subprocess.Popen[str] = tb.exec(host, argv, stdout=subprocess.PIPE, text=True, env=_env())
     assert proc.stdout is not None
     ready, _, _ = select.select([proc.stdout], [], [], WAIT_S)
     if not ready or proc.stdout.readline().strip() != "ready":
@@ -258,12 +332,24 @@ def _start_receiver(tb: tbm.Testbed, host: str, port: int, count: int) -> subpro
     return proc
 
 
-def _udp(tb: tbm.Testbed, src: str, dst: str, count: int, tos: int, port: int = 5000) -> tuple[int, int]:
+def _udp(
+    tb: tbm.Testbed, src: str, dst: str, count: int, tos: int, port: int = 5000
+) -> tuple[int, int]:
     """Send `count` full-size datagrams src -> dst; return (sent, received)."""
     receiver = _start_receiver(tb, dst, port, count)
     try:
-        argv = [*TRAFFIC, "udp-send", "--dst", tb.address(dst), "--port", str(port),
-                "--count", str(count), "--tos", hex(tos)]  # fmt: skip
+        argv = [
+            *TRAFFIC,
+            "udp-send",
+            "--dst",
+            tb.address(dst),
+            "--port",
+            str(port),
+            "--count",
+            str(count),
+            "--tos",
+            hex(tos),
+        ]
         done = tb.run(src, argv, timeout=WAIT_S, capture_output=True, text=True, env=_env())
         assert done.returncode == 0, done.stderr
         sent = json.loads(done.stdout.splitlines()[-1])
@@ -290,10 +376,12 @@ def _settled(tb: tbm.Testbed) -> tbm.Status:
 def _delta(before: tbm.Status, after: tbm.Status, port: str) -> dict[int, tuple[int, int]]:
     """queue -> (sent packets, dropped) on `port` between two snapshots."""
     return {
-        q: (after.queue(port, q).sent_packets - before.queue(port, q).sent_packets,
-            after.queue(port, q).dropped - before.queue(port, q).dropped)
+        q: (
+            after.queue(port, q).sent_packets - before.queue(port, q).sent_packets,
+            after.queue(port, q).dropped - before.queue(port, q).dropped,
+        )
         for q in range(8)
-    }  # fmt: skip
+    }
 
 
 @namespaces
@@ -366,7 +454,9 @@ def test_higher_priority_is_served_first(star: tbm.Testbed) -> None:
             f"    s6.sendto(p, ('{star.address('mid')}', 5002))\n"
             f"    s1.sendto(p, ('{star.address('mid')}', 5001))\n"
         )
-        done = star.run("a", [sys.executable, "-c", script], timeout=WAIT_S, capture_output=True, text=True)
+        done = star.run(
+            "a", [sys.executable, "-c", script], timeout=WAIT_S, capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
     finally:
         for r in receivers:
@@ -396,7 +486,8 @@ def test_status_cli_table_and_json(star: tbm.Testbed, tmp_path: Path) -> None:
     path.write_text(
         f'[testbed]\nname = "{star.config.name}"\nport_buffer = "128KiB"\n'
         + "".join(
-            f'[[host]]\nname = "{h.name}"\nrate = {h.rate_bps}\nloss = {h.loss}\n' for h in star.config.hosts
+            f'[[host]]\nname = "{h.name}"\nrate = {h.rate_bps}\nloss = {h.loss}\n'
+            for h in star.config.hosts
         )
     )
     table = CliRunner().invoke(cli, ["status", str(path)])
@@ -410,7 +501,9 @@ def test_status_cli_table_and_json(star: tbm.Testbed, tmp_path: Path) -> None:
 @namespaces
 def test_up_is_idempotent_and_down_cleans_partial_state() -> None:
     _remove_stale_test_testbeds()
-    cfg = tbm.parse({"testbed": {"name": _testbed_name("b")}, "host": [{"name": "h1", "rate": "1gbit"}]})
+    cfg = tbm.parse(
+        {"testbed": {"name": _testbed_name("b")}, "host": [{"name": "h1", "rate": "1gbit"}]}
+    )
     junk = f"{cfg.prefix}junk"
     try:
         subprocess.run(["ip", "netns", "add", cfg.namespace("sw")], check=True)  # a crashed half-up
@@ -440,11 +533,16 @@ def test_up_is_idempotent_and_down_cleans_partial_state() -> None:
 
 @namespaces
 def test_failed_up_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = tbm.parse({"testbed": {"name": _testbed_name("c")}, "host": [{"name": "h1", "rate": "1gbit"}]})
+    cfg = tbm.parse(
+        {"testbed": {"name": _testbed_name("c")}, "host": [{"name": "h1", "rate": "1gbit"}]}
+    )
     real_build = plan.build
 
     def broken(config: tbm.Config) -> list[plan.Step]:
-        return [*real_build(config)[:5], plan.Step(("ip", "-n", config.namespace("h1"), "link", "set", "nosuchdev", "up"))]
+        return [
+            *real_build(config)[:5],
+            plan.Step(("ip", "-n", config.namespace("h1"), "link", "set", "nosuchdev", "up")),
+        ]
 
     monkeypatch.setattr(plan, "build", broken)
     try:
@@ -457,7 +555,9 @@ def test_failed_up_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @namespaces
 def test_context_manager_downs_on_error() -> None:
-    cfg = tbm.parse({"testbed": {"name": _testbed_name("d")}, "host": [{"name": "h1", "rate": "1gbit"}]})
+    cfg = tbm.parse(
+        {"testbed": {"name": _testbed_name("d")}, "host": [{"name": "h1", "rate": "1gbit"}]}
+    )
     try:
         with pytest.raises(RuntimeError), tbm.up(cfg):
             assert tbm.is_up(cfg)

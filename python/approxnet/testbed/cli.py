@@ -66,7 +66,9 @@ def up(config_path: str) -> None:
     cfg = config_mod.load(config_path)
     tb = lifecycle.up(cfg)
     hosts = ", ".join(f"{h.name}={tb.address(h.name)}" for h in cfg.hosts)
-    click.echo(f"testbed {cfg.name} up: {len(plan.namespaces(cfg))} namespaces ({cfg.prefix}*); {hosts}")
+    click.echo(
+        f"testbed {cfg.name} up: {len(plan.namespaces(cfg))} namespaces ({cfg.prefix}*); {hosts}"
+    )
 
 
 @testbed.command()
@@ -131,7 +133,9 @@ def exec_cmd(config_path: str, host: str, argv: tuple[str, ...]) -> None:
 
     \b
     Example:
-      python -m approxnet.testbed exec python/approxnet/testbed/examples/dumbbell.toml h1 -- ping -c 3 10.77.3.2
+      python -m approxnet.testbed exec examples/dumbbell.toml h1 -- ip -br addr
+      python -m approxnet.testbed exec examples/dumbbell.toml h3 -- \
+          python3 -m approxnet.testbed.traffic udp-recv --port 5000 --count 10
     """
     cfg = config_mod.load(config_path)
     if not lifecycle.is_up(cfg):

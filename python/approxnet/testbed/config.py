@@ -186,7 +186,7 @@ def _trunks(data: dict[str, Any], switches: tuple[str, ...]) -> tuple[Trunk, ...
             or len(between) != 2
             or not all(isinstance(s, str) for s in between)
         ):
-            raise ConfigError(f"{key}.between", "expected two switch names, e.g. [\"s1\", \"s2\"]")
+            raise ConfigError(f"{key}.between", 'expected two switch names, e.g. ["s1", "s2"]')
         a, b = between
         for end in (a, b):
             if end not in switches:
@@ -227,7 +227,9 @@ def _check_tree(switches: tuple[str, ...], trunks: tuple[Trunk, ...]) -> None:
 def _only_keys(table: dict[str, Any], prefix: str, allowed: set[str]) -> None:
     for key in table:
         if key not in allowed:
-            raise ConfigError(f"{prefix}{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+            raise ConfigError(
+                f"{prefix}{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})"
+            )
 
 
 def _table(data: dict[str, Any], key: str, required: bool) -> dict[str, Any]:

@@ -159,3 +159,20 @@ def _first_hops(start: str, links: dict[str, dict[str, tuple[str, str]]]) -> dic
         first[node] = hop
         queue.extend((n, hop) for n in links[node] if n not in seen)
     return first
+
+
+def path_ports(config: Config, src: str, dst: str) -> list[Port]:
+    """Switch egress ports a packet from host `src` to host `dst` leaves by."""
+    source, target = config.host(src), config.host(dst)
+    links: dict[str, dict[str, tuple[str, str]]] = {s: {} for s in config.switches}
+    for t in config.trunks:
+        links[t.a][t.b] = ("", t.b)
+        links[t.b][t.a] = ("", t.a)
+    by_key = {(p.switch, p.ifname): p for p in switch_ports(config)}
+    ports, here = [], source.switch
+    while here != target.switch:
+        hop = _first_hops(here, links)[target.switch]
+        ports.append(by_key[(here, hop)])
+        here = hop
+    ports.append(by_key[(here, target.name)])
+    return ports

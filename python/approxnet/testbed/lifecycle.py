@@ -7,6 +7,7 @@ a half-built or crashed testbed as well as a complete one; `up` always runs
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -136,10 +137,8 @@ def _terminate(pids: list[int]) -> None:
     """SIGTERM, wait up to KILL_GRACE_S polling, then SIGKILL the stragglers."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + KILL_GRACE_S
         while pids and time.monotonic() < deadline:
             pids = [p for p in pids if _alive(p)]

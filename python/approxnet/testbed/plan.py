@@ -87,8 +87,30 @@ def _sysctls(config: Config) -> list[Step]:
 def _veth(a: tuple[str, str, str], b: tuple[str, str, str], mtu: int) -> list[Step]:
     """A veth pair from (namespace, ifname, mac) `a` to `b`, offloads off."""
     (ns_a, if_a, mac_a), (ns_b, if_b, mac_b), m = a, b, str(mtu)
-    create = ("ip", "-n", ns_a, "link", "add", "name", if_a, "address", mac_a, "mtu", m, "type", "veth",
-              "peer", "name", if_b, "address", mac_b, "mtu", m, "netns", ns_b)  # fmt: skip
+    create = (
+        "ip",
+        "-n",
+        ns_a,
+        "link",
+        "add",
+        "name",
+        if_a,
+        "address",
+        mac_a,
+        "mtu",
+        m,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        if_b,
+        "address",
+        mac_b,
+        "mtu",
+        m,
+        "netns",
+        ns_b,
+    )
     return [
         Step(create),
         Step(_in_ns(ns_a, "ethtool", "-K", if_a, *OFFLOADS_OFF)),
@@ -102,7 +124,10 @@ def _links(config: Config) -> list[Step]:
         port = (config.namespace(h.switch), h.name, mac(2, i))
         steps += _veth(port, (config.namespace(h.name), "eth0", mac(1, i)), config.mtu)
     for j, t in enumerate(config.trunks):
-        end_a, end_b = (config.namespace(t.a), t.b, mac(3, j)), (config.namespace(t.b), t.a, mac(4, j))
+        end_a, end_b = (
+            (config.namespace(t.a), t.b, mac(3, j)),
+            (config.namespace(t.b), t.a, mac(4, j)),
+        )
         steps += _veth(end_a, end_b, config.mtu)
     return steps
 
@@ -150,13 +175,37 @@ def _htb_shape(rate_bps: int, ceil_bps: int, frame: int) -> tuple[str, ...]:
     of a higher priority; cburst follows the ceiling (the link rate).
     """
     burst, cburst = str(burst_bytes(rate_bps, frame)), str(burst_bytes(ceil_bps, frame))
-    return ("rate", f"{rate_bps}bit", "ceil", f"{ceil_bps}bit", "burst", burst,
-            "cburst", cburst, "quantum", str(frame))  # fmt: skip
+    return (
+        "rate",
+        f"{rate_bps}bit",
+        "ceil",
+        f"{ceil_bps}bit",
+        "burst",
+        burst,
+        "cburst",
+        cburst,
+        "quantum",
+        str(frame),
+    )
 
 
 def _neighbour(ns: str, address: str, lladdr: str, dev: str) -> Step:
-    return Step(("ip", "-n", ns, "neigh", "replace", address, "lladdr", lladdr,
-                 "dev", dev, "nud", "permanent"))  # fmt: skip
+    return Step(
+        (
+            "ip",
+            "-n",
+            ns,
+            "neigh",
+            "replace",
+            address,
+            "lladdr",
+            lladdr,
+            "dev",
+            dev,
+            "nud",
+            "permanent",
+        )
+    )
 
 
 def _switch_queues(config: Config) -> list[Step]:
@@ -168,24 +217,99 @@ def _switch_queues(config: Config) -> list[Step]:
         tc = ("tc", "-n", config.namespace(port.switch))
         dev, rate = port.ifname, port.rate_bps
         steps += [
-            Step((*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb",
-                  "default", class_id(0).split(":")[1])),
-            Step((*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1",
-                  "htb", *_htb_shape(rate, rate, frame))),
-        ]  # fmt: skip
+            Step(
+                (
+                    *tc,
+                    "qdisc",
+                    "add",
+                    "dev",
+                    dev,
+                    "root",
+                    "handle",
+                    "1:",
+                    "htb",
+                    "default",
+                    class_id(0).split(":")[1],
+                )
+            ),
+            Step(
+                (
+                    *tc,
+                    "class",
+                    "add",
+                    "dev",
+                    dev,
+                    "parent",
+                    "1:",
+                    "classid",
+                    "1:1",
+                    "htb",
+                    *_htb_shape(rate, rate, frame),
+                )
+            ),
+        ]
         for q, limit in enumerate(limits):
             steps += [
-                Step((*tc, "class", "add", "dev", dev, "parent", "1:1", "classid", class_id(q),
-                      "htb", "prio", str(q), *_htb_shape(PRIORITY_FLOOR_BPS, rate, frame))),
-                Step((*tc, "qdisc", "add", "dev", dev, "parent", class_id(q),
-                      "handle", leaf_handle(q), "bfifo", "limit", str(limit))),
-            ]  # fmt: skip
+                Step(
+                    (
+                        *tc,
+                        "class",
+                        "add",
+                        "dev",
+                        dev,
+                        "parent",
+                        "1:1",
+                        "classid",
+                        class_id(q),
+                        "htb",
+                        "prio",
+                        str(q),
+                        *_htb_shape(PRIORITY_FLOOR_BPS, rate, frame),
+                    )
+                ),
+                Step(
+                    (
+                        *tc,
+                        "qdisc",
+                        "add",
+                        "dev",
+                        dev,
+                        "parent",
+                        class_id(q),
+                        "handle",
+                        leaf_handle(q),
+                        "bfifo",
+                        "limit",
+                        str(limit),
+                    )
+                ),
+            ]
         for q in range(1, config.queues):
             steps.append(
-                Step((*tc, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip",
-                      "prio", "1", "u32", "match", "ip", "tos", f"0x{tos_of_queue(q):02x}",
-                      "0xfc", "flowid", class_id(q)))
-            )  # fmt: skip
+                Step(
+                    (
+                        *tc,
+                        "filter",
+                        "add",
+                        "dev",
+                        dev,
+                        "parent",
+                        "1:",
+                        "protocol",
+                        "ip",
+                        "prio",
+                        "1",
+                        "u32",
+                        "match",
+                        "ip",
+                        "tos",
+                        f"0x{tos_of_queue(q):02x}",
+                        "0xfc",
+                        "flowid",
+                        class_id(q),
+                    )
+                )
+            )
     return steps
 
 
@@ -196,12 +320,41 @@ def _host_queues(config: Config) -> list[Step]:
     for h in config.hosts:
         tc = ("tc", "-n", config.namespace(h.name))
         steps += [
-            Step((*tc, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "1")),
-            Step((*tc, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1",
-                  "htb", *_htb_shape(h.rate_bps, h.rate_bps, frame))),
-            Step((*tc, "qdisc", "add", "dev", "eth0", "parent", "1:1", "handle", "10:",
-                  "pfifo", "limit", str(config.host_queue))),
-        ]  # fmt: skip
+            Step(
+                (*tc, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "1")
+            ),
+            Step(
+                (
+                    *tc,
+                    "class",
+                    "add",
+                    "dev",
+                    "eth0",
+                    "parent",
+                    "1:",
+                    "classid",
+                    "1:1",
+                    "htb",
+                    *_htb_shape(h.rate_bps, h.rate_bps, frame),
+                )
+            ),
+            Step(
+                (
+                    *tc,
+                    "qdisc",
+                    "add",
+                    "dev",
+                    "eth0",
+                    "parent",
+                    "1:1",
+                    "handle",
+                    "10:",
+                    "pfifo",
+                    "limit",
+                    str(config.host_queue),
+                )
+            ),
+        ]
     return steps
 
 

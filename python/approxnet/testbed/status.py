@@ -64,9 +64,13 @@ def collect(config: Config) -> Status:
     queues: list[QueueStats] = []
     for port in switch_ports(config):
         ns = config.namespace(port.switch)
-        out = shell.run(["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", port.ifname], check=False)
+        out = shell.run(
+            ["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", port.ifname], check=False
+        )
         if out.returncode != 0:
-            raise TestbedError(f"testbed {config.name!r} is not up (port {port.switch}/{port.ifname})")
+            raise TestbedError(
+                f"testbed {config.name!r} is not up (port {port.switch}/{port.ifname})"
+            )
         queues += parse_qdiscs(port.switch, port.ifname, json.loads(out.stdout or "[]"))
     loss: dict[tuple[str, str], int] = {}
     if any(p.loss for p in switch_ports(config)):
@@ -111,7 +115,9 @@ def _check_complete(config: Config, queues: list[QueueStats]) -> None:
 
 def _loss_drops(config: Config, switch: str) -> dict[tuple[str, str], int]:
     ns = config.namespace(switch)
-    out = shell.run(["ip", "netns", "exec", ns, "nft", "-j", "list", "table", "inet", NFT_TABLE], check=False)
+    out = shell.run(
+        ["ip", "netns", "exec", ns, "nft", "-j", "list", "table", "inet", NFT_TABLE], check=False
+    )
     if out.returncode != 0:
         return {}
     drops: dict[tuple[str, str], int] = {}
@@ -127,14 +133,39 @@ def _loss_drops(config: Config, switch: str) -> dict[tuple[str, str], int]:
 
 def format_table(status: Status) -> str:
     """A fixed-width table, one row per queue, loss drops below."""
-    header = ("switch", "port", "q", "limit_B", "sent_pkts", "sent_B", "dropped", "backlog_B", "backlog_p")
+    header = (
+        "switch",
+        "port",
+        "q",
+        "limit_B",
+        "sent_pkts",
+        "sent_B",
+        "dropped",
+        "backlog_B",
+        "backlog_p",
+    )
     rows = [header] + [
-        (q.switch, q.port, str(q.queue), str(q.limit_bytes), str(q.sent_packets), str(q.sent_bytes),
-         str(q.dropped), str(q.backlog_bytes), str(q.backlog_packets))
+        (
+            q.switch,
+            q.port,
+            str(q.queue),
+            str(q.limit_bytes),
+            str(q.sent_packets),
+            str(q.sent_bytes),
+            str(q.dropped),
+            str(q.backlog_bytes),
+            str(q.backlog_packets),
+        )
         for q in status.queues
-    ]  # fmt: skip
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
+    lines = [
+        "  ".join(
+            c.rjust(w) if i >= 2 else c.ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
     for (switch, port), n in sorted(status.loss_drops.items()):
         lines.append(f"random loss on {switch}/{port}: {n} packets dropped")
     return "\n".join(lines)

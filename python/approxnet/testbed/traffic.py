@@ -61,9 +61,12 @@ def udp_recv(port: int, count: int, timeout: float, idle: float) -> dict[str, An
     return {"received": received, "bytes": nbytes}
 
 
-def tcp_send(dst: str, port: int, seconds: float, tos: int, connect_timeout: float) -> dict[str, Any]:
-    """Stream zeros over kernel TCP for `seconds`, then close."""
-    sock = _connect(dst, port, tos, connect_timeout)
+def tcp_send(
+    dst: str, port: int, seconds: float, tos: int, connect_timeout: float, cc: str | None = None
+) -> dict[str, Any]:
+    """Stream zeros over kernel TCP for `seconds` (congestion control `cc`,
+    default: the namespace's), then close."""
+    sock = _connect(dst, port, tos, connect_timeout, cc)
     buf = bytes(CHUNK)
     sent = 0
     start = time.monotonic()
@@ -71,8 +74,9 @@ def tcp_send(dst: str, port: int, seconds: float, tos: int, connect_timeout: flo
     sock.settimeout(max(seconds, 1.0) + 5.0)
     while time.monotonic() < end:
         sent += sock.send(buf)
+    used = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
     sock.close()
-    return {"bytes": sent, "seconds": time.monotonic() - start}
+    return {"bytes": sent, "seconds": time.monotonic() - start, "cc": used}
 
 
 def tcp_recv(port: int, timeout: float) -> dict[str, Any]:
@@ -104,12 +108,14 @@ def tcp_recv(port: int, timeout: float) -> dict[str, Any]:
     return {"bytes": total, "seconds": seconds, "goodput_bps": rate}
 
 
-def _connect(dst: str, port: int, tos: int, timeout: float) -> socket.socket:
+def _connect(dst: str, port: int, tos: int, timeout: float, cc: str | None) -> socket.socket:
     """Connect, retrying refused attempts until `timeout` (receiver starting)."""
     deadline = time.monotonic() + timeout
     while True:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+        if cc:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         try:
             sock.connect((dst, port))
@@ -127,8 +133,11 @@ def _ready() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m approxnet.testbed.traffic", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m approxnet.testbed.traffic",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("udp-send", help="send COUNT datagrams")
     p.add_argument("--dst", required=True)
@@ -147,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=2.0)
     p.add_argument("--tos", type=lambda s: int(s, 0), default=0)
     p.add_argument("--connect-timeout", type=float, default=5.0)
+    p.add_argument("--cc", help="TCP congestion control, e.g. cubic, reno, bbr")
     p = sub.add_parser("tcp-recv", help="receive one TCP stream")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--timeout", type=float, default=30.0)
@@ -156,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "udp-recv":
         result = udp_recv(args.port, args.count, args.timeout, args.idle)
     elif args.cmd == "tcp-send":
-        result = tcp_send(args.dst, args.port, args.seconds, args.tos, args.connect_timeout)
+        result = tcp_send(
+            args.dst, args.port, args.seconds, args.tos, args.connect_timeout, args.cc
+        )
     else:
         result = tcp_recv(args.port, args.timeout)
     print(json.dumps(result), flush=True)
