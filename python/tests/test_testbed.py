@@ -565,3 +565,42 @@ def test_context_manager_downs_on_error() -> None:
         assert tbm.list_namespaces(cfg.prefix) == []
     finally:
         tbm.down(cfg.name)
+
+
+@namespaces
+def test_two_switches_route_through_the_trunk() -> None:
+    cfg = tbm.parse(
+        {
+            "testbed": {"name": _testbed_name("e")},
+            "switch": [{"name": "s1"}, {"name": "s2"}],
+            "host": [
+                {"name": "h1", "switch": "s1", "rate": "10gbit"},
+                {"name": "h2", "switch": "s2", "rate": "10gbit"},
+            ],
+            "trunk": [{"between": ["s1", "s2"], "rate": "10gbit"}],
+        }
+    )
+    try:
+        tb = tbm.up(cfg)
+        before = _settled(tb)
+        sent, received = _udp(tb, "h1", "h2", 100, 2 << 5)
+        after = _settled(tb)
+        assert sent == received == 100
+        for switch, port in (("s1", "s2"), ("s2", "h2")):
+            b, a = before.queue(port, 2, switch), after.queue(port, 2, switch)
+            assert (a.sent_packets - b.sent_packets, a.dropped - b.dropped) == (100, 0)
+    finally:
+        tbm.down(cfg.name)
+        assert tbm.list_namespaces(cfg.prefix) == []
+
+
+@namespaces
+def test_status_and_exec_of_a_testbed_that_is_not_up(tmp_path: Path) -> None:
+    path = tmp_path / "gone.toml"
+    path.write_text(
+        f'[testbed]\nname = "{_testbed_name("f")}"\n[[host]]\nname = "h1"\nrate = "1gbit"\n'
+    )
+    for argv in (["status", str(path)], ["exec", str(path), "h1", "--", "true"]):
+        result = CliRunner().invoke(cli, argv)
+        assert result.exit_code == 1, result.output
+        assert "is not up" in result.output
