@@ -1,0 +1,186 @@
+//! The blocking face: one thread drives the endpoint inside each call.
+
+use crate::config::RuntimeConfig;
+use crate::driver::{Driver, EpochSample};
+use crate::error::{BindError, ConnectError, JobWaitError, SendJobError};
+use crate::pick;
+use crate::stats::RuntimeStats;
+use crate::sys::Socket;
+use approxnet_proto::{ConnectionHandle, Endpoint as ProtoEndpoint, Event, JobReport, JobSpec};
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant as StdInstant};
+
+/// An approxnet endpoint on a real socket, driven by the calling thread.
+///
+/// It both connects (client) and accepts (server). Every call that waits
+/// drives the protocol while it waits; between calls nothing happens, so
+/// a server loops on [`Endpoint::next_event`]. Memory is bounded by
+/// [`RuntimeConfig`] (queues, event cap) and the core's `Limits`.
+pub struct Endpoint {
+    d: Driver,
+}
+
+impl Endpoint {
+    /// Opens a socket on `addr` (port 0: any free port) and an endpoint on it.
+    pub fn bind(addr: SocketAddr, cfg: RuntimeConfig) -> Result<Endpoint, BindError> {
+        let ep = ProtoEndpoint::new(cfg.proto, cfg.seed)?;
+        let sock = Socket::bind(addr, &cfg.socket)?;
+        Ok(Endpoint {
+            d: Driver::new(ep, sock, cfg, Duration::ZERO),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.d.local_addr()
+    }
+
+    /// Starts a handshake with `peer` and returns at once; jobs may be
+    /// queued on the handle immediately. `Event::Connected` follows.
+    pub fn start_connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
+        let now = self.d.now();
+        let h = self.d.ep.connect(now, peer)?;
+        self.d.service()?;
+        Ok(h)
+    }
+
+    /// Connects to `peer` and waits for the handshake. Bounded by the
+    /// core's `idle_timeout` (then [`ConnectError::Lost`]).
+    pub fn connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
+        let h = self.start_connect(peer)?;
+        match self.drive_until(None, |q| pick::connected(q, h))? {
+            Some(r) => r.map(|()| h),
+            None => Err(ConnectError::TimedOut),
+        }
+    }
+
+    /// Queues a job on a connection; returns its id at once.
+    pub fn send_job(&mut self, h: ConnectionHandle, spec: JobSpec) -> Result<u32, SendJobError> {
+        let now = self.d.now();
+        let job = self.d.ep.send_job(now, h, spec)?;
+        self.d.service()?;
+        Ok(job)
+    }
+
+    /// Waits until `job` (sent on `h`) completes and returns the sender's
+    /// report. Ends with an error when the job fails or the connection is
+    /// lost (the core gives up on a silent peer after `idle_timeout`), or
+    /// when `timeout` passes first.
+    pub fn wait_job(
+        &mut self,
+        h: ConnectionHandle,
+        job: u32,
+        timeout: Option<Duration>,
+    ) -> Result<JobReport, JobWaitError> {
+        let deadline = timeout.map(|t| StdInstant::now() + t);
+        let found = self.drive_until(deadline, |q| pick::job_done(q, h, job))?;
+        match found {
+            Some(r) => r,
+            None if self.d.ep.peer(h).is_none() => Err(JobWaitError::NoConnection),
+            None => Err(JobWaitError::TimedOut),
+        }
+    }
+
+    /// Closes a connection once its jobs are done (FIN exchange follows).
+    pub fn close(&mut self, h: ConnectionHandle) -> io::Result<()> {
+        let now = self.d.now();
+        self.d.ep.close(now, h);
+        self.d.service()
+    }
+
+    /// The next event, driving the endpoint until one arrives or `timeout`
+    /// passes (`None`: wait as long as it takes).
+    pub fn next_event(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> io::Result<Option<(ConnectionHandle, Event)>> {
+        let deadline = timeout.map(|t| StdInstant::now() + t);
+        self.drive_until(deadline, |q| q.pop_front())
+    }
+
+    /// An event already received, without doing any I/O.
+    pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
+        self.d.events.pop_front()
+    }
+
+    /// Drives the endpoint until nothing is queued for sending and no
+    /// connection remains, or `timeout` passes. Returns whether it finished.
+    pub fn finish(&mut self, timeout: Duration) -> io::Result<bool> {
+        let deadline = StdInstant::now() + timeout;
+        loop {
+            if self.d.ep.connection_count() == 0 && !self.d.wait_spec().0 {
+                return Ok(true);
+            }
+            let left = deadline.saturating_duration_since(StdInstant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            self.drive(Some(left))?;
+        }
+    }
+
+    /// One round: send what is due, wait for the socket or the next timer
+    /// (at most `timeout`), receive, send again.
+    pub fn drive(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.d.service()?;
+        if !self.d.events.is_empty() {
+            return Ok(());
+        }
+        let (want_write, timer) = self.d.wait_spec();
+        let wait = match (timer, timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.d.sock.wait(want_write, wait)?;
+        match self.d.recv_some() {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        self.d.service()
+    }
+
+    fn drive_until<T>(
+        &mut self,
+        deadline: Option<StdInstant>,
+        mut pick: impl FnMut(&mut std::collections::VecDeque<(ConnectionHandle, Event)>) -> Option<T>,
+    ) -> io::Result<Option<T>> {
+        loop {
+            if let Some(x) = pick(&mut self.d.events) {
+                return Ok(Some(x));
+            }
+            let left = match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(StdInstant::now());
+                    if left.is_zero() {
+                        return Ok(None);
+                    }
+                    Some(left)
+                }
+                None => None,
+            };
+            self.drive(left)?;
+        }
+    }
+
+    /// Runtime counters (socket, batching, back-pressure).
+    pub fn stats(&self) -> RuntimeStats {
+        self.d.stats
+    }
+
+    /// The protocol core, for its counters (`stats()`), rates and peers.
+    pub fn core(&self) -> &ProtoEndpoint {
+        &self.d.ep
+    }
+
+    /// Takes the rate-control samples gathered so far (bounded history).
+    pub fn take_epochs(&mut self) -> Vec<EpochSample> {
+        self.d.epochs.drain(..).collect()
+    }
+
+    /// The socket, e.g. to read UDP-Lite coverage back.
+    pub fn socket(&self) -> &Socket {
+        &self.d.sock
+    }
+}

@@ -1,0 +1,90 @@
+//! Runtime configuration: the core's [`approxnet_proto::Config`] plus what
+//! only a real socket needs (protocol, buffers, marking, batching, caps).
+
+use crate::sys::{SocketKind, SocketOptions};
+use approxnet_proto::Config;
+use std::time::Duration;
+
+/// How `Transmit::queue` / `Transmit::dscp` become IP marking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarkingPolicy {
+    /// Write the endpoint's DSCP into each datagram's IP TOS byte.
+    pub dscp: bool,
+    /// Set `SO_PRIORITY = 7 - queue` per datagram (queue 0, the most urgent,
+    /// gets 7: Linux treats higher priority values as more urgent).
+    pub priority: bool,
+    /// Send ECT(0) and copy a received CE mark into the header's CE flag.
+    pub ecn: bool,
+}
+
+impl Default for MarkingPolicy {
+    fn default() -> Self {
+        MarkingPolicy {
+            dscp: true,
+            priority: true,
+            ecn: false,
+        }
+    }
+}
+
+/// Everything needed to open a runtime endpoint.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// The protocol core's configuration (rates, timers, caps).
+    pub proto: Config,
+    /// Seed of the core's random choices.
+    pub seed: u64,
+    /// Socket protocol, buffers, GSO / GRO. With [`SocketKind::UdpLite`] each
+    /// datagram's checksum covers the 48-byte header plus its precise prefix
+    /// and the kernel drops datagrams that cover less than the header; both
+    /// ends must use the same kind.
+    pub socket: SocketOptions,
+    /// IP marking.
+    pub marking: MarkingPolicy,
+    /// Datagrams the send queue holds (its bytes: this times the MTU).
+    pub send_queue: usize,
+    /// Receive slots per `recvmmsg` (each 64 KiB with GRO, else one MTU).
+    pub recv_slots: usize,
+    /// Datagrams handled per wake-up before timers and sends get a turn, so
+    /// a flood cannot starve a running job.
+    pub recv_budget: usize,
+    /// Application events held before the runtime stops reading the socket
+    /// (back-pressure instead of unbounded memory).
+    pub max_events: usize,
+    /// Epoch (rate-control) samples kept for [`crate::Endpoint::take_epochs`];
+    /// older ones are dropped and counted.
+    pub epoch_history: usize,
+    /// How far the core's clock may run ahead of the OS clock to release
+    /// paced packets early, as one batch. Bounds the timing error of every
+    /// timer; 0 sends each paced packet at its own wake-up.
+    pub pacing_lookahead: Duration,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            proto: Config::default(),
+            seed: 0x5eed,
+            socket: SocketOptions {
+                min_recv_coverage: Some(approxnet_proto::wire::HEADER_LEN),
+                ..SocketOptions::default()
+            },
+            marking: MarkingPolicy::default(),
+            send_queue: 512,
+            recv_slots: 32,
+            recv_budget: 1024,
+            max_events: 1 << 16,
+            epoch_history: 1024,
+            pacing_lookahead: Duration::from_micros(250),
+        }
+    }
+}
+
+impl RuntimeConfig {
+    /// The default configuration over UDP-Lite (seed 002's partial coverage).
+    pub fn udplite() -> RuntimeConfig {
+        let mut c = RuntimeConfig::default();
+        c.socket.kind = SocketKind::UdpLite;
+        c
+    }
+}

@@ -1,0 +1,262 @@
+//! The thin loop between a sans-IO [`approxnet_proto::Endpoint`] and a socket.
+//!
+//! One wake-up is: [`Driver::recv_some`] (at most `recv_budget` datagrams
+//! into `handle_datagram`), then [`Driver::service`] (due timers, then
+//! `poll_transmit` into the send queue, one batched flush, events out).
+//! Between wake-ups the caller waits for the socket or for
+//! [`Driver::wait_spec`]'s timeout: the blocking face in `poll(2)`, the
+//! async face in tokio.
+//!
+//! Pacing: the core releases DATA packets one serialisation time apart. A
+//! wake-up per packet would cost a syscall and a context switch each, so
+//! when the next timer falls within `pacing_lookahead` of the OS clock the
+//! driver moves the core's clock forward to it and keeps going; the packets
+//! of one lookahead window then leave in one `sendmmsg` / GSO batch.
+
+use crate::clock::Clock;
+use crate::config::RuntimeConfig;
+use crate::stats::RuntimeStats;
+use crate::sys::{socket::cscov_for, Marking, RecvQueue, SendQueue, Socket, SocketKind};
+use approxnet_proto::event::EpochStats;
+use approxnet_proto::wire::Flags;
+use approxnet_proto::{ConnectionHandle, Endpoint as ProtoEndpoint, Event, Instant, Transmit};
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Offset of the header's flags byte (the CE bit lives there).
+const FLAGS_OFFSET: usize = 2;
+/// ECN "congestion experienced" codepoint in the TOS byte.
+const ECN_CE: u8 = 0b11;
+/// Socket errors tolerated in one wake-up before timers get a turn.
+const MAX_RECV_ERRORS_PER_WAKEUP: u32 = 16;
+/// ECN ECT(0) codepoint.
+const ECN_ECT0: u8 = 0b10;
+
+/// An epoch sample with the connection it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EpochSample {
+    /// Which connection.
+    pub conn: ConnectionHandle,
+    /// Core time of the sample, in nanoseconds since the endpoint opened.
+    pub at: Instant,
+    /// The controller state.
+    pub stats: EpochStats,
+}
+
+/// Socket + core + queues; see the module docs.
+pub(crate) struct Driver {
+    pub(crate) ep: ProtoEndpoint,
+    pub(crate) sock: Socket,
+    sq: SendQueue,
+    rq: RecvQueue,
+    clock: Clock,
+    pub(crate) events: VecDeque<(ConnectionHandle, Event)>,
+    pub(crate) epochs: VecDeque<EpochSample>,
+    cfg: RuntimeConfig,
+    mtu: usize,
+    lookahead: Duration,
+    scratch: Vec<u8>,
+    pub(crate) stats: RuntimeStats,
+}
+
+impl Driver {
+    pub(crate) fn new(
+        ep: ProtoEndpoint,
+        sock: Socket,
+        cfg: RuntimeConfig,
+        min_lookahead: Duration,
+    ) -> Driver {
+        let mtu = ep.config().mtu;
+        let slot = if sock.gro_enabled() {
+            65_535
+        } else {
+            mtu.max(2048)
+        };
+        let send_queue = cfg.send_queue.max(1);
+        Driver {
+            sq: SendQueue::new(send_queue, send_queue * mtu),
+            rq: RecvQueue::new(cfg.recv_slots, slot),
+            clock: Clock::new(),
+            events: VecDeque::new(),
+            epochs: VecDeque::new(),
+            lookahead: cfg.pacing_lookahead.max(min_lookahead),
+            cfg,
+            mtu,
+            scratch: vec![0; mtu.max(2048)],
+            stats: RuntimeStats::default(),
+            ep,
+            sock,
+        }
+    }
+
+    pub(crate) fn local_addr(&self) -> SocketAddr {
+        self.sock.local_addr()
+    }
+
+    /// The core's time now.
+    pub(crate) fn now(&mut self) -> Instant {
+        self.clock.now()
+    }
+
+    /// Reads up to `recv_budget` datagrams into the core. `Ok(n)` when the
+    /// budget ran out (or reading is paused) with data possibly left;
+    /// `Err(WouldBlock)` when the socket is drained.
+    pub(crate) fn recv_some(&mut self) -> io::Result<usize> {
+        let mut handled = 0;
+        let mut errors = 0;
+        while handled < self.cfg.recv_budget {
+            if self.events.len() >= self.cfg.max_events {
+                self.stats.recv_paused += 1;
+                return Ok(handled);
+            }
+            match self.rq.recv(&self.sock) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.stats.recv = self.rq.stats;
+                    return Err(e);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    // ENOBUFS, ICMP-reported errors and the like: count, go on.
+                    self.stats.recv_errors += 1;
+                    errors += 1;
+                    if errors >= MAX_RECV_ERRORS_PER_WAKEUP {
+                        return Ok(handled);
+                    }
+                    continue;
+                }
+            }
+            let now = self.clock.now();
+            for d in self.rq.iter() {
+                handled += 1;
+                let ce = self.cfg.marking.ecn && d.tos.is_some_and(|t| t & 0b11 == ECN_CE);
+                if ce && d.data.len() > FLAGS_OFFSET && d.data.len() <= self.scratch.len() {
+                    self.stats.ce_marked += 1;
+                    let buf = &mut self.scratch[..d.data.len()];
+                    buf.copy_from_slice(d.data);
+                    buf[FLAGS_OFFSET] |= Flags::CE;
+                    self.ep.handle_datagram(now, d.src, buf);
+                } else {
+                    self.ep.handle_datagram(now, d.src, d.data);
+                }
+            }
+            self.collect_events();
+        }
+        self.stats.recv = self.rq.stats;
+        self.stats.recv_budget_exhausted += 1;
+        Ok(handled)
+    }
+
+    /// Fires due timers, moves everything the core wants to send into the
+    /// send queue (running the core's clock up to `pacing_lookahead` ahead),
+    /// flushes once, and collects events.
+    pub(crate) fn service(&mut self) -> io::Result<()> {
+        self.stats.wakeups += 1;
+        let mut now = self.clock.now();
+        let horizon = self.clock.real()
+            + approxnet_proto::Duration::from_nanos(self.lookahead.as_nanos() as u64);
+        loop {
+            if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+                self.ep.handle_timeout(now);
+            }
+            if self.fill(now)? {
+                break; // kernel send buffer full: wait for writability
+            }
+            match self.ep.poll_timeout() {
+                Some(t) if t > now && t <= horizon => now = self.clock.advance_to(t),
+                _ => break,
+            }
+        }
+        let _ = self.flush();
+        self.collect_events();
+        Ok(())
+    }
+
+    /// Moves datagrams from the core into the send queue. Returns true when
+    /// the queue is full and the kernel will not take more now.
+    fn fill(&mut self, now: Instant) -> io::Result<bool> {
+        loop {
+            if self.sq.is_full_for(self.mtu) {
+                match self.flush() {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+                if self.sq.is_full_for(self.mtu) {
+                    return Ok(true);
+                }
+            }
+            let Some(slot) = self.sq.reserve(self.mtu) else {
+                return Ok(true);
+            };
+            let Some(t) = self.ep.poll_transmit(now, slot) else {
+                return Ok(false);
+            };
+            let (mark, cscov) = self.marking(&t);
+            let gso = self.sock.gso_enabled();
+            if !self.sq.commit(t.len.min(self.mtu), t.dst, mark, cscov, gso) {
+                self.stats.transmit_refused += 1;
+            }
+        }
+    }
+
+    fn marking(&self, t: &Transmit) -> (Marking, u16) {
+        let m = self.cfg.marking;
+        let dscp = if m.dscp { t.dscp } else { 0 };
+        let ecn = if m.ecn { ECN_ECT0 } else { 0 };
+        let prio = m
+            .priority
+            .then(|| 7u32.saturating_sub(u32::from(t.queue.min(7))));
+        let cscov = match self.sock.kind() {
+            SocketKind::UdpLite => cscov_for(t.checksum_coverage(), t.len),
+            SocketKind::Udp => 0,
+        };
+        (Marking::new(dscp, ecn, prio), cscov)
+    }
+
+    /// Sends what the kernel takes; `Err(WouldBlock)` if datagrams remain.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.sq.flush(&self.sock)?;
+        self.stats.send = self.sq.stats;
+        if self.sq.is_empty() {
+            Ok(())
+        } else {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+    }
+
+    fn collect_events(&mut self) {
+        while let Some((h, e)) = self.ep.poll_event() {
+            match e {
+                Event::Epoch(s) => {
+                    if self.epochs.len() >= self.cfg.epoch_history {
+                        self.epochs.pop_front();
+                        self.stats.epochs_dropped += 1;
+                    }
+                    if self.cfg.epoch_history > 0 {
+                        let at = self.clock.now();
+                        self.epochs.push_back(EpochSample {
+                            conn: h,
+                            at,
+                            stats: s,
+                        });
+                    }
+                }
+                e => self.events.push_back((h, e)),
+            }
+        }
+    }
+
+    /// What to wait for: writability (datagrams queued) and for how long
+    /// (until the next core timer, less the lookahead; `None`: no timer).
+    pub(crate) fn wait_spec(&mut self) -> (bool, Option<Duration>) {
+        let timeout = self.ep.poll_timeout().map(|t| {
+            let la = approxnet_proto::Duration::from_nanos(self.lookahead.as_nanos() as u64);
+            let wake = Instant::from_nanos(t.as_nanos().saturating_sub(la.as_nanos()));
+            self.clock.until(wake)
+        });
+        (!self.sq.is_empty(), timeout)
+    }
+}
