@@ -1,0 +1,105 @@
+//! Jobs: N messages with a minimal sampling rate, and their outcome.
+
+use crate::scheme::Scheme;
+use approxnet_proto::time::Instant;
+
+/// Counters a job's transport reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobCounters {
+    /// Data packets sent (retransmissions included).
+    pub sent_pkts: u64,
+    /// Retransmitted data packets.
+    pub retx_pkts: u64,
+    /// Packets lost in the network (drops and corruption).
+    pub lost_pkts: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+}
+
+/// A running or finished job.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Its index.
+    pub id: u32,
+    /// Its class (index into the scenario's job classes).
+    pub class: u32,
+    /// Sender host.
+    pub src: u32,
+    /// Receiver host.
+    pub dst: u32,
+    /// Arrival.
+    pub start: Instant,
+    /// Message sizes.
+    pub msgs: Vec<u64>,
+    /// Minimal sampling rate.
+    pub msr: f64,
+    /// Messages that must arrive: ceil(MSR * N) for approximate jobs, N otherwise.
+    pub needed: u32,
+    /// Transport scheme.
+    pub scheme: Scheme,
+    /// Tolerates approximation.
+    pub approximate: bool,
+    /// Messages the sender chose to send (SampleSend sends fewer).
+    pub sent_msgs: u32,
+    /// Messages delivered.
+    pub delivered: u32,
+    /// Bytes delivered to the receiver.
+    pub delivered_bytes: u64,
+    /// When `needed` messages had arrived.
+    pub done: Option<Instant>,
+    /// Its native flow, if any.
+    pub flow: Option<u32>,
+    /// Transport counters.
+    pub counters: JobCounters,
+}
+
+impl Job {
+    /// Messages that must arrive for a job of `n` messages.
+    pub fn needed_for(n: u32, msr: f64, approximate: bool) -> u32 {
+        if !approximate {
+            return n;
+        }
+        // small epsilon so 0.5 * 8 stays 4 despite float noise
+        ((msr * n as f64 - 1e-9).ceil().max(1.0) as u32).min(n)
+    }
+
+    /// Total application bytes of the job.
+    pub fn bytes(&self) -> u64 {
+        self.msgs.iter().sum()
+    }
+
+    /// Job completion time, if done.
+    pub fn jct(&self) -> Option<u64> {
+        self.done.map(|d| (d - self.start).as_nanos())
+    }
+
+    /// Fraction of the job's messages delivered.
+    pub fn delivered_fraction(&self) -> f64 {
+        if self.msgs.is_empty() {
+            return 1.0;
+        }
+        self.delivered as f64 / self.msgs.len() as f64
+    }
+
+    /// Fraction of sent data packets lost in the network.
+    pub fn loss_rate(&self) -> f64 {
+        if self.counters.sent_pkts == 0 {
+            return 0.0;
+        }
+        self.counters.lost_pkts as f64 / self.counters.sent_pkts as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn needed_messages() {
+        assert_eq!(Job::needed_for(8, 0.5, true), 4);
+        assert_eq!(Job::needed_for(8, 0.5, false), 8);
+        assert_eq!(Job::needed_for(10, 0.125, true), 2);
+        assert_eq!(Job::needed_for(10, 1.0, true), 10);
+        assert_eq!(Job::needed_for(3, 0.01, true), 1);
+    }
+}

@@ -1,0 +1,232 @@
+//! The network: nodes, egress ports, shared switch buffers and routes.
+//!
+//! Build one with [`NetworkBuilder`] (or a preset in [`crate::topology`]);
+//! the simulator moves packets through it.
+
+pub mod link;
+pub mod port;
+pub mod queue;
+pub mod routing;
+pub mod sched;
+
+use crate::packet::{PacketPool, PktId};
+use approxnet_proto::wire;
+use link::LinkSpec;
+use port::{Port, PortConfig};
+use queue::{Admit, Entry};
+use routing::{Ecmp, Routes};
+
+/// Host or switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// An end host (runs transports); index into the host list.
+    Host(u32),
+    /// A switch.
+    Switch,
+}
+
+/// A node and its egress ports.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Host or switch.
+    pub kind: NodeKind,
+    /// Its egress ports.
+    pub ports: Vec<u32>,
+    /// Human-readable name (for output).
+    pub name: String,
+    /// Shared buffer capacity (switches), bytes.
+    pub shared_cap: u64,
+    /// Shared buffer in use, bytes.
+    pub shared_used: u64,
+}
+
+/// What happened to a packet offered to a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// Queued, nothing dropped.
+    Queued,
+    /// This packet (the offered one or an evicted one) was dropped; the
+    /// caller frees it and accounts the loss.
+    Dropped(PktId),
+}
+
+/// Builds a [`Network`] node by node and link by link.
+#[derive(Debug, Default)]
+pub struct NetworkBuilder {
+    nodes: Vec<Node>,
+    ports: Vec<Port>,
+    hosts: Vec<u32>,
+    switch_port: PortConfig,
+    host_port: PortConfig,
+}
+
+impl NetworkBuilder {
+    /// Switch egress ports get `switch_port`, host NICs `host_port`.
+    pub fn new(switch_port: PortConfig, host_port: PortConfig) -> Self {
+        NetworkBuilder {
+            switch_port,
+            host_port,
+            ..Default::default()
+        }
+    }
+
+    /// Adds a host; returns its node id.
+    pub fn add_host(&mut self) -> u32 {
+        let h = self.hosts.len() as u32;
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            kind: NodeKind::Host(h),
+            ports: Vec::new(),
+            name: format!("h{h}"),
+            shared_cap: u64::MAX,
+            shared_used: 0,
+        });
+        self.hosts.push(id);
+        id
+    }
+
+    /// Adds a switch with `shared_buffer` bytes shared by its ports.
+    pub fn add_switch(&mut self, name: impl Into<String>, shared_buffer: u64) -> u32 {
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            kind: NodeKind::Switch,
+            ports: Vec::new(),
+            name: name.into(),
+            shared_cap: shared_buffer,
+            shared_used: 0,
+        });
+        id
+    }
+
+    /// Connects `a` and `b` with a full-duplex link.
+    pub fn connect(&mut self, a: u32, b: u32, link: LinkSpec) {
+        for (x, y) in [(a, b), (b, a)] {
+            let node = &self.nodes[x as usize];
+            let cfg = match node.kind {
+                NodeKind::Host(_) => &self.host_port,
+                NodeKind::Switch => &self.switch_port,
+            };
+            let mut p = Port::new(x, y, link.rate, link.delay, link.ber, cfg);
+            p.shared = node.kind == NodeKind::Switch;
+            let pid = self.ports.len() as u32;
+            self.ports.push(p);
+            self.nodes[x as usize].ports.push(pid);
+        }
+    }
+
+    /// Number of nodes so far.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Computes routes and returns the network.
+    pub fn build(self, ecmp: Ecmp) -> Network {
+        let adj: Vec<Vec<(u32, u32)>> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                n.ports
+                    .iter()
+                    .map(|&p| (p, self.ports[p as usize].peer))
+                    .collect()
+            })
+            .collect();
+        let routes = Routes::build(&adj, &self.hosts);
+        Network {
+            nodes: self.nodes,
+            ports: self.ports,
+            hosts: self.hosts,
+            routes,
+            ecmp,
+        }
+    }
+}
+
+/// The built network.
+#[derive(Clone, Debug)]
+pub struct Network {
+    /// All nodes.
+    pub nodes: Vec<Node>,
+    /// All egress ports.
+    pub ports: Vec<Port>,
+    /// Node id of each host.
+    pub hosts: Vec<u32>,
+    /// Next-hop tables.
+    pub routes: Routes,
+    /// ECMP mode.
+    pub ecmp: Ecmp,
+}
+
+impl Network {
+    /// Number of hosts.
+    pub fn host_count(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// The NIC (first egress port) of host `h`.
+    pub fn nic(&self, h: u32) -> u32 {
+        self.nodes[self.hosts[h as usize] as usize].ports[0]
+    }
+
+    /// Offers packet `id` to egress `port`, marking CE or dropping as the
+    /// queue decides.
+    pub fn offer(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Offer {
+        let p = pool.get(id);
+        let e = Entry {
+            id,
+            size: p.size,
+            rank: p.rank,
+            flow: p.flow,
+        };
+        let q = p.queue;
+        let port_ref = &mut self.ports[port as usize];
+        let node = &mut self.nodes[port_ref.node as usize];
+        let room = if port_ref.shared {
+            node.shared_cap.saturating_sub(node.shared_used)
+        } else {
+            u64::MAX
+        };
+        match port_ref.admit(q, e, room) {
+            Admit::Queued { mark } => {
+                if port_ref.shared {
+                    node.shared_used += e.size as u64;
+                }
+                if mark {
+                    mark_ce(pool, id);
+                }
+                Offer::Queued
+            }
+            Admit::Evicted(victim) => {
+                if port_ref.shared {
+                    let vs = pool.get(victim).size as u64;
+                    node.shared_used = node.shared_used + e.size as u64 - vs;
+                }
+                Offer::Dropped(victim)
+            }
+            Admit::Dropped => Offer::Dropped(id),
+        }
+    }
+
+    /// Starts serialising the next packet on `port` if it is idle.
+    pub fn start_next(&mut self, port: u32) -> Option<Entry> {
+        let p = &mut self.ports[port as usize];
+        let e = p.start_next()?;
+        if p.shared {
+            self.nodes[p.node as usize].shared_used -= e.size as u64;
+        }
+        Some(e)
+    }
+}
+
+/// Sets congestion-experienced on an ECN-capable packet; for endpoint
+/// datagrams also in the approxnet header, where the endpoint reads it.
+fn mark_ce(pool: &mut PacketPool, id: PktId) {
+    let p = pool.get_mut(id);
+    if !p.ect {
+        return;
+    }
+    p.ce = true;
+    if p.payload.len() >= wire::HEADER_LEN {
+        wire::Packet::new_unchecked(&mut p.payload[..]).set_ce(true);
+    }
+}

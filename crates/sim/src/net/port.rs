@@ -1,0 +1,116 @@
+//! An egress port: a set of queues, a scheduler and a serialiser.
+//!
+//! The port decides admission (per-queue limit plus the switch's shared
+//! buffer), ECN marking and which packet goes next; the pipe behind it
+//! (propagation delay) is applied by the simulator when serialisation ends.
+
+use super::queue::{Admit, Entry, Queue, QueueConfig};
+use super::sched::Scheduler;
+use crate::packet::PktId;
+use approxnet_proto::time::Duration;
+use approxnet_proto::units::Rate;
+
+/// Queue layout and scheduler of a port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortConfig {
+    /// One entry per queue, queue 0 first.
+    pub queues: Vec<QueueConfig>,
+    /// Which queue sends next.
+    pub scheduler: Scheduler,
+}
+
+impl Default for PortConfig {
+    /// One unlimited FIFO queue (a host NIC).
+    fn default() -> Self {
+        PortConfig {
+            queues: vec![QueueConfig::default()],
+            scheduler: Scheduler::Strict,
+        }
+    }
+}
+
+/// One direction of a link, at its sending node.
+#[derive(Clone, Debug)]
+pub struct Port {
+    /// Node that owns the port.
+    pub node: u32,
+    /// Node at the other end.
+    pub peer: u32,
+    /// Line rate.
+    pub rate: Rate,
+    /// Propagation delay of the pipe behind the port.
+    pub delay: Duration,
+    /// Bit error rate of the link.
+    pub ber: f64,
+    /// The queues.
+    pub queues: Vec<Queue>,
+    /// The scheduler.
+    pub sched: Scheduler,
+    /// Packet being serialised now.
+    pub busy: Option<PktId>,
+    /// Whether admission also draws on the node's shared buffer.
+    pub shared: bool,
+    /// Packets sent.
+    pub tx_pkts: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Picoseconds per byte at this rate (integer serialisation time).
+    ps_per_byte: u64,
+}
+
+impl Port {
+    /// A port from `node` to `peer`.
+    pub fn new(
+        node: u32,
+        peer: u32,
+        rate: Rate,
+        delay: Duration,
+        ber: f64,
+        cfg: &PortConfig,
+    ) -> Port {
+        let ps_per_byte = (8e12 / rate.as_bps()).round().max(1.0) as u64;
+        Port {
+            node,
+            peer,
+            rate,
+            delay,
+            ber,
+            queues: cfg.queues.iter().map(|c| Queue::new(*c)).collect(),
+            sched: cfg.scheduler.clone(),
+            busy: None,
+            shared: false,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            ps_per_byte,
+        }
+    }
+
+    /// Serialisation time of `bytes` (rounded up to a nanosecond).
+    pub fn tx_time(&self, bytes: u32) -> Duration {
+        Duration::from_nanos((bytes as u64 * self.ps_per_byte).div_ceil(1000))
+    }
+
+    /// Offers a packet to queue `q` (clamped to the last queue).
+    pub fn admit(&mut self, q: u8, e: Entry, shared_room: u64) -> Admit {
+        let qi = (q as usize).min(self.queues.len() - 1);
+        self.queues[qi].admit(e, shared_room)
+    }
+
+    /// Takes the next packet to serialise, if the port is idle and has one.
+    pub fn start_next(&mut self) -> Option<Entry> {
+        if self.busy.is_some() {
+            return None;
+        }
+        let q = self.sched.pick(&self.queues)?;
+        let e = self.queues[q].pop()?;
+        self.busy = Some(e.id);
+        self.tx_pkts += 1;
+        self.tx_bytes += e.size as u64;
+        Some(e)
+    }
+
+    /// Bytes queued over all queues (not counting the one in service).
+    pub fn backlog_bytes(&self) -> u64 {
+        self.queues.iter().map(|q| q.bytes()).sum()
+    }
+}

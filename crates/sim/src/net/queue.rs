@@ -1,0 +1,279 @@
+//! One switch queue: holds packets, counts bytes, decides drop and ECN mark.
+//!
+//! A queue never chooses *which* queue runs next (that is the scheduler's
+//! job) and never delays (that is the pipe's job).
+
+use crate::packet::PktId;
+use std::collections::VecDeque;
+
+/// When a queue marks ECN congestion-experienced on arrival.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EcnThreshold {
+    /// Mark when the queue already holds at least this many packets
+    /// (DCTCP's K, instantaneous queue, as RED with MinTh = MaxTh = K).
+    Packets(u32),
+    /// Mark when the queue already holds at least this many bytes.
+    Bytes(u64),
+}
+
+/// How packets leave a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Discipline {
+    /// First in, first out; tail drop.
+    #[default]
+    Fifo,
+    /// pFabric: send the most urgent (lowest rank) flow's earliest packet,
+    /// on overflow drop the least urgent packet.
+    PFabric,
+}
+
+/// Static configuration of one queue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueConfig {
+    /// Buffer this queue may hold, bytes.
+    pub limit_bytes: u64,
+    /// ECN marking threshold, if the queue marks.
+    pub ecn: Option<EcnThreshold>,
+    /// FIFO or pFabric.
+    pub discipline: Discipline,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            limit_bytes: u64::MAX,
+            ecn: None,
+            discipline: Discipline::Fifo,
+        }
+    }
+}
+
+/// What the queue keeps about each packet, so that scheduling never has to
+/// look into the packet pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The packet.
+    pub id: PktId,
+    /// Its size on the wire.
+    pub size: u32,
+    /// pFabric rank.
+    pub rank: u64,
+    /// Its flow (pFabric sends a flow's packets in order).
+    pub flow: u32,
+}
+
+/// Counters of one queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Packets accepted.
+    pub enqueued: u64,
+    /// Packets dropped (tail drop or pFabric eviction).
+    pub dropped: u64,
+    /// Packets marked CE.
+    pub marked: u64,
+    /// Largest backlog seen, bytes.
+    pub max_bytes: u64,
+}
+
+/// Outcome of offering a packet to a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Stored; `mark` says whether to set CE.
+    Queued {
+        /// Set CE on the packet.
+        mark: bool,
+    },
+    /// Stored after evicting this (less urgent) packet, which is dropped.
+    Evicted(PktId),
+    /// Not stored: the arriving packet is dropped.
+    Dropped,
+}
+
+/// A single queue of an egress port.
+#[derive(Clone, Debug, Default)]
+pub struct Queue {
+    /// Its configuration.
+    pub cfg: QueueConfig,
+    items: VecDeque<Entry>,
+    bytes: u64,
+    /// Counters.
+    pub stats: QueueStats,
+}
+
+impl Queue {
+    /// An empty queue.
+    pub fn new(cfg: QueueConfig) -> Self {
+        Queue {
+            cfg,
+            ..Default::default()
+        }
+    }
+
+    /// Bytes queued.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Packets queued.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Nothing queued.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Size of the packet that [`Queue::pop`] would return.
+    pub fn head_size(&self) -> Option<u32> {
+        match self.cfg.discipline {
+            Discipline::Fifo => self.items.front().map(|e| e.size),
+            Discipline::PFabric => self.pfabric_next().map(|i| self.items[i].size),
+        }
+    }
+
+    /// Offers `e`; `shared_room` is what the switch's shared buffer still has.
+    pub fn admit(&mut self, e: Entry, shared_room: u64) -> Admit {
+        let size = e.size as u64;
+        let fits = self.bytes + size <= self.cfg.limit_bytes && size <= shared_room;
+        if !fits {
+            if self.cfg.discipline == Discipline::PFabric && !self.items.is_empty() {
+                return self.pfabric_evict(e);
+            }
+            self.stats.dropped += 1;
+            return Admit::Dropped;
+        }
+        let mark = match self.cfg.ecn {
+            Some(EcnThreshold::Packets(k)) => self.items.len() as u64 >= k as u64,
+            Some(EcnThreshold::Bytes(b)) => self.bytes >= b,
+            None => false,
+        };
+        self.push(e);
+        if mark {
+            self.stats.marked += 1;
+        }
+        Admit::Queued { mark }
+    }
+
+    fn push(&mut self, e: Entry) {
+        self.bytes += e.size as u64;
+        self.items.push_back(e);
+        self.stats.enqueued += 1;
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+    }
+
+    /// Removes the next packet to send.
+    pub fn pop(&mut self) -> Option<Entry> {
+        let e = match self.cfg.discipline {
+            Discipline::Fifo => self.items.pop_front()?,
+            Discipline::PFabric => {
+                let i = self.pfabric_next()?;
+                self.items.remove(i)?
+            }
+        };
+        self.bytes -= e.size as u64;
+        Some(e)
+    }
+
+    /// pFabric dequeue: the earliest packet of the flow that owns the most
+    /// urgent packet (pFabric section 4.2: avoids reordering within a flow).
+    fn pfabric_next(&self) -> Option<usize> {
+        let (_, best) = self
+            .items
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, e)| (e.rank, *i))?;
+        self.items.iter().position(|e| e.flow == best.flow)
+    }
+
+    /// pFabric drop: the least urgent packet among the queue and `e` goes.
+    fn pfabric_evict(&mut self, e: Entry) -> Admit {
+        let (worst_i, worst) = self
+            .items
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, x)| (x.rank, usize::MAX - *i))
+            .map(|(i, x)| (i, *x))
+            .expect("non-empty");
+        if worst.rank <= e.rank {
+            self.stats.dropped += 1;
+            return Admit::Dropped;
+        }
+        self.items.remove(worst_i);
+        self.bytes -= worst.size as u64;
+        self.stats.dropped += 1;
+        if self.bytes + e.size as u64 > self.cfg.limit_bytes {
+            // still no room (a larger packet): put the victim back, drop `e`
+            self.items.insert(worst_i, worst);
+            self.bytes += worst.size as u64;
+            return Admit::Dropped;
+        }
+        self.push(e);
+        Admit::Evicted(worst.id)
+    }
+
+    /// Ids of queued packets, in queue order.
+    pub fn ids(&self) -> impl Iterator<Item = PktId> + '_ {
+        self.items.iter().map(|e| e.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(id: u32, size: u32, rank: u64, flow: u32) -> Entry {
+        Entry {
+            id,
+            size,
+            rank,
+            flow,
+        }
+    }
+
+    #[test]
+    fn tail_drop_and_ecn_at_k_packets() {
+        let mut q = Queue::new(QueueConfig {
+            limit_bytes: 3000,
+            ecn: Some(EcnThreshold::Packets(1)),
+            discipline: Discipline::Fifo,
+        });
+        assert_eq!(
+            q.admit(e(0, 1500, 0, 0), u64::MAX),
+            Admit::Queued { mark: false }
+        );
+        assert_eq!(
+            q.admit(e(1, 1500, 0, 0), u64::MAX),
+            Admit::Queued { mark: true }
+        );
+        assert_eq!(q.admit(e(2, 1500, 0, 0), u64::MAX), Admit::Dropped);
+        assert_eq!(q.pop().unwrap().id, 0);
+        assert_eq!(q.bytes(), 1500);
+        assert_eq!(q.stats.dropped, 1);
+        assert_eq!(q.stats.marked, 1);
+    }
+
+    #[test]
+    fn shared_buffer_limits_admission() {
+        let mut q = Queue::new(QueueConfig::default());
+        assert_eq!(q.admit(e(0, 1500, 0, 0), 1000), Admit::Dropped);
+    }
+
+    #[test]
+    fn pfabric_serves_most_urgent_flow_and_drops_least_urgent() {
+        let mut q = Queue::new(QueueConfig {
+            limit_bytes: 3000,
+            ecn: None,
+            discipline: Discipline::PFabric,
+        });
+        q.admit(e(0, 1500, 50, 7), u64::MAX);
+        q.admit(e(1, 1500, 10, 8), u64::MAX);
+        // full: arriving rank 20 evicts rank 50
+        assert_eq!(q.admit(e(2, 1500, 20, 9), u64::MAX), Admit::Evicted(0));
+        // arriving rank 99 is the least urgent: dropped
+        assert_eq!(q.admit(e(3, 1500, 99, 9), u64::MAX), Admit::Dropped);
+        assert_eq!(q.pop().unwrap().id, 1);
+        assert_eq!(q.pop().unwrap().id, 2);
+        assert!(q.pop().is_none());
+    }
+}

@@ -1,0 +1,336 @@
+//! Results: per-job, per-flow and queue CSV files, and the summary.
+
+use crate::job::Job;
+use crate::scheme::Scheme;
+use crate::workload::JobClass;
+use crate::Simulator;
+use std::fmt::Write as _;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+/// Statistics of one job class.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClassSummary {
+    /// Class name.
+    pub name: String,
+    /// Scheme.
+    pub scheme: String,
+    /// Minimal sampling rate.
+    pub msr: f64,
+    /// Jobs that started.
+    pub jobs: usize,
+    /// Jobs that met their MSR.
+    pub done: usize,
+    /// Mean JCT of finished jobs, microseconds.
+    pub jct_mean_us: f64,
+    /// Median JCT, microseconds.
+    pub jct_p50_us: f64,
+    /// 99th-percentile JCT, microseconds.
+    pub jct_p99_us: f64,
+    /// Packets lost / packets sent, over the class.
+    pub loss_rate: f64,
+    /// Largest per-job loss rate among finished jobs.
+    pub max_job_loss: f64,
+    /// Mean delivered fraction of messages.
+    pub delivered_fraction: f64,
+    /// Retransmitted packets / packets sent.
+    pub retx_rate: f64,
+}
+
+/// Whole-run summary.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Scenario name.
+    pub name: String,
+    /// Per class.
+    pub classes: Vec<ClassSummary>,
+    /// Simulated seconds.
+    pub sim_s: f64,
+    /// Wall seconds of the event loop.
+    pub wall_s: f64,
+    /// Events executed.
+    pub events: u64,
+    /// Packet-hops (link transmissions).
+    pub hops: u64,
+    /// Switch drops.
+    pub drops: u64,
+    /// Mean sampled queue backlog, bytes.
+    pub queue_mean_bytes: f64,
+    /// 99th percentile sampled queue backlog, bytes.
+    pub queue_p99_bytes: f64,
+    /// Largest packet pool size (packets alive at once).
+    pub peak_packets: usize,
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+impl Summary {
+    /// Computes the summary of a finished run.
+    pub fn compute(name: &str, sim: &Simulator, classes: &[JobClass], wall_s: f64) -> Summary {
+        let mut out = Summary {
+            name: name.to_string(),
+            sim_s: sim.events.now().as_nanos() as f64 / 1e9,
+            wall_s,
+            events: sim.events.executed(),
+            hops: sim.counters.hops,
+            drops: sim.counters.drops,
+            peak_packets: sim.pool.peak(),
+            ..Default::default()
+        };
+        for (ci, c) in classes.iter().enumerate() {
+            let jobs: Vec<&Job> = sim
+                .jobs
+                .iter()
+                .filter(|j| j.class == ci as u32 && j.start <= sim.events.now())
+                .collect();
+            let mut jct: Vec<f64> = jobs
+                .iter()
+                .filter_map(|j| j.jct())
+                .map(|x| x as f64 / 1e3)
+                .collect();
+            jct.sort_by(|a, b| a.total_cmp(b));
+            let sent: u64 = jobs.iter().map(|j| j.counters.sent_pkts).sum();
+            let lost: u64 = jobs.iter().map(|j| j.counters.lost_pkts).sum();
+            let retx: u64 = jobs.iter().map(|j| j.counters.retx_pkts).sum();
+            let frac = |a: u64| {
+                if sent == 0 {
+                    0.0
+                } else {
+                    a as f64 / sent as f64
+                }
+            };
+            out.classes.push(ClassSummary {
+                name: c.name.clone(),
+                scheme: c.scheme.to_string(),
+                msr: c.msr,
+                jobs: jobs.len(),
+                done: jct.len(),
+                jct_mean_us: if jct.is_empty() {
+                    f64::NAN
+                } else {
+                    jct.iter().sum::<f64>() / jct.len() as f64
+                },
+                jct_p50_us: pct(&jct, 0.5),
+                jct_p99_us: pct(&jct, 0.99),
+                loss_rate: frac(lost),
+                max_job_loss: jobs
+                    .iter()
+                    .filter(|j| j.done.is_some())
+                    .map(|j| j.loss_rate())
+                    .fold(0.0, f64::max),
+                delivered_fraction: if jobs.is_empty() {
+                    f64::NAN
+                } else {
+                    jobs.iter().map(|j| j.delivered_fraction()).sum::<f64>() / jobs.len() as f64
+                },
+                retx_rate: frac(retx),
+            });
+        }
+        let mut q: Vec<f64> = sim.samples.iter().map(|s| s.bytes as f64).collect();
+        if !q.is_empty() {
+            out.queue_mean_bytes = q.iter().sum::<f64>() / q.len() as f64;
+            q.sort_by(|a, b| a.total_cmp(b));
+            out.queue_p99_bytes = pct(&q, 0.99);
+        }
+        out
+    }
+
+    /// The one-screen text form.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "scenario {}", self.name);
+        let _ = writeln!(
+            s,
+            "{:<22} {:<12} {:>5} {:>7} {:>11} {:>11} {:>11} {:>7} {:>8} {:>7}",
+            "class",
+            "scheme",
+            "msr",
+            "done",
+            "jct_mean_us",
+            "jct_p50_us",
+            "jct_p99_us",
+            "loss",
+            "delivrd",
+            "retx"
+        );
+        for c in &self.classes {
+            let _ = writeln!(
+                s,
+                "{:<22} {:<12} {:>5.3} {:>7} {:>11.1} {:>11.1} {:>11.1} {:>7.4} {:>8.3} {:>7.4}",
+                truncate(&c.name, 22),
+                c.scheme,
+                c.msr,
+                format!("{}/{}", c.done, c.jobs),
+                c.jct_mean_us,
+                c.jct_p50_us,
+                c.jct_p99_us,
+                c.loss_rate,
+                c.delivered_fraction,
+                c.retx_rate
+            );
+        }
+        let _ = writeln!(
+            s,
+            "simulated {:.3} ms in {:.2} s wall: {} events, {} packet-hops ({:.2} M hops/s), {} drops, peak {} packets",
+            self.sim_s * 1e3,
+            self.wall_s,
+            self.events,
+            self.hops,
+            self.hops as f64 / self.wall_s.max(1e-9) / 1e6,
+            self.drops,
+            self.peak_packets
+        );
+        if self.queue_mean_bytes > 0.0 || self.queue_p99_bytes > 0.0 {
+            let _ = writeln!(
+                s,
+                "sampled queues: mean {:.0} B, p99 {:.0} B",
+                self.queue_mean_bytes, self.queue_p99_bytes
+            );
+        }
+        s
+    }
+
+    /// A small JSON object (hand-written: no serde_json dependency).
+    pub fn json(&self) -> String {
+        let num = |x: f64| {
+            if x.is_finite() {
+                format!("{x}")
+            } else {
+                "null".into()
+            }
+        };
+        let classes: Vec<String> = self
+            .classes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{{\"name\":{:?},\"scheme\":{:?},\"msr\":{},\"jobs\":{},\"done\":{},\"jct_mean_us\":{},\"jct_p50_us\":{},\"jct_p99_us\":{},\"loss_rate\":{},\"max_job_loss\":{},\"delivered_fraction\":{},\"retx_rate\":{}}}",
+                    c.name, c.scheme, num(c.msr), c.jobs, c.done, num(c.jct_mean_us), num(c.jct_p50_us),
+                    num(c.jct_p99_us), num(c.loss_rate), num(c.max_job_loss), num(c.delivered_fraction), num(c.retx_rate)
+                )
+            })
+            .collect();
+        format!(
+            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}]}}\n",
+            self.name,
+            num(self.sim_s),
+            num(self.wall_s),
+            self.events,
+            self.hops,
+            num(self.hops as f64 / self.wall_s.max(1e-9)),
+            self.drops,
+            num(self.queue_mean_bytes),
+            num(self.queue_p99_bytes),
+            self.peak_packets,
+            classes.join(",")
+        )
+    }
+}
+
+fn truncate(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Writes jobs.csv, flows.csv (if `flows`), queues.csv, summary.txt and
+/// summary.json under `dir`.
+pub fn write_all(
+    dir: &Path,
+    sim: &Simulator,
+    classes: &[JobClass],
+    summary: &Summary,
+    flows: bool,
+) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut w = BufWriter::new(std::fs::File::create(dir.join("jobs.csv"))?);
+    writeln!(w, "job,class,scheme,msr,approximate,src,dst,start_ns,done_ns,jct_ns,messages,needed,sent_msgs,delivered_msgs,bytes,delivered_bytes,delivered_fraction,sent_pkts,retx_pkts,lost_pkts,loss_rate,timeouts")?;
+    let now = sim.events.now();
+    for j in sim.jobs.iter().filter(|j| j.start <= now) {
+        let c = &classes[j.class as usize];
+        let opt = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
+        writeln!(
+            w,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6},{},{},{},{:.6},{}",
+            j.id,
+            c.name,
+            j.scheme,
+            j.msr,
+            j.approximate,
+            j.src,
+            j.dst,
+            j.start.as_nanos(),
+            opt(j.done.map(|d| d.as_nanos())),
+            opt(j.jct()),
+            j.msgs.len(),
+            j.needed,
+            j.sent_msgs,
+            j.delivered,
+            j.bytes(),
+            j.delivered_bytes,
+            j.delivered_fraction(),
+            j.counters.sent_pkts,
+            j.counters.retx_pkts,
+            j.counters.lost_pkts,
+            j.loss_rate(),
+            j.counters.timeouts
+        )?;
+    }
+    w.flush()?;
+    if flows {
+        let mut w = BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?);
+        writeln!(w, "flow,job,src,dst,scheme,bytes,start_ns,fct_ns,received_bytes,sent_pkts,retx_pkts,timeouts,drops,cancelled")?;
+        for f in &sim.flows {
+            let s = f.stats();
+            let scheme: Scheme = sim.jobs[f.job as usize].scheme;
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                f.id,
+                f.job,
+                f.src,
+                f.dst,
+                scheme,
+                f.bytes,
+                f.start.as_nanos(),
+                f.done
+                    .map_or(String::new(), |d| (d - f.start).as_nanos().to_string()),
+                f.received_bytes(),
+                s.sent_pkts,
+                s.retx_pkts,
+                s.timeouts,
+                f.drops,
+                f.cancelled
+            )?;
+        }
+        w.flush()?;
+    }
+    if !sim.samples.is_empty() {
+        let mut w = BufWriter::new(std::fs::File::create(dir.join("queues.csv"))?);
+        writeln!(w, "t_ns,port,node,peer,bytes,pkts")?;
+        for s in &sim.samples {
+            let p = &sim.net.ports[s.port as usize];
+            writeln!(
+                w,
+                "{},{},{},{},{},{}",
+                s.t_ns,
+                s.port,
+                sim.net.nodes[p.node as usize].name,
+                sim.net.nodes[p.peer as usize].name,
+                s.bytes,
+                s.pkts
+            )?;
+        }
+        w.flush()?;
+    }
+    std::fs::write(dir.join("summary.txt"), summary.text())?;
+    std::fs::write(dir.join("summary.json"), summary.json())?;
+    Ok(())
+}

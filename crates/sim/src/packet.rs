@@ -1,0 +1,119 @@
+//! Simulated packets and the pool that owns them.
+//!
+//! Packets live in a [`PacketPool`] and travel through the event list as
+//! small [`PktId`] indices, so moving a packet from queue to pipe to node
+//! never copies its payload.
+
+/// Index of a packet in the [`PacketPool`].
+pub type PktId = u32;
+
+/// What a natively simulated transport packet carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// Payload bytes `[seq, seq + len)` of a flow.
+    #[default]
+    Data,
+    /// Cumulative acknowledgement: every byte below `ack` arrived.
+    Ack,
+    /// An opaque datagram of a sans-IO endpoint (its bytes are in `payload`).
+    Datagram,
+}
+
+/// The transport header of a natively simulated packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hdr {
+    /// Data, ACK or opaque datagram.
+    pub kind: Kind,
+    /// First payload byte (data) or message index (UDP).
+    pub seq: u64,
+    /// Payload bytes in this packet.
+    pub len: u32,
+    /// Cumulative ACK (ACK packets).
+    pub ack: u64,
+    /// ECN echo: the data packet this ACK answers carried CE (DCTCP).
+    pub ece: bool,
+}
+
+/// One packet in flight.
+#[derive(Clone, Debug, Default)]
+pub struct Packet {
+    /// Flow (native transports) or connection slot (endpoints) it belongs to.
+    pub flow: u32,
+    /// Sending host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Bytes on the wire, headers included.
+    pub size: u32,
+    /// ECMP hash of the flow's 5-tuple.
+    pub hash: u32,
+    /// Switch queue (0 = highest priority).
+    pub queue: u8,
+    /// ECN-capable transport.
+    pub ect: bool,
+    /// Congestion experienced (set by a switch).
+    pub ce: bool,
+    /// Bit errors hit a packet that has no payload bytes to flip.
+    pub corrupted: bool,
+    /// pFabric rank: lower is more urgent (remaining flow bytes).
+    pub rank: u64,
+    /// Transport header of native transports.
+    pub hdr: Hdr,
+    /// Datagram bytes of sans-IO endpoints (empty for native transports).
+    pub payload: Vec<u8>,
+}
+
+/// Owns every live packet; freed slots are reused (their payload capacity too).
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+    live: usize,
+    peak: usize,
+}
+
+impl PacketPool {
+    /// An empty pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores `p` and returns its id.
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PktId
+        }
+    }
+
+    /// Returns the slot of `id` to the pool.
+    pub fn free(&mut self, id: PktId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    /// Shared access to a live packet.
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    /// Mutable access to a live packet.
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets alive now.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Most packets alive at once.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+}

@@ -1,0 +1,542 @@
+//! From a checked scenario file to a ready [`Simulator`].
+
+use super::schema::{JobFile, ScenarioFile, SwitchFile};
+use super::{invalid, ScenarioError};
+use crate::job::{Job, JobCounters};
+use crate::net::link::LinkSpec;
+use crate::net::port::PortConfig;
+use crate::net::queue::{Discipline, EcnThreshold, QueueConfig};
+use crate::net::routing::Ecmp;
+use crate::net::sched::{Drr, Scheduler};
+use crate::net::NetworkBuilder;
+use crate::scheme::{self, Proto, Scheme};
+use crate::sim::SamplePorts;
+use crate::topology::{self, Fabric};
+use crate::transport::flow::TransportParams;
+use crate::workload::{self, cdf, JobClass, Pattern, SizeDist};
+use crate::Simulator;
+use approxnet_proto::time::{Duration, Instant};
+use approxnet_proto::units::Rate;
+
+/// Seed 000 section 7.1: "eight priority queues".
+const DEFAULT_QUEUES: u32 = 8;
+/// Seed 000 section 7.1: "a total buffer space of 1.5 MB".
+const DEFAULT_BUFFER_KB: f64 = 1500.0;
+/// Seed 000 section 7.1: ECN "marking threshold of 65" packets.
+const DEFAULT_ECN_K_PKTS: u32 = 65;
+
+/// A built scenario.
+pub struct Built {
+    /// The simulator, jobs scheduled.
+    pub sim: Simulator,
+    /// The job classes (index = `Job::class`).
+    pub classes: Vec<JobClass>,
+    /// Host link rate.
+    pub host_rate: Rate,
+    /// Unloaded round-trip time across the network's longest path.
+    pub base_rtt: Duration,
+}
+
+fn us(x: f64) -> Duration {
+    Duration::from_nanos((x * 1e3).round() as u64)
+}
+
+fn positive(key: &str, v: f64) -> Result<f64, ScenarioError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(invalid(key, format!("{v} is not a positive number"), "> 0"))
+    }
+}
+
+fn need<T: Copy>(key: &str, v: Option<T>, what: &str) -> Result<T, ScenarioError> {
+    v.ok_or_else(|| invalid(key, "missing", what))
+}
+
+/// Checks the file and builds the simulator.
+pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
+    let t = &f.topology;
+    let dur = positive("duration_ms", f.duration_ms)?;
+    let end = Instant::from_nanos((dur * 1e6).round() as u64);
+    let host_rate = Rate::gbps(positive("topology.host_gbps", t.host_gbps)?);
+    let core_rate = Rate::gbps(positive(
+        "topology.core_gbps",
+        t.core_gbps.unwrap_or(t.host_gbps),
+    )?);
+    if !(0.0..1.0).contains(&t.ber) {
+        return Err(invalid(
+            "topology.ber",
+            format!("{}", t.ber),
+            "0 <= ber < 1",
+        ));
+    }
+    if t.link_delay_us < 0.0 || !t.link_delay_us.is_finite() {
+        return Err(invalid(
+            "topology.link_delay_us",
+            format!("{}", t.link_delay_us),
+            ">= 0",
+        ));
+    }
+    let delay = us(t.link_delay_us);
+    let ecmp = match t.ecmp.as_str() {
+        "flow" => Ecmp::FlowHash,
+        "spray" => Ecmp::Spray,
+        o => {
+            return Err(invalid(
+                "topology.ecmp",
+                format!("unknown {o:?}"),
+                "flow, spray",
+            ))
+        }
+    };
+    let schemes = f
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            Scheme::parse(&j.scheme).ok_or_else(|| {
+                invalid(
+                    format!("jobs.{i}.scheme"),
+                    format!("unknown scheme {:?}", j.scheme),
+                    scheme::NAMES.join(", "),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let any_pfabric = schemes
+        .iter()
+        .any(|s| matches!(s, Scheme::Native(Proto::PFabric, _)));
+
+    // unloaded RTT over the longest path: propagation + one MTU per hop out, one ACK back
+    let diameter: u64 = match t.kind.as_str() {
+        "dumbbell" if t.bottleneck_gbps.is_some() => 3,
+        "dumbbell" => 2,
+        "leaf_spine" => 4,
+        "fat_tree" => 6,
+        o => {
+            return Err(invalid(
+                "topology.kind",
+                format!("unknown {o:?}"),
+                "dumbbell, leaf_spine, fat_tree",
+            ))
+        }
+    };
+    let tp = transport_params(f, host_rate, diameter, delay)?;
+    let mtu = tp.mss + tp.header_bytes;
+    let base_rtt = Duration::from_nanos(
+        diameter * (2 * delay.as_nanos() + host_rate.time_for(mtu as usize).as_nanos())
+            + diameter * host_rate.time_for(tp.header_bytes as usize).as_nanos(),
+    );
+    let bdp = (host_rate.as_bps() / 8.0 * base_rtt.as_secs_f64()).ceil() as u64;
+    let switch_port = port_config(&f.switch, any_pfabric, mtu, bdp)?;
+    let fabric = Fabric {
+        host_link: LinkSpec {
+            rate: host_rate,
+            delay,
+            ber: t.ber,
+        },
+        core_link: LinkSpec {
+            rate: core_rate,
+            delay,
+            ber: t.ber,
+        },
+        switch_buffer: (f.switch.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB) * 1000.0) as u64,
+    };
+    let mut b = NetworkBuilder::new(switch_port, PortConfig::default());
+    match t.kind.as_str() {
+        "dumbbell" => {
+            let s = need("topology.senders", t.senders, "a host count >= 1")?;
+            let r = t.receivers.unwrap_or(1);
+            let mid = match t.bottleneck_gbps {
+                Some(g) => Some(LinkSpec {
+                    rate: Rate::gbps(positive("topology.bottleneck_gbps", g)?),
+                    delay,
+                    ber: t.ber,
+                }),
+                None => None,
+            };
+            if s == 0 || r == 0 {
+                return Err(invalid(
+                    "topology.senders",
+                    "need senders and receivers",
+                    ">= 1",
+                ));
+            }
+            topology::dumbbell(&mut b, &fabric, s, r, mid);
+        }
+        "leaf_spine" => {
+            let sp = need("topology.spines", t.spines, "an integer >= 1")?;
+            let lv = need("topology.leaves", t.leaves, "an integer >= 1")?;
+            let hp = need(
+                "topology.hosts_per_leaf",
+                t.hosts_per_leaf,
+                "an integer >= 1",
+            )?;
+            let os = positive(
+                "topology.oversubscription",
+                t.oversubscription.unwrap_or(1.0),
+            )?;
+            if sp == 0 || lv == 0 || hp == 0 {
+                return Err(invalid(
+                    "topology",
+                    "spines, leaves, hosts_per_leaf must be >= 1",
+                    ">= 1",
+                ));
+            }
+            topology::leaf_spine(&mut b, &fabric, sp, lv, hp, os);
+        }
+        _ => {
+            let k = need("topology.k", t.k, "an even integer >= 2")?;
+            if k < 2 || k % 2 == 1 {
+                return Err(invalid(
+                    "topology.k",
+                    format!("{k}"),
+                    "an even integer >= 2",
+                ));
+            }
+            let hosts = t.hosts.unwrap_or(k * k * k / 4);
+            if hosts < 2 {
+                return Err(invalid("topology.hosts", format!("{hosts}"), ">= 2"));
+            }
+            topology::fat_tree(&mut b, &fabric, k, hosts);
+        }
+    }
+    let net = b.build(ecmp);
+    let hosts = net.host_count() as u32;
+    let mut sim = Simulator::new(net, tp, end, f.seed);
+
+    let classes = f
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| job_class(i, j, schemes[i], hosts, end))
+        .collect::<Result<Vec<_>, _>>()?;
+    for c in &classes {
+        if c.queue as u32 >= f.switch.queues.unwrap_or(DEFAULT_QUEUES) {
+            return Err(invalid(
+                "jobs.queue",
+                format!("{}", c.queue),
+                "0 .. switch.queues - 1",
+            ));
+        }
+    }
+    for p in workload::generate(&classes, hosts, host_rate.as_bps(), f.seed) {
+        let c = &classes[p.class as usize];
+        let n = p.msgs.len() as u32;
+        let job = Job {
+            id: 0,
+            class: p.class,
+            src: p.src,
+            dst: p.dst,
+            start: p.start,
+            needed: Job::needed_for(n, c.msr, c.approximate),
+            msgs: p.msgs,
+            msr: c.msr,
+            scheme: c.scheme,
+            approximate: c.approximate,
+            sent_msgs: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+            done: None,
+            flow: None,
+            counters: JobCounters::default(),
+        };
+        sim.add_job(job, c.queue);
+    }
+    let o = &f.output;
+    let every = o.queue_sample_us.unwrap_or(0.0);
+    if every < 0.0 {
+        return Err(invalid(
+            "output.queue_sample_us",
+            format!("{every}"),
+            ">= 0",
+        ));
+    }
+    let which = match o.queue_ports.as_deref().unwrap_or("host_facing") {
+        "host_facing" => SamplePorts::HostFacing,
+        "all_switch" => SamplePorts::AllSwitch,
+        "none" => SamplePorts::None,
+        x => {
+            return Err(invalid(
+                "output.queue_ports",
+                format!("unknown {x:?}"),
+                "host_facing, all_switch, none",
+            ))
+        }
+    };
+    if every > 0.0 {
+        sim.sample_queues(which, us(every));
+    }
+    Ok(Built {
+        sim,
+        classes,
+        host_rate,
+        base_rtt,
+    })
+}
+
+fn transport_params(
+    f: &ScenarioFile,
+    rate: Rate,
+    diameter: u64,
+    delay: Duration,
+) -> Result<TransportParams, ScenarioError> {
+    let t = &f.transport;
+    let mut tp = TransportParams::default();
+    if let Some(m) = t.mss {
+        if !(1..=65_000).contains(&m) {
+            return Err(invalid("transport.mss", format!("{m}"), "1 ..= 65000"));
+        }
+        tp.mss = m;
+    }
+    if let Some(h) = t.header_bytes {
+        tp.header_bytes = h;
+    }
+    if let Some(w) = t.init_cwnd_pkts {
+        if w == 0 {
+            return Err(invalid("transport.init_cwnd_pkts", "0", ">= 1"));
+        }
+        tp.init_cwnd_pkts = w;
+    }
+    if let Some(x) = t.min_rto_us {
+        tp.rto.min = us(positive("transport.min_rto_us", x)?);
+        tp.rto.initial = tp.rto.initial.max(tp.rto.min);
+    }
+    if let Some(x) = t.initial_rto_us {
+        tp.rto.initial = us(positive("transport.initial_rto_us", x)?);
+    }
+    let mtu = (tp.mss + tp.header_bytes) as usize;
+    let rtt = Duration::from_nanos(
+        diameter
+            * (2 * delay.as_nanos()
+                + rate.time_for(mtu).as_nanos()
+                + rate.time_for(tp.header_bytes as usize).as_nanos()),
+    );
+    // pFabric: window of one BDP, fixed RTO of about 3 RTTs (pFabric section 5)
+    tp.pfabric_bdp_bytes =
+        ((rate.as_bps() / 8.0 * rtt.as_secs_f64()).ceil() as u64).max(mtu as u64);
+    tp.pfabric_rto = match t.pfabric_rto_us {
+        Some(x) => us(positive("transport.pfabric_rto_us", x)?),
+        None => Duration::from_nanos(3 * rtt.as_nanos()),
+    };
+    Ok(tp)
+}
+
+fn port_config(
+    s: &SwitchFile,
+    any_pfabric: bool,
+    mtu: u32,
+    bdp: u64,
+) -> Result<PortConfig, ScenarioError> {
+    let n = s.queues.unwrap_or(DEFAULT_QUEUES);
+    if !(1..=64).contains(&n) {
+        return Err(invalid("switch.queues", format!("{n}"), "1 ..= 64"));
+    }
+    let n = n as usize;
+    let total = (s.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB) * 1000.0) as u64;
+    let discipline = match s.discipline.as_deref().unwrap_or("auto") {
+        "auto" if any_pfabric => Discipline::PFabric,
+        "auto" | "fifo" => Discipline::Fifo,
+        "pfabric" => Discipline::PFabric,
+        o => {
+            return Err(invalid(
+                "switch.discipline",
+                format!("unknown {o:?}"),
+                "auto, fifo, pfabric",
+            ))
+        }
+    };
+    let preset = s
+        .buffer_preset
+        .as_deref()
+        .unwrap_or(if discipline == Discipline::PFabric {
+            "pfabric"
+        } else {
+            "shared"
+        });
+    let mut limits: Vec<u64> = match preset {
+        "shared" => vec![total; n],
+        // seed 000 section 5.2: the lowest queue 1 MTU, +1 MTU per higher
+        // queue up to queue 1; queue 0 (non-approximate) gets the rest
+        "netapprox" => {
+            let mut v: Vec<u64> = (0..n).map(|q| (n - q) as u64 * mtu as u64).collect();
+            v[0] = total.saturating_sub(v[1..].iter().sum());
+            v
+        }
+        // pFabric: tiny per-port buffers, about 2 BDP (pFabric section 5: 36 KB at 10 Gbps)
+        "pfabric" => {
+            let b = s
+                .pfabric_queue_kb
+                .map_or(2 * bdp, |kb| (kb * 1000.0) as u64);
+            vec![b.max(mtu as u64); n]
+        }
+        o => {
+            return Err(invalid(
+                "switch.buffer_preset",
+                format!("unknown {o:?}"),
+                "shared, netapprox, pfabric",
+            ))
+        }
+    };
+    if let Some(q) = &s.queue_buffer_kb {
+        if q.len() != n {
+            return Err(invalid(
+                "switch.queue_buffer_kb",
+                format!("{} entries for {n} queues", q.len()),
+                "one entry per queue",
+            ));
+        }
+        limits = q.iter().map(|kb| (kb * 1000.0) as u64).collect();
+    }
+    let ecn = match (s.ecn_k_pkts, s.ecn_k_kb) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "switch.ecn_k_pkts",
+                "both ecn_k_pkts and ecn_k_kb given",
+                "one of them",
+            ))
+        }
+        (Some(0), None) => None,
+        (Some(k), None) => Some(EcnThreshold::Packets(k)),
+        (None, Some(kb)) => Some(EcnThreshold::Bytes((kb * 1000.0) as u64)),
+        (None, None) if discipline == Discipline::PFabric => None,
+        (None, None) => Some(EcnThreshold::Packets(DEFAULT_ECN_K_PKTS)),
+    };
+    let marking: Vec<bool> = match &s.ecn_queues {
+        Some(list) => {
+            if let Some(bad) = list.iter().find(|&&q| q as usize >= n) {
+                return Err(invalid(
+                    "switch.ecn_queues",
+                    format!("queue {bad}"),
+                    format!("0 ..= {}", n - 1),
+                ));
+            }
+            (0..n).map(|q| list.contains(&(q as u32))).collect()
+        }
+        // seed 000 section 7.1: only the non-approximate queue marks
+        None if preset == "netapprox" => (0..n).map(|q| q == 0).collect(),
+        None => vec![true; n],
+    };
+    let scheduler = match s.scheduler.as_deref().unwrap_or("strict") {
+        "strict" => Scheduler::Strict,
+        "drr" => {
+            let w = s.weights.clone().unwrap_or_else(|| vec![1.0; n]);
+            if w.len() != n || w.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+                return Err(invalid(
+                    "switch.weights",
+                    format!("{w:?}"),
+                    format!("{n} positive numbers"),
+                ));
+            }
+            Scheduler::Drr(Drr::new(&w, mtu as u64))
+        }
+        o => {
+            return Err(invalid(
+                "switch.scheduler",
+                format!("unknown {o:?}"),
+                "strict, drr",
+            ))
+        }
+    };
+    Ok(PortConfig {
+        queues: (0..n)
+            .map(|q| QueueConfig {
+                limit_bytes: limits[q],
+                ecn: if marking[q] { ecn } else { None },
+                discipline,
+            })
+            .collect(),
+        scheduler,
+    })
+}
+
+fn job_class(
+    i: usize,
+    j: &JobFile,
+    scheme: Scheme,
+    hosts: u32,
+    end: Instant,
+) -> Result<JobClass, ScenarioError> {
+    let key = |k: &str| format!("jobs.{i}.{k}");
+    let sizes = SizeDist::by_name(&j.sizes).ok_or_else(|| {
+        invalid(
+            key("sizes"),
+            format!("unknown {:?}", j.sizes),
+            cdf::NAMES.join(", "),
+        )
+    })?;
+    if !(j.msr > 0.0 && j.msr <= 1.0) {
+        return Err(invalid(key("msr"), format!("{}", j.msr), "0 < msr <= 1"));
+    }
+    if !(j.load >= 0.0 && j.load.is_finite()) {
+        return Err(invalid(key("load"), format!("{}", j.load), ">= 0"));
+    }
+    if j.messages == 0 {
+        return Err(invalid(key("messages"), "0", ">= 1"));
+    }
+    let host_ok = |h: u32, k: &str| {
+        if h < hosts {
+            Ok(h)
+        } else {
+            Err(invalid(
+                key(k),
+                format!("host {h}"),
+                format!("0 ..= {}", hosts - 1),
+            ))
+        }
+    };
+    let pattern = match j.pattern.as_str() {
+        "all_to_all" => Pattern::AllToAll,
+        "incast" => Pattern::Incast {
+            target: host_ok(j.target.unwrap_or(0), "target")?,
+        },
+        "bulk" => Pattern::Bulk {
+            target: host_ok(j.target.unwrap_or(0), "target")?,
+            jitter_ns: (j.jitter_us.max(0.0) * 1e3) as u64,
+        },
+        "pairs" => {
+            let p = j
+                .pairs
+                .as_ref()
+                .ok_or_else(|| invalid(key("pairs"), "missing", "[[src, dst], ...]"))?;
+            let mut v = Vec::new();
+            for &[s, d] in p {
+                v.push((host_ok(s, "pairs")?, host_ok(d, "pairs")?));
+            }
+            Pattern::Pairs(v)
+        }
+        o => {
+            return Err(invalid(
+                key("pattern"),
+                format!("unknown {o:?}"),
+                "all_to_all, incast, pairs, bulk",
+            ))
+        }
+    };
+    let senders = match &j.senders {
+        Some(s) => s
+            .iter()
+            .map(|&h| host_ok(h, "senders"))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let ms = |x: f64| Instant::from_nanos((x * 1e6).max(0.0) as u64);
+    Ok(JobClass {
+        name: j
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", j.sizes, scheme)),
+        pattern,
+        senders,
+        sizes,
+        messages: j.messages,
+        load: j.load,
+        msr: j.msr,
+        scheme,
+        approximate: j.approximate.unwrap_or(j.msr < 1.0),
+        start: ms(j.start_ms),
+        stop: j.stop_ms.map_or(end, ms).min(end),
+        max_jobs: j.max_jobs,
+        queue: j.queue,
+    })
+}

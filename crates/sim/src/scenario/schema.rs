@@ -1,0 +1,205 @@
+//! The scenario file format (TOML). Unknown keys are refused by name.
+
+use serde::Deserialize;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Scenario name, for the summary.
+    #[serde(default)]
+    pub name: String,
+    /// Seed of every random choice.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Simulated time, milliseconds.
+    pub duration_ms: f64,
+    /// The network.
+    pub topology: TopologyFile,
+    /// Switch ports.
+    #[serde(default)]
+    pub switch: SwitchFile,
+    /// Native transport parameters.
+    #[serde(default)]
+    pub transport: TransportFile,
+    /// ATP parameters.
+    #[serde(default)]
+    pub atp: AtpFile,
+    /// Job classes.
+    #[serde(default)]
+    pub jobs: Vec<JobFile>,
+    /// What to record.
+    #[serde(default)]
+    pub output: OutputFile,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// `[topology]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyFile {
+    /// `dumbbell`, `leaf_spine` or `fat_tree`.
+    pub kind: String,
+    /// Host link rate, Gbps.
+    pub host_gbps: f64,
+    /// Switch-to-switch link rate, Gbps (default: host rate).
+    pub core_gbps: Option<f64>,
+    /// Propagation delay of every link, microseconds.
+    #[serde(default = "default_delay")]
+    pub link_delay_us: f64,
+    /// Bit error rate of every link.
+    #[serde(default)]
+    pub ber: f64,
+    /// `flow` (ECMP by flow hash) or `spray` (per packet).
+    #[serde(default = "default_ecmp")]
+    pub ecmp: String,
+    /// Dumbbell senders.
+    pub senders: Option<u32>,
+    /// Dumbbell receivers.
+    pub receivers: Option<u32>,
+    /// Dumbbell bottleneck rate, Gbps (absent: one switch, no bottleneck link).
+    pub bottleneck_gbps: Option<f64>,
+    /// Leaf-spine spines.
+    pub spines: Option<u32>,
+    /// Leaf-spine leaves.
+    pub leaves: Option<u32>,
+    /// Leaf-spine hosts per leaf.
+    pub hosts_per_leaf: Option<u32>,
+    /// Leaf-spine oversubscription ratio (down : up).
+    pub oversubscription: Option<f64>,
+    /// Fat-tree arity.
+    pub k: Option<u32>,
+    /// Fat-tree hosts (default k^3 / 4).
+    pub hosts: Option<u32>,
+}
+
+fn default_delay() -> f64 {
+    1.0
+}
+fn default_ecmp() -> String {
+    "flow".into()
+}
+
+/// `[switch]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchFile {
+    /// Shared buffer per switch, KB (1 KB = 1000 bytes).
+    pub buffer_kb: Option<f64>,
+    /// Queues per port.
+    pub queues: Option<u32>,
+    /// `strict` or `drr`.
+    pub scheduler: Option<String>,
+    /// DRR weights, one per queue.
+    pub weights: Option<Vec<f64>>,
+    /// `shared`, `netapprox` or `pfabric`.
+    pub buffer_preset: Option<String>,
+    /// Explicit per-queue limits, KB.
+    pub queue_buffer_kb: Option<Vec<f64>>,
+    /// ECN threshold in packets.
+    pub ecn_k_pkts: Option<u32>,
+    /// ECN threshold in KB.
+    pub ecn_k_kb: Option<f64>,
+    /// Queues that mark ECN (default: all, or queue 0 with `netapprox`).
+    pub ecn_queues: Option<Vec<u32>>,
+    /// `auto`, `fifo` or `pfabric`.
+    pub discipline: Option<String>,
+    /// pFabric per-queue buffer, KB (default: 2 x BDP).
+    pub pfabric_queue_kb: Option<f64>,
+}
+
+/// `[transport]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportFile {
+    /// Payload bytes per packet.
+    pub mss: Option<u32>,
+    /// Header bytes per packet on the wire.
+    pub header_bytes: Option<u32>,
+    /// Initial window (packets) of DCTCP / TCP.
+    pub init_cwnd_pkts: Option<u32>,
+    /// Minimum RTO, microseconds.
+    pub min_rto_us: Option<f64>,
+    /// Initial RTO, microseconds.
+    pub initial_rto_us: Option<f64>,
+    /// pFabric fixed RTO, microseconds (default: 3 x base RTT).
+    pub pfabric_rto_us: Option<f64>,
+}
+
+/// `[atp]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtpFile {
+    /// Datagram size ATP emits, bytes.
+    pub mtu: Option<u32>,
+}
+
+/// One `[[jobs]]` class.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobFile {
+    /// Name in the output.
+    pub name: Option<String>,
+    /// `all_to_all`, `incast`, `pairs` or `bulk`.
+    #[serde(default = "default_pattern")]
+    pub pattern: String,
+    /// Incast / bulk target host.
+    pub target: Option<u32>,
+    /// Bulk start jitter, microseconds.
+    #[serde(default)]
+    pub jitter_us: f64,
+    /// Explicit `[src, dst]` pairs.
+    pub pairs: Option<Vec<[u32; 2]>>,
+    /// Sending hosts (default all).
+    pub senders: Option<Vec<u32>>,
+    /// Size distribution name.
+    pub sizes: String,
+    /// Messages per job.
+    #[serde(default = "one_u32")]
+    pub messages: u32,
+    /// Offered load, fraction of a host link.
+    pub load: f64,
+    /// Minimal sampling rate.
+    #[serde(default = "one_f64")]
+    pub msr: f64,
+    /// Transport scheme.
+    pub scheme: String,
+    /// Tolerates approximation (default: MSR < 1).
+    pub approximate: Option<bool>,
+    /// First arrival, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Last arrival, ms (default: the run's duration).
+    pub stop_ms: Option<f64>,
+    /// Cap on jobs in this class (0 = none).
+    #[serde(default)]
+    pub max_jobs: u32,
+    /// Switch queue for native transports.
+    #[serde(default)]
+    pub queue: u8,
+}
+
+fn default_pattern() -> String {
+    "all_to_all".into()
+}
+fn one_u32() -> u32 {
+    1
+}
+fn one_f64() -> f64 {
+    1.0
+}
+
+/// `[output]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputFile {
+    /// Queue sampling period, microseconds (0 = off).
+    pub queue_sample_us: Option<f64>,
+    /// `host_facing`, `all_switch` or `none`.
+    pub queue_ports: Option<String>,
+    /// Write flows.csv (default true).
+    pub flows: Option<bool>,
+}

@@ -1,0 +1,165 @@
+//! Which transport (and which sender-side approximation) a job uses.
+//!
+//! Seed 000 section 7.1 compares ATP against two sender-side approximation
+//! schemes on reliable transports: EarlySend (ES) "sends messages as early as
+//! possible over a reliable transport and stops sending once MSR data have
+//! been received", SampleSend (SS) "samples messages uniformly ... with a
+//! sampling rate of MSR; it sends out the sampled message over a reliable
+//! transport"; plain UDP is the performance baseline.
+
+use std::fmt;
+
+/// A natively simulated transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Proto {
+    /// DCTCP (ECN window).
+    Dctcp,
+    /// NewReno-like loss-based TCP.
+    Tcp,
+    /// pFabric (remaining-size priority).
+    PFabric,
+    /// UDP at line rate.
+    Udp,
+}
+
+/// How a reliable transport approximates a job with MSR < 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SenderApprox {
+    /// Send every message, finish when all arrived.
+    Exact,
+    /// SampleSend: send a uniform sample of ceil(MSR * N) messages.
+    SampleSend,
+    /// EarlySend: send all messages, stop once ceil(MSR * N) arrived.
+    EarlySend,
+}
+
+/// The six ATP variants of seed 000 sections 7.1.2-7.1.3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtpVariant {
+    /// UDP, then retransmit losses until MSR * N delivered.
+    Base,
+    /// Base + loss-vs-TLR rate control, TLR fixed at 1 - MSR.
+    Rc,
+    /// RC + MRDF scheduling.
+    Mrdf,
+    /// Static TLR = 1 - MSR, static queue.
+    FixTlr,
+    /// Dynamic TLR, static queue.
+    FixPrio,
+    /// Dynamic TLR and queue.
+    Full,
+}
+
+/// A job's transport scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scheme {
+    /// A native transport with a sender-side approximation.
+    Native(Proto, SenderApprox),
+    /// ATP from `approxnet-proto`, driven through the host adapter.
+    Atp(AtpVariant),
+}
+
+/// Scheme names accepted in scenario files.
+pub const NAMES: &[&str] = &[
+    "dctcp",
+    "dctcp-ss",
+    "dctcp-es",
+    "tcp",
+    "tcp-ss",
+    "tcp-es",
+    "pfabric",
+    "pfabric-ss",
+    "pfabric-es",
+    "udp",
+    "atp-base",
+    "atp-rc",
+    "atp-mrdf",
+    "atp-fixtlr",
+    "atp-fixprio",
+    "atp-full",
+];
+
+impl Scheme {
+    /// Parses a scheme name (see [`NAMES`]).
+    pub fn parse(s: &str) -> Option<Scheme> {
+        use SenderApprox::*;
+        let (base, approx) = match s.rsplit_once('-') {
+            Some((b, "ss")) => (b, SampleSend),
+            Some((b, "es")) => (b, EarlySend),
+            _ => (s, Exact),
+        };
+        let proto = match base {
+            "dctcp" => Proto::Dctcp,
+            "tcp" => Proto::Tcp,
+            "pfabric" => Proto::PFabric,
+            "udp" if approx == Exact => Proto::Udp,
+            "atp" => return None,
+            _ => {
+                let v = match s {
+                    "atp-base" => AtpVariant::Base,
+                    "atp-rc" => AtpVariant::Rc,
+                    "atp-mrdf" => AtpVariant::Mrdf,
+                    "atp-fixtlr" => AtpVariant::FixTlr,
+                    "atp-fixprio" => AtpVariant::FixPrio,
+                    "atp-full" | "atp" => AtpVariant::Full,
+                    _ => return None,
+                };
+                return Some(Scheme::Atp(v));
+            }
+        };
+        Some(Scheme::Native(proto, approx))
+    }
+
+    /// Whether this scheme runs through the sans-IO endpoint adapter.
+    pub fn is_atp(&self) -> bool {
+        matches!(self, Scheme::Atp(_))
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scheme::Native(p, a) => {
+                let p = match p {
+                    Proto::Dctcp => "dctcp",
+                    Proto::Tcp => "tcp",
+                    Proto::PFabric => "pfabric",
+                    Proto::Udp => "udp",
+                };
+                let a = match a {
+                    SenderApprox::Exact => "",
+                    SenderApprox::SampleSend => "-ss",
+                    SenderApprox::EarlySend => "-es",
+                };
+                write!(f, "{p}{a}")
+            }
+            Scheme::Atp(v) => {
+                let v = match v {
+                    AtpVariant::Base => "base",
+                    AtpVariant::Rc => "rc",
+                    AtpVariant::Mrdf => "mrdf",
+                    AtpVariant::FixTlr => "fixtlr",
+                    AtpVariant::FixPrio => "fixprio",
+                    AtpVariant::Full => "full",
+                };
+                write!(f, "atp-{v}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_round_trips() {
+        for n in NAMES {
+            let s = Scheme::parse(n).unwrap_or_else(|| panic!("{n}"));
+            assert_eq!(&s.to_string(), n);
+        }
+        assert!(Scheme::parse("udp-ss").is_none());
+        assert!(Scheme::parse("quic").is_none());
+        assert_eq!(Scheme::parse("atp"), None);
+    }
+}

@@ -1,0 +1,74 @@
+//! The host adapter: how a sans-IO endpoint (ATP from `approxnet-proto`)
+//! plugs into the simulator.
+//!
+//! The adapter owns one endpoint per host and translates: a job start into
+//! application calls, an arriving datagram into `handle_datagram`, a timer
+//! event into `handle_timeout`; it returns datagrams to put on the host's NIC
+//! (with their switch queue), the next wake-up time of each host, and job
+//! progress. The simulator never looks inside the endpoint.
+
+use crate::job::{Job, JobCounters};
+use approxnet_proto::time::Instant;
+
+/// A datagram an endpoint emitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Datagram {
+    /// Sending host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// The datagram (UDP payload).
+    pub bytes: Vec<u8>,
+    /// Switch queue (0 = highest priority).
+    pub queue: u8,
+    /// Connection slot (becomes the packet's flow id and ECMP input).
+    pub conn: u32,
+}
+
+/// Progress of a job run by an adapter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JobUpdate {
+    /// Messages delivered so far.
+    Delivered {
+        /// Job index.
+        job: u32,
+        /// Messages delivered so far.
+        msgs: u32,
+        /// Bytes delivered so far.
+        bytes: u64,
+    },
+    /// The job met its MSR (or failed) and reports its counters.
+    Finished {
+        /// Job index.
+        job: u32,
+        /// Whether it met its MSR.
+        ok: bool,
+        /// Transport counters.
+        counters: JobCounters,
+    },
+}
+
+/// What an adapter call produced.
+#[derive(Debug, Default)]
+pub struct HostIo {
+    /// Datagrams to send.
+    pub out: Vec<Datagram>,
+    /// `(host, when)`: the host's endpoint wants `on_timer` at `when`.
+    pub timers: Vec<(u32, Instant)>,
+    /// Job progress.
+    pub updates: Vec<JobUpdate>,
+}
+
+/// Drives per-host sans-IO endpoints inside the simulator.
+pub trait HostAdapter {
+    /// A job of this adapter's kind arrives at its sender.
+    fn start_job(&mut self, now: Instant, job: &Job, io: &mut HostIo);
+    /// A datagram from host `from` arrived at host `host`.
+    fn on_datagram(&mut self, now: Instant, host: u32, from: u32, bytes: &[u8], io: &mut HostIo);
+    /// Host `host`'s timer fired.
+    fn on_timer(&mut self, now: Instant, host: u32, io: &mut HostIo);
+    /// IP + UDP header bytes added on the wire to each datagram.
+    fn header_bytes(&self) -> u32 {
+        28
+    }
+}

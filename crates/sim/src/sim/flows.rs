@@ -1,0 +1,190 @@
+//! Jobs and native flows: starting them, feeding them packets and timers.
+
+use super::adapter::{HostIo, JobUpdate};
+use super::Simulator;
+use crate::event::Ev;
+use crate::packet::{Hdr, Kind, Packet};
+use crate::scheme::{Scheme, SenderApprox};
+use crate::transport::flow::Flow;
+use approxnet_proto::rng::Rng;
+use approxnet_proto::time::Instant;
+
+impl Simulator {
+    pub(super) fn start_job(&mut self, now: Instant, j: u32) {
+        let job = &self.jobs[j as usize];
+        match job.scheme {
+            Scheme::Atp(_) => {
+                let Some(mut a) = self.adapter.take() else {
+                    return; // no adapter installed: the job never completes
+                };
+                let mut io = HostIo::default();
+                a.start_job(now, job, &mut io);
+                self.adapter = Some(a);
+                self.apply_io(now, io);
+            }
+            Scheme::Native(proto, approx) => {
+                let n = job.msgs.len();
+                let msgs: Vec<u64> = if job.approximate && approx == SenderApprox::SampleSend {
+                    // a uniform sample of `needed` messages, kept in order
+                    let mut rng = Rng::new(0x55_u64 << 56 ^ j as u64);
+                    let mut idx: Vec<usize> = (0..n).collect();
+                    let k = job.needed as usize;
+                    for i in 0..k.min(n) {
+                        let r = i + rng.below((n - i) as u64) as usize;
+                        idx.swap(i, r);
+                    }
+                    let mut pick = idx[..k.min(n)].to_vec();
+                    pick.sort_unstable();
+                    pick.iter().map(|&i| job.msgs[i]).collect()
+                } else {
+                    job.msgs.clone()
+                };
+                let fid = self.flows.len() as u32;
+                let q = self.job_queue[j as usize];
+                let (src, dst) = (job.src, job.dst);
+                let f = Flow::new(fid, j, src, dst, &msgs, proto, q, &self.tp, now);
+                let job = &mut self.jobs[j as usize];
+                job.sent_msgs = msgs.len() as u32;
+                job.flow = Some(fid);
+                self.flows.push(f);
+                let mut out = std::mem::take(&mut self.outbox);
+                self.flows[fid as usize].sender.start(now, &mut out);
+                self.outbox = out;
+                self.flush_flow(now, fid);
+            }
+        }
+    }
+
+    /// Sends the segments in the outbox for `flow` and re-arms its timer.
+    fn flush_flow(&mut self, now: Instant, fid: u32) {
+        let f = &self.flows[fid as usize];
+        let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.sender.ect());
+        let hb = self.tp.header_bytes;
+        let mut out = std::mem::take(&mut self.outbox);
+        for seg in out.drain(..) {
+            let p = Packet {
+                flow: fid,
+                src,
+                dst,
+                size: seg.hdr.len + hb,
+                hash,
+                queue,
+                ect,
+                rank: seg.rank,
+                hdr: seg.hdr,
+                ..Packet::default()
+            };
+            self.send_from_host(now, src, p);
+        }
+        self.outbox = out;
+        self.arm_flow_timer(fid);
+    }
+
+    fn arm_flow_timer(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        if f.cancelled {
+            return;
+        }
+        if let Some(d) = f.sender.timer() {
+            if !matches!(f.timer_armed, Some(a) if a <= d) {
+                f.timer_armed = Some(d);
+                self.events.schedule(d, Ev::FlowTimer { flow: fid });
+            }
+        }
+    }
+
+    pub(super) fn flow_timer(&mut self, now: Instant, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        if f.timer_armed == Some(now) {
+            f.timer_armed = None;
+        }
+        if f.cancelled {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.outbox);
+        f.sender.on_timer(now, &mut out);
+        self.outbox = out;
+        self.flush_flow(now, fid);
+    }
+
+    pub(super) fn flow_packet(&mut self, now: Instant, fid: u32, hdr: &Hdr, ce: bool) {
+        let Some(f) = self.flows.get_mut(fid as usize) else {
+            return;
+        };
+        if f.cancelled {
+            self.counters.stale += 1;
+            return;
+        }
+        match hdr.kind {
+            Kind::Data => {
+                self.counters.delivered_data += 1;
+                let ack = f.on_data(now, hdr, ce);
+                let (delivered, bytes, j) = (f.delivered_msgs, f.received_bytes(), f.job);
+                let (src, dst, hash, queue) = (f.src, f.dst, f.hash, f.queue);
+                let job = &mut self.jobs[j as usize];
+                job.delivered = delivered;
+                job.delivered_bytes = bytes;
+                if job.done.is_none() && delivered >= job.needed.min(job.sent_msgs) {
+                    job.done = Some(now);
+                    if job.approximate && delivered < job.sent_msgs {
+                        // EarlySend: enough arrived, stop sending the rest
+                        self.flows[fid as usize].cancelled = true;
+                    }
+                }
+                if let Some(a) = ack {
+                    let p = Packet {
+                        flow: fid,
+                        src: dst,
+                        dst: src,
+                        size: self.tp.header_bytes,
+                        hash,
+                        queue,
+                        hdr: a,
+                        ..Packet::default()
+                    };
+                    self.send_from_host(now, dst, p);
+                }
+            }
+            Kind::Ack => {
+                let mut out = std::mem::take(&mut self.outbox);
+                f.sender.on_ack(now, hdr, &mut out);
+                self.outbox = out;
+                self.flush_flow(now, fid);
+            }
+            Kind::Datagram => {}
+        }
+    }
+
+    pub(super) fn job_update(&mut self, now: Instant, u: JobUpdate) {
+        match u {
+            JobUpdate::Delivered { job, msgs, bytes } => {
+                if let Some(j) = self.jobs.get_mut(job as usize) {
+                    j.delivered = msgs;
+                    j.delivered_bytes = bytes;
+                }
+            }
+            JobUpdate::Finished { job, ok, counters } => {
+                if let Some(j) = self.jobs.get_mut(job as usize) {
+                    j.counters = counters;
+                    if ok && j.done.is_none() {
+                        j.done = Some(now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Copies native flow counters into their jobs (call after [`Simulator::run`]).
+    pub fn finalize(&mut self) {
+        for j in &mut self.jobs {
+            if let Some(fid) = j.flow {
+                let f = &self.flows[fid as usize];
+                let s = f.stats();
+                j.counters.sent_pkts = s.sent_pkts;
+                j.counters.retx_pkts = s.retx_pkts;
+                j.counters.timeouts = s.timeouts;
+                j.counters.lost_pkts = f.drops;
+            }
+        }
+    }
+}

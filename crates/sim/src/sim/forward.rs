@@ -1,0 +1,165 @@
+//! Moving packets: serialisation end, propagation, switching, delivery.
+
+use super::adapter::HostIo;
+use super::Simulator;
+use crate::event::Ev;
+use crate::net::link::{any_error, flip_bits};
+use crate::net::routing::{ecmp_pick, Ecmp};
+use crate::net::{NodeKind, Offer};
+use crate::packet::{Hdr, Kind, Packet, PktId};
+use crate::transport::flow::flow_hash;
+use approxnet_proto::time::Instant;
+
+impl Simulator {
+    /// Puts a packet on host `host`'s NIC.
+    pub(crate) fn send_from_host(&mut self, now: Instant, host: u32, p: Packet) {
+        let id = self.pool.alloc(p);
+        let port = self.net.nic(host);
+        self.enqueue(now, port, id);
+    }
+
+    fn enqueue(&mut self, now: Instant, port: u32, id: PktId) {
+        if let Offer::Dropped(victim) = self.net.offer(port, id, &mut self.pool) {
+            self.counters.drops += 1;
+            self.lose(victim);
+        }
+        if self.net.ports[port as usize].busy.is_none() {
+            self.kick(now, port);
+        }
+    }
+
+    /// Accounts a lost packet to its flow and frees it.
+    fn lose(&mut self, id: PktId) {
+        let p = self.pool.get(id);
+        if p.hdr.kind == Kind::Data {
+            if let Some(f) = self.flows.get_mut(p.flow as usize) {
+                f.drops += 1;
+            }
+        }
+        self.pool.free(id);
+    }
+
+    /// Starts serialising the next packet of an idle port.
+    fn kick(&mut self, now: Instant, port: u32) {
+        if let Some(e) = self.net.start_next(port) {
+            let d = self.net.ports[port as usize].tx_time(e.size);
+            self.events.schedule(now + d, Ev::TxDone { port });
+        }
+    }
+
+    pub(super) fn tx_done(&mut self, now: Instant, port: u32) {
+        let p = &mut self.net.ports[port as usize];
+        let Some(id) = p.busy.take() else { return };
+        let (peer, delay, ber) = (p.peer, p.delay, p.ber);
+        self.counters.hops += 1;
+        if ber > 0.0 {
+            let pkt = self.pool.get_mut(id);
+            if pkt.payload.is_empty() {
+                if any_error(pkt.size as u64 * 8, ber, &mut self.rng) {
+                    pkt.corrupted = true;
+                }
+            } else {
+                flip_bits(&mut pkt.payload, ber, &mut self.rng);
+            }
+        }
+        self.events.schedule(
+            now + delay,
+            Ev::Arrive {
+                node: peer,
+                pkt: id,
+            },
+        );
+        self.kick(now, port);
+    }
+
+    pub(super) fn arrive(&mut self, now: Instant, node: u32, id: PktId) {
+        match self.net.nodes[node as usize].kind {
+            NodeKind::Switch => {
+                let p = self.pool.get(id);
+                let hops = self.net.routes.next_hops(node, p.dst);
+                let port = match hops.len() {
+                    0 => {
+                        // unreachable destination: count as a drop
+                        self.counters.drops += 1;
+                        self.lose(id);
+                        return;
+                    }
+                    1 => hops[0],
+                    n => match self.net.ecmp {
+                        Ecmp::FlowHash => hops[ecmp_pick(p.hash, node, n)],
+                        Ecmp::Spray => hops[self.rng.below(n as u64) as usize],
+                    },
+                };
+                self.enqueue(now, port, id);
+            }
+            NodeKind::Host(h) => self.deliver(now, h, id),
+        }
+    }
+
+    fn deliver(&mut self, now: Instant, host: u32, id: PktId) {
+        let p = self.pool.get(id);
+        if p.dst != host {
+            self.counters.stale += 1;
+            self.pool.free(id);
+            return;
+        }
+        match p.hdr.kind {
+            Kind::Datagram => {
+                let Some(mut a) = self.adapter.take() else {
+                    self.pool.free(id);
+                    return;
+                };
+                let mut io = HostIo::default();
+                let p = self.pool.get(id);
+                a.on_datagram(now, host, p.src, &p.payload, &mut io);
+                self.adapter = Some(a);
+                self.pool.free(id);
+                self.apply_io(now, io);
+            }
+            Kind::Data | Kind::Ack => {
+                let (hdr, ce, corrupted, flow) = (p.hdr, p.ce, p.corrupted, p.flow);
+                if corrupted {
+                    self.counters.corrupted += 1;
+                    self.lose(id);
+                    return;
+                }
+                self.pool.free(id);
+                self.flow_packet(now, flow, &hdr, ce);
+            }
+        }
+    }
+
+    /// Sends what an adapter call produced and arms the hosts' timers.
+    pub(super) fn apply_io(&mut self, now: Instant, io: HostIo) {
+        let hb = self.adapter.as_ref().map_or(28, |a| a.header_bytes());
+        for d in io.out {
+            let p = Packet {
+                flow: d.conn,
+                src: d.src,
+                dst: d.dst,
+                size: d.bytes.len() as u32 + hb,
+                hash: flow_hash(d.conn, d.src, d.dst),
+                queue: d.queue,
+                ect: true,
+                hdr: Hdr {
+                    kind: Kind::Datagram,
+                    ..Hdr::default()
+                },
+                payload: d.bytes,
+                ..Packet::default()
+            };
+            self.send_from_host(now, d.src, p);
+        }
+        for (host, t) in io.timers {
+            let t = t.max(now);
+            let slot = &mut self.host_timer[host as usize];
+            if !matches!(*slot, Some(armed) if armed <= t) {
+                *slot = Some(t);
+                self.events.schedule(t, Ev::EndpointTimer { host });
+            }
+        }
+        for u in io.updates {
+            self.job_update(now, u);
+        }
+    }
+}

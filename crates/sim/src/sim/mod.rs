@@ -1,0 +1,196 @@
+//! The simulator: the event loop and what each event does.
+//!
+//! One [`Simulator`] value holds the network, the packet pool, the event
+//! list, the flows and jobs; [`Simulator::run`] pops events in
+//! `(time, sequence)` order until the end time. Everything random draws
+//! from seeded generators, so a run repeats bit for bit.
+
+pub mod adapter;
+mod flows;
+mod forward;
+mod sample;
+
+use crate::event::{Ev, EventList};
+use crate::job::Job;
+use crate::net::Network;
+use crate::packet::PacketPool;
+use crate::transport::flow::{Flow, TransportParams};
+use crate::transport::Outbox;
+use adapter::{HostAdapter, HostIo};
+use approxnet_proto::rng::Rng;
+use approxnet_proto::time::{Duration, Instant};
+pub use sample::{QueueSample, SamplePorts};
+
+/// Whole-run counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Link transmissions (packet-hops), data and ACKs.
+    pub hops: u64,
+    /// Packets dropped in switches.
+    pub drops: u64,
+    /// Packets discarded for bit errors.
+    pub corrupted: u64,
+    /// Data packets delivered to receiving hosts.
+    pub delivered_data: u64,
+    /// Packets that arrived for a finished or cancelled flow.
+    pub stale: u64,
+}
+
+/// Progress reporting on stderr for long runs.
+#[derive(Debug)]
+struct Progress {
+    wall0: std::time::Instant,
+    last: std::time::Instant,
+}
+
+/// A packet-level simulation.
+pub struct Simulator {
+    /// The network.
+    pub net: Network,
+    /// Live packets.
+    pub pool: PacketPool,
+    /// The event list.
+    pub events: EventList,
+    /// Native flows.
+    pub flows: Vec<Flow>,
+    /// Jobs (all generated up front, started by `JobStart` events).
+    pub jobs: Vec<Job>,
+    /// Queue of each job (native transports).
+    pub job_queue: Vec<u8>,
+    /// Native transport parameters.
+    pub tp: TransportParams,
+    /// Counters.
+    pub counters: Counters,
+    /// Queue-length samples.
+    pub samples: Vec<QueueSample>,
+    /// Simulation stops at this time.
+    pub end: Instant,
+    rng: Rng,
+    outbox: Outbox,
+    adapter: Option<Box<dyn HostAdapter>>,
+    host_timer: Vec<Option<Instant>>,
+    sample_every: Option<Duration>,
+    sample_ports: Vec<u32>,
+    progress: Option<Progress>,
+}
+
+impl Simulator {
+    /// A simulator over `net` that stops at `end`.
+    pub fn new(net: Network, tp: TransportParams, end: Instant, seed: u64) -> Simulator {
+        let hosts = net.host_count();
+        Simulator {
+            net,
+            pool: PacketPool::new(),
+            events: EventList::new(),
+            flows: Vec::new(),
+            jobs: Vec::new(),
+            job_queue: Vec::new(),
+            tp,
+            counters: Counters::default(),
+            samples: Vec::new(),
+            end,
+            rng: Rng::new(seed ^ 0x51u64.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            outbox: Vec::new(),
+            adapter: None,
+            host_timer: vec![None; hosts],
+            sample_every: None,
+            sample_ports: Vec::new(),
+            progress: None,
+        }
+    }
+
+    /// Installs the adapter that runs endpoint (ATP) jobs.
+    pub fn set_adapter(&mut self, a: Box<dyn HostAdapter>) {
+        self.adapter = Some(a);
+    }
+
+    /// Samples the backlog of `ports` every `every`.
+    pub fn sample_queues(&mut self, which: SamplePorts, every: Duration) {
+        self.sample_ports = sample::select_ports(&self.net, which);
+        if !self.sample_ports.is_empty() && every.as_nanos() > 0 {
+            self.sample_every = Some(every);
+            self.events.schedule(Instant::ZERO, Ev::Sample);
+        }
+    }
+
+    /// Prints progress to stderr every couple of wall seconds.
+    pub fn show_progress(&mut self) {
+        let now = std::time::Instant::now();
+        self.progress = Some(Progress {
+            wall0: now,
+            last: now,
+        });
+    }
+
+    /// Adds a job that starts at its arrival time; returns its index.
+    pub fn add_job(&mut self, job: Job, queue: u8) -> u32 {
+        let id = self.jobs.len() as u32;
+        let start = job.start;
+        self.jobs.push(Job { id, ..job });
+        self.job_queue.push(queue);
+        self.events.schedule(start, Ev::JobStart { job: id });
+        id
+    }
+
+    /// Runs until the end time or until no event is left.
+    pub fn run(&mut self) {
+        while let Some(t) = self.events.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (now, ev) = self.events.pop().expect("peeked");
+            self.dispatch(now, ev);
+            if self.progress.is_some() && self.events.executed() & ((1 << 20) - 1) == 0 {
+                self.report_progress(now);
+            }
+        }
+    }
+
+    fn dispatch(&mut self, now: Instant, ev: Ev) {
+        match ev {
+            Ev::TxDone { port } => self.tx_done(now, port),
+            Ev::Arrive { node, pkt } => self.arrive(now, node, pkt),
+            Ev::FlowTimer { flow } => self.flow_timer(now, flow),
+            Ev::EndpointTimer { host } => self.endpoint_timer(now, host),
+            Ev::JobStart { job } => self.start_job(now, job),
+            Ev::Sample => self.take_sample(now),
+        }
+    }
+
+    fn report_progress(&mut self, now: Instant) {
+        let Some(p) = self.progress.as_mut() else {
+            return;
+        };
+        let wall = std::time::Instant::now();
+        if wall.duration_since(p.last).as_secs_f64() < 2.0 {
+            return;
+        }
+        p.last = wall;
+        let frac = now.as_nanos() as f64 / self.end.as_nanos().max(1) as f64;
+        let done = self.jobs.iter().filter(|j| j.done.is_some()).count();
+        eprintln!(
+            "[approxnet-sim] {:>6.2}% simulated {} of {}, {} events, {} hops, {}/{} jobs done, {:.1} s wall",
+            frac * 100.0,
+            Duration::from_nanos(now.as_nanos()),
+            Duration::from_nanos(self.end.as_nanos()),
+            self.events.executed(),
+            self.counters.hops,
+            done,
+            self.jobs.len(),
+            wall.duration_since(p.wall0).as_secs_f64()
+        );
+    }
+
+    fn endpoint_timer(&mut self, now: Instant, host: u32) {
+        if self.host_timer[host as usize] == Some(now) {
+            self.host_timer[host as usize] = None;
+        }
+        let Some(mut a) = self.adapter.take() else {
+            return;
+        };
+        let mut io = HostIo::default();
+        a.on_timer(now, host, &mut io);
+        self.adapter = Some(a);
+        self.apply_io(now, io);
+    }
+}

@@ -1,0 +1,217 @@
+//! A native flow: one sender, one receiver, the messages of one job.
+
+use super::cc::{Dctcp, NewReno, PFabricCc};
+use super::receiver::{DatagramReceiver, StreamReceiver};
+use super::reliable::{ReliableSender, RtoConfig};
+use super::udp::UdpSender;
+use super::{Sender, SenderStats};
+use crate::packet::Hdr;
+use crate::scheme::Proto;
+use approxnet_proto::time::{Duration, Instant};
+
+/// Parameters of the native transports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransportParams {
+    /// Payload bytes per packet.
+    pub mss: u32,
+    /// Header bytes on the wire per packet (ACKs are header only).
+    pub header_bytes: u32,
+    /// Initial window of DCTCP and TCP in packets (seed 001 section 3.1: 10).
+    pub init_cwnd_pkts: u32,
+    /// Retransmission timer of DCTCP and TCP.
+    pub rto: RtoConfig,
+    /// pFabric's fixed retransmission timeout (pFabric: about 3 RTTs).
+    pub pfabric_rto: Duration,
+    /// pFabric's line-rate window, one bandwidth-delay product.
+    pub pfabric_bdp_bytes: u64,
+}
+
+impl Default for TransportParams {
+    fn default() -> Self {
+        TransportParams {
+            mss: 1460,
+            header_bytes: 40,
+            init_cwnd_pkts: 10,
+            rto: RtoConfig {
+                min: Duration::from_millis(1),
+                initial: Duration::from_millis(1),
+                max: Duration::from_secs(1),
+                fixed: false,
+            },
+            pfabric_rto: Duration::from_micros(45),
+            pfabric_bdp_bytes: 36_000,
+        }
+    }
+}
+
+/// The receiving half of a flow.
+#[derive(Clone, Debug)]
+pub enum FlowRx {
+    /// Reliable byte stream.
+    Stream(StreamReceiver),
+    /// UDP datagrams.
+    Datagram(DatagramReceiver),
+}
+
+/// A native flow.
+pub struct Flow {
+    /// Its index.
+    pub id: u32,
+    /// Its job.
+    pub job: u32,
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// ECMP hash.
+    pub hash: u32,
+    /// Switch queue.
+    pub queue: u8,
+    /// Transport.
+    pub proto: Proto,
+    /// Sender state.
+    pub sender: Box<dyn Sender>,
+    /// Receiver state.
+    pub rx: FlowRx,
+    /// Cumulative end offset of each message.
+    pub msg_ends: Vec<u64>,
+    /// Messages delivered to the receiving application.
+    pub delivered_msgs: u32,
+    /// When it started.
+    pub start: Instant,
+    /// When the receiver had every byte.
+    pub done: Option<Instant>,
+    /// Stopped early (EarlySend reached its MSR, or the run ended).
+    pub cancelled: bool,
+    /// Packets of this flow dropped in the network (data and ACKs).
+    pub drops: u64,
+    /// Earliest pending timer event, if one is scheduled.
+    pub timer_armed: Option<Instant>,
+}
+
+impl Flow {
+    /// A flow of `msgs` over `proto`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        job: u32,
+        src: u32,
+        dst: u32,
+        msgs: &[u64],
+        proto: Proto,
+        queue: u8,
+        tp: &TransportParams,
+        now: Instant,
+    ) -> Flow {
+        let mut ends = Vec::with_capacity(msgs.len());
+        let mut acc = 0;
+        for &m in msgs {
+            acc += m;
+            ends.push(acc);
+        }
+        let bytes = acc;
+        let mss = tp.mss;
+        let sender: Box<dyn Sender> = match proto {
+            Proto::Dctcp => Box::new(ReliableSender::new(
+                Dctcp::new(tp.init_cwnd_pkts),
+                bytes,
+                mss,
+                tp.rto,
+                false,
+            )),
+            Proto::Tcp => Box::new(ReliableSender::new(
+                NewReno {
+                    init_pkts: tp.init_cwnd_pkts,
+                },
+                bytes,
+                mss,
+                tp.rto,
+                false,
+            )),
+            Proto::PFabric => Box::new(ReliableSender::new(
+                PFabricCc::new(tp.pfabric_bdp_bytes as f64),
+                bytes,
+                mss,
+                RtoConfig {
+                    min: tp.pfabric_rto,
+                    initial: tp.pfabric_rto,
+                    max: tp.pfabric_rto,
+                    fixed: true,
+                },
+                true,
+            )),
+            Proto::Udp => Box::new(UdpSender::new(msgs, mss)),
+        };
+        let rx = match proto {
+            Proto::Udp => FlowRx::Datagram(DatagramReceiver::new(ends.clone())),
+            _ => FlowRx::Stream(StreamReceiver::new(bytes)),
+        };
+        Flow {
+            id,
+            job,
+            src,
+            dst,
+            bytes,
+            hash: flow_hash(id, src, dst),
+            queue,
+            proto,
+            sender,
+            rx,
+            msg_ends: ends,
+            delivered_msgs: 0,
+            start: now,
+            done: None,
+            cancelled: false,
+            drops: 0,
+            timer_armed: None,
+        }
+    }
+
+    /// The receiver takes a data packet; returns the ACK to send, if any.
+    pub fn on_data(&mut self, now: Instant, hdr: &Hdr, ce: bool) -> Option<Hdr> {
+        let ack = match &mut self.rx {
+            FlowRx::Stream(r) => {
+                let a = r.on_data(hdr.seq, hdr.len, ce);
+                let got = r.delivered();
+                while (self.delivered_msgs as usize) < self.msg_ends.len()
+                    && self.msg_ends[self.delivered_msgs as usize] <= got
+                {
+                    self.delivered_msgs += 1;
+                }
+                Some(a)
+            }
+            FlowRx::Datagram(r) => {
+                r.on_data(hdr.seq, hdr.len);
+                self.delivered_msgs = r.messages;
+                None
+            }
+        };
+        if self.done.is_none() && self.delivered_msgs as usize == self.msg_ends.len() {
+            self.done = Some(now);
+        }
+        ack
+    }
+
+    /// Bytes the receiver has.
+    pub fn received_bytes(&self) -> u64 {
+        match &self.rx {
+            FlowRx::Stream(r) => r.delivered(),
+            FlowRx::Datagram(r) => r.bytes,
+        }
+    }
+
+    /// Sender counters.
+    pub fn stats(&self) -> SenderStats {
+        self.sender.stats()
+    }
+}
+
+/// A flow's 5-tuple hash stand-in: deterministic, well mixed.
+pub fn flow_hash(id: u32, src: u32, dst: u32) -> u32 {
+    let mut z = (id as u64) << 40 ^ (src as u64) << 20 ^ dst as u64;
+    z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    (z ^ (z >> 33)) as u32
+}

@@ -1,0 +1,63 @@
+//! Natively simulated baseline transports (the ones the seeds compare
+//! against): DCTCP, a NewReno-like TCP, pFabric and UDP at line rate.
+//!
+//! Each sender is a small sans-IO state machine over virtual time, like the
+//! ATP endpoint: `start`, `on_ack` and `on_timer` push segments into an
+//! [`Outbox`]; `timer` says when to call back. Congestion control is a
+//! [`CongestionControl`] policy plugged into the one reliable sender
+//! ([`reliable::ReliableSender`]), so DCTCP, NewReno and pFabric are one
+//! type each.
+
+pub mod cc;
+pub mod flow;
+pub mod receiver;
+pub mod reliable;
+pub mod udp;
+
+use crate::packet::Hdr;
+use approxnet_proto::time::Instant;
+
+/// A segment a sender wants to put on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Transport header (seq, len, ...).
+    pub hdr: Hdr,
+    /// pFabric rank (remaining flow bytes); 0 for other transports.
+    pub rank: u64,
+    /// A retransmission.
+    pub retx: bool,
+}
+
+/// Where senders and receivers put the segments they emit.
+pub type Outbox = Vec<Segment>;
+
+/// Counters every sender keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data packets sent, retransmissions included.
+    pub sent_pkts: u64,
+    /// Data packets that were retransmissions.
+    pub retx_pkts: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+}
+
+/// The sending half of a native flow.
+pub trait Sender {
+    /// The flow starts: emit the first window.
+    fn start(&mut self, now: Instant, out: &mut Outbox);
+    /// An acknowledgement arrived.
+    fn on_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox);
+    /// The time given by [`Sender::timer`] has come (or passed).
+    fn on_timer(&mut self, now: Instant, out: &mut Outbox);
+    /// When the sender wants [`Sender::on_timer`], if at all.
+    fn timer(&self) -> Option<Instant>;
+    /// Every byte was acknowledged (or, for UDP, sent).
+    fn finished(&self) -> bool;
+    /// Counters.
+    fn stats(&self) -> SenderStats;
+    /// Whether packets carry ECN-capable transport.
+    fn ect(&self) -> bool;
+}
+
+pub use cc::{CongestionControl, Dctcp, NewReno, PFabricCc};

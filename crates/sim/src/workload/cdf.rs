@@ -1,0 +1,203 @@
+//! Message-size distributions: empirical CDFs (embedded from
+//! `data/workloads/`, see its README for provenance) and the FBKV
+//! generalized-Pareto tail.
+
+use approxnet_proto::rng::Rng;
+
+const FBKV_HEAD: &str = include_str!("../../../../data/workloads/fb_keyvalue_head.cdf");
+const FBHD_HOMA: &str = include_str!("../../../../data/workloads/fb_hadoop_homa.cdf");
+const FBHD_HPCC: &str = include_str!("../../../../data/workloads/fb_hadoop_hpcc.cdf");
+const WEB_SEARCH: &str = include_str!("../../../../data/workloads/web_search.cdf");
+
+/// FBKV tail (Atikoglu et al. 2012, via data/workloads/README.md):
+/// generalized Pareto, location 15 B, scale 214.476, shape 0.348238.
+const GPD_LOC: f64 = 15.0;
+const GPD_SCALE: f64 = 214.476;
+const GPD_SHAPE: f64 = 0.348238;
+const GPD_CAP: f64 = 1_000_000.0;
+
+/// Names accepted by [`SizeDist::by_name`].
+pub const NAMES: &[&str] = &["fbkv", "fbhd", "fbhd_hpcc", "web_search", "fixed:<bytes>"];
+
+/// How points of a CDF are joined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interp {
+    /// Only the listed sizes occur.
+    Step,
+    /// Sizes between points are linearly interpolated.
+    Linear,
+}
+
+/// A message-size distribution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SizeDist {
+    /// Every message has this size.
+    Fixed(u64),
+    /// An empirical CDF: `(size, cumulative probability in [0, 1])`.
+    Empirical {
+        /// The points, sizes ascending.
+        points: Vec<(f64, f64)>,
+        /// How points are joined.
+        interp: Interp,
+        /// With `Some(p)`, above the CDF's last probability `p` the FBKV
+        /// generalized-Pareto tail takes over.
+        gpd_tail: bool,
+    },
+}
+
+/// Parses `size prob` lines; `scale` converts the probability unit to [0, 1].
+pub fn parse_cdf(text: &str, scale: f64) -> Result<Vec<(f64, f64)>, String> {
+    let mut pts = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut it = line.split_whitespace();
+        let (Some(a), Some(b)) = (it.next(), it.next()) else {
+            return Err(format!("line {}: expected `size probability`", i + 1));
+        };
+        let s: f64 = a
+            .parse()
+            .map_err(|_| format!("line {}: bad size {a:?}", i + 1))?;
+        let p: f64 = b
+            .parse()
+            .map_err(|_| format!("line {}: bad probability {b:?}", i + 1))?;
+        pts.push((s, p * scale));
+    }
+    if pts.is_empty() {
+        return Err("empty CDF".into());
+    }
+    for w in pts.windows(2) {
+        if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
+            return Err("CDF must be non-decreasing in size and probability".into());
+        }
+    }
+    Ok(pts)
+}
+
+impl SizeDist {
+    /// A named distribution: `fbkv`, `fbhd`, `fbhd_hpcc`, `web_search` or
+    /// `fixed:<bytes>`.
+    pub fn by_name(name: &str) -> Option<SizeDist> {
+        let emp = |text: &str, scale: f64, interp, gpd_tail| SizeDist::Empirical {
+            points: parse_cdf(text, scale).expect("embedded CDF parses"),
+            interp,
+            gpd_tail,
+        };
+        Some(match name {
+            "fbkv" => emp(FBKV_HEAD, 1.0, Interp::Step, true),
+            "fbhd" => emp(FBHD_HOMA, 1.0, Interp::Step, false),
+            "fbhd_hpcc" => emp(FBHD_HPCC, 0.01, Interp::Linear, false),
+            "web_search" => emp(WEB_SEARCH, 0.01, Interp::Linear, false),
+            _ => {
+                let b: u64 = name.strip_prefix("fixed:")?.parse().ok()?;
+                if b == 0 {
+                    return None;
+                }
+                SizeDist::Fixed(b)
+            }
+        })
+    }
+
+    /// Draws one size in bytes (at least 1).
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        match self {
+            SizeDist::Fixed(b) => *b,
+            SizeDist::Empirical {
+                points,
+                interp,
+                gpd_tail,
+            } => {
+                let u = rng.next_f64();
+                let last = points[points.len() - 1].1;
+                if *gpd_tail && u >= last {
+                    let v = rng.next_f64();
+                    let x = GPD_LOC + GPD_SCALE * ((1.0 - v).powf(-GPD_SHAPE) - 1.0) / GPD_SHAPE;
+                    return (x.min(GPD_CAP).round() as u64).max(1);
+                }
+                let u = u.min(last);
+                let i = points.partition_point(|p| p.1 < u).min(points.len() - 1);
+                let s = match interp {
+                    Interp::Step => points[i].0,
+                    Interp::Linear if i == 0 => points[0].0,
+                    Interp::Linear => {
+                        let (s0, p0) = points[i - 1];
+                        let (s1, p1) = points[i];
+                        if p1 > p0 {
+                            s0 + (s1 - s0) * (u - p0) / (p1 - p0)
+                        } else {
+                            s1
+                        }
+                    }
+                };
+                (s.round() as u64).max(1)
+            }
+        }
+    }
+
+    /// Mean size in bytes (exact for the CDF part; the GPD tail uses its
+    /// uncapped mean, the cap changes it by far less than a byte).
+    pub fn mean(&self) -> f64 {
+        match self {
+            SizeDist::Fixed(b) => *b as f64,
+            SizeDist::Empirical {
+                points,
+                interp,
+                gpd_tail,
+            } => {
+                let mut m = 0.0;
+                let mut prev_p = 0.0;
+                let mut prev_s = points[0].0;
+                for &(s, p) in points {
+                    let dp = p - prev_p;
+                    m += dp
+                        * match interp {
+                            Interp::Step => s,
+                            Interp::Linear => (s + prev_s) / 2.0,
+                        };
+                    prev_p = p;
+                    prev_s = s;
+                }
+                let max_s = points[points.len() - 1].0.max(1.0);
+                if *gpd_tail {
+                    m += (1.0 - prev_p) * (GPD_LOC + GPD_SCALE / (1.0 - GPD_SHAPE));
+                } else {
+                    m += (1.0 - prev_p) * max_s;
+                }
+                m.max(1.0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fbkv_mean_is_about_185_bytes() {
+        let d = SizeDist::by_name("fbkv").unwrap();
+        let m = d.mean();
+        assert!((175.0..195.0).contains(&m), "{m}");
+        let mut rng = Rng::new(3);
+        let n = 200_000;
+        let s: u64 = (0..n).map(|_| d.sample(&mut rng)).sum();
+        let emp = s as f64 / n as f64;
+        assert!((emp - m).abs() / m < 0.08, "{emp} vs {m}");
+    }
+
+    #[test]
+    fn fbhd_mean_matches_homa() {
+        let m = SizeDist::by_name("fbhd").unwrap().mean();
+        assert!((m - 194_330.9).abs() / 194_330.9 < 0.02, "{m}");
+    }
+
+    #[test]
+    fn names_and_fixed() {
+        assert_eq!(SizeDist::by_name("fixed:1000"), Some(SizeDist::Fixed(1000)));
+        assert!(SizeDist::by_name("fixed:0").is_none());
+        assert!(SizeDist::by_name("nope").is_none());
+        assert!(SizeDist::by_name("web_search").unwrap().mean() > 1e6);
+    }
+}
