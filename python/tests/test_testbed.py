@@ -604,3 +604,13 @@ def test_status_and_exec_of_a_testbed_that_is_not_up(tmp_path: Path) -> None:
         result = CliRunner().invoke(cli, argv)
         assert result.exit_code == 1, result.output
         assert "is not up" in result.output
+
+
+def test_burst_ms_sets_htb_cburst() -> None:
+    cfg = tbm.parse(minimal(burst_ms=4))
+    lines = [" ".join(s.argv) for s in plan.build(cfg)]
+    assert any("dev h1 parent 1: classid 1:1 htb rate 1000000000bit" in x for x in lines)
+    assert any("dev h1" in x and "cburst 500000" in x for x in lines)  # 4 ms of 1 Gbit/s
+    with pytest.raises(ConfigError) as err:
+        tbm.parse(minimal(burst_ms=0))
+    assert err.value.key == "testbed.burst_ms"

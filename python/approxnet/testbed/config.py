@@ -8,6 +8,7 @@ Schema (every key but `testbed.name` and `host.rate` has a default)::
     port_buffer = "256KiB" # buffer of one switch egress port, all queues together
     queues = 8             # strict-priority queues per switch egress port, 1..8
     host_queue = 1000      # packets in each host's egress fifo
+    burst_ms = 1.0         # HTB may send this many ms of a link's rate back to back
 
     [[switch]]             # optional; default is one switch named "sw"
     name = "left"
@@ -75,6 +76,8 @@ class Config:
     port_buffer: int
     queues: int
     host_queue: int
+    #: HTB burst / cburst of every rate-capped class, in seconds of its rate.
+    burst_s: float
     switches: tuple[str, ...]
     hosts: tuple[Host, ...]
     trunks: tuple[Trunk, ...]
@@ -120,19 +123,28 @@ def parse(data: dict[str, Any]) -> Config:
     """Validate an already-decoded TOML document."""
     _only_keys(data, "", {"testbed", "switch", "host", "trunk"})
     top = _table(data, "testbed", required=True)
-    _only_keys(top, "testbed.", {"name", "mtu", "port_buffer", "queues", "host_queue"})
+    _only_keys(top, "testbed.", {"name", "mtu", "port_buffer", "queues", "host_queue", "burst_ms"})
     name = _name(top, "testbed.name", TESTBED_NAME, "[a-z][a-z0-9]{0,9}")
     mtu = _int(top, "testbed.mtu", 1500, 576, 9000)
     queues = _int(top, "testbed.queues", MAX_QUEUES, 1, MAX_QUEUES)
     host_queue = _int(top, "testbed.host_queue", 1000, 1, 100_000)
     port_buffer = _converted(top, "testbed.port_buffer", "256KiB", parse_size)
+    burst_ms = top.get("burst_ms", 1.0)
+    if isinstance(burst_ms, bool) or not isinstance(burst_ms, (int, float)):
+        raise ConfigError(
+            "testbed.burst_ms", f"expected a number of milliseconds, got {burst_ms!r}"
+        )
+    if not 0.01 <= burst_ms <= 100:
+        raise ConfigError("testbed.burst_ms", f"{burst_ms} is outside 0.01..100")
 
     switches = _switches(data)
     hosts = _hosts(data, switches)
     trunks = _trunks(data, switches)
     _unique_nodes(switches, hosts)
     _check_tree(switches, trunks)
-    config = Config(name, mtu, port_buffer, queues, host_queue, switches, hosts, trunks)
+    config = Config(
+        name, mtu, port_buffer, queues, host_queue, burst_ms / 1000, switches, hosts, trunks
+    )
     from .layout import queue_limits  # local import: layout depends on config
 
     queue_limits(config)  # raises ConfigError when port_buffer is too small

@@ -28,10 +28,6 @@ from .layout import (
 #: Guaranteed rate of each priority class; all else is borrowed in prio order,
 #: which is what makes HTB behave as strict priority.
 PRIORITY_FLOOR_BPS = 8_000
-#: HTB may send this much of a class's rate back to back. tc's default (one
-#: timer tick of rate) left a 1 Gbps class near 50-75 % busy here; one
-#: millisecond of rate (at least two frames) reaches over 90 %.
-BURST_S = 0.001
 #: nftables draws loss as `numgen random mod LOSS_SCALE < round(loss * LOSS_SCALE)`.
 LOSS_SCALE = 1_000_000
 NFT_TABLE = "approxnet"
@@ -162,19 +158,24 @@ def _addresses(config: Config) -> list[Step]:
     return steps
 
 
-def burst_bytes(rate_bps: int, frame: int) -> int:
-    """HTB burst / cburst of a class capped at `rate_bps`."""
-    return max(2 * frame, int(rate_bps * BURST_S / 8))
+def burst_bytes(rate_bps: int, frame: int, burst_s: float) -> int:
+    """HTB burst of a class at `rate_bps`: `burst_s` of its rate, at least two frames.
+
+    tc's default (one timer tick of rate) kept a 1 Gbps class 50-75 % busy
+    on our VMs; 1 ms reaches 99 % on an idle machine (docs/testbed.md).
+    """
+    return max(2 * frame, int(rate_bps * burst_s / 8))
 
 
-def _htb_shape(rate_bps: int, ceil_bps: int, frame: int) -> tuple[str, ...]:
+def _htb_shape(rate_bps: int, ceil_bps: int, frame: int, burst_s: float) -> tuple[str, ...]:
     """`rate R ceil C burst B cburst CB quantum Q` for an HTB class.
 
     burst follows the guaranteed rate, so a priority class (8 kbit/s floor)
     can never save up more than two frames of "green" tokens and jump ahead
     of a higher priority; cburst follows the ceiling (the link rate).
     """
-    burst, cburst = str(burst_bytes(rate_bps, frame)), str(burst_bytes(ceil_bps, frame))
+    burst = str(burst_bytes(rate_bps, frame, burst_s))
+    cburst = str(burst_bytes(ceil_bps, frame, burst_s))
     return (
         "rate",
         f"{rate_bps}bit",
@@ -244,7 +245,7 @@ def _switch_queues(config: Config) -> list[Step]:
                     "classid",
                     "1:1",
                     "htb",
-                    *_htb_shape(rate, rate, frame),
+                    *_htb_shape(rate, rate, frame, config.burst_s),
                 )
             ),
         ]
@@ -264,7 +265,7 @@ def _switch_queues(config: Config) -> list[Step]:
                         "htb",
                         "prio",
                         str(q),
-                        *_htb_shape(PRIORITY_FLOOR_BPS, rate, frame),
+                        *_htb_shape(PRIORITY_FLOOR_BPS, rate, frame, config.burst_s),
                     )
                 ),
                 Step(
@@ -335,7 +336,7 @@ def _host_queues(config: Config) -> list[Step]:
                     "classid",
                     "1:1",
                     "htb",
-                    *_htb_shape(h.rate_bps, h.rate_bps, frame),
+                    *_htb_shape(h.rate_bps, h.rate_bps, frame, config.burst_s),
                 )
             ),
             Step(
