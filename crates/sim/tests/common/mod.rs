@@ -1,0 +1,64 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use approxnet_sim::output::Summary;
+use approxnet_sim::scenario::{self, Built};
+
+/// Builds a scenario from TOML text with overrides and runs it.
+pub fn run(text: &str, sets: &[&str]) -> Built {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let f = scenario::parse(text, &sets).expect("scenario parses");
+    let mut b = scenario::build(&f).expect("scenario builds");
+    b.sim.run();
+    b.sim.finalize();
+    b
+}
+
+/// Summary without wall time (for byte-for-byte comparisons).
+pub fn summary(b: &Built) -> String {
+    Summary::compute("t", &b.sim, &b.classes, 0.0).json()
+}
+
+/// Mean of the sampled backlog (packets) of ports whose peer is `peer_name`.
+pub fn mean_queue_pkts(b: &Built, peer_name: &str) -> f64 {
+    let net = &b.sim.net;
+    let v: Vec<f64> = b
+        .sim
+        .samples
+        .iter()
+        .filter(|s| net.nodes[net.ports[s.port as usize].peer as usize].name == peer_name)
+        .map(|s| s.pkts as f64)
+        .collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// A dumbbell of `n` senders into host `n` through one switch, 10 Gbps.
+pub fn incast(n: u32, ms: f64, bytes: u64, scheme: &str) -> String {
+    format!(
+        r#"
+duration_ms = {ms}
+[topology]
+kind = "dumbbell"
+senders = {n}
+host_gbps = 10.0
+link_delay_us = 10.0
+[switch]
+queues = 1
+buffer_kb = 1502.0
+ecn_k_pkts = 65
+[transport]
+mss = 1448
+header_bytes = 54
+min_rto_us = 5000.0
+[[jobs]]
+pattern = "bulk"
+target = {n}
+jitter_us = 10.0
+sizes = "fixed:{bytes}"
+load = 0.0
+scheme = "{scheme}"
+[output]
+queue_sample_us = 10.0
+"#
+    )
+}
