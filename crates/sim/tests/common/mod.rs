@@ -1,11 +1,11 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, missing_docs)]
 
 use approxnet_sim::output::Summary;
 use approxnet_sim::scenario::{self, Built};
 
 /// Builds a scenario from TOML text with overrides and runs it.
-pub fn run(text: &str, sets: &[&str]) -> Built {
+pub(crate) fn run(text: &str, sets: &[&str]) -> Built {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let f = scenario::parse(text, &sets).expect("scenario parses");
     let mut b = scenario::build(&f).expect("scenario builds");
@@ -15,12 +15,12 @@ pub fn run(text: &str, sets: &[&str]) -> Built {
 }
 
 /// Summary without wall time (for byte-for-byte comparisons).
-pub fn summary(b: &Built) -> String {
+pub(crate) fn summary(b: &Built) -> String {
     Summary::compute("t", &b.sim, &b.classes, 0.0).json()
 }
 
 /// Mean of the sampled backlog (packets) of ports whose peer is `peer_name`.
-pub fn mean_queue_pkts(b: &Built, peer_name: &str) -> f64 {
+pub(crate) fn mean_queue_pkts(b: &Built, peer_name: &str) -> f64 {
     let net = &b.sim.net;
     let v: Vec<f64> = b
         .sim
@@ -33,7 +33,7 @@ pub fn mean_queue_pkts(b: &Built, peer_name: &str) -> f64 {
 }
 
 /// A dumbbell of `n` senders into host `n` through one switch, 10 Gbps.
-pub fn incast(n: u32, ms: f64, bytes: u64, scheme: &str) -> String {
+pub(crate) fn incast(n: u32, ms: f64, bytes: u64, scheme: &str) -> String {
     format!(
         r#"
 duration_ms = {ms}
