@@ -1,0 +1,422 @@
+//! ATP client and server over the blocking runtime.
+
+use crate::cpu::process_cpu_seconds;
+use crate::report::{cpu_per_gb, gbps, quantile, Json};
+use crate::sizes::Sizes;
+use approxnet_net::{Endpoint, EpochSample, RuntimeConfig};
+use approxnet_proto::event::Role;
+use approxnet_proto::job::{MessageSpec, Payload};
+use approxnet_proto::rng::Rng;
+use approxnet_proto::stats::DropReason;
+use approxnet_proto::{Event, JobSpec};
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// What the client sends.
+pub(crate) struct ClientPlan {
+    pub(crate) server: SocketAddr,
+    pub(crate) groups: Vec<f64>,
+    pub(crate) sizes: Sizes,
+    pub(crate) sizes_spec: String,
+    pub(crate) messages: usize,
+    pub(crate) max_size: usize,
+    pub(crate) precise: f64,
+    pub(crate) duration: Duration,
+    pub(crate) max_jobs: u64,
+    pub(crate) window: usize,
+    pub(crate) seed: u64,
+}
+
+#[derive(Default)]
+struct GroupTotals {
+    messages: u64,
+    must: u64,
+    delivered: u64,
+    abandoned: u64,
+}
+
+/// Parses `--groups 1.0,0.5` into MSRs (each checked by the core later).
+pub(crate) fn parse_groups(s: &str) -> Result<Vec<f64>, String> {
+    let v: Result<Vec<f64>, _> = s.split(',').map(|x| x.trim().parse::<f64>()).collect();
+    let v = v.map_err(|_| format!("--groups `{s}`: expected MSRs like 1.0,0.5"))?;
+    if v.is_empty() || v.len() > 64 {
+        return Err("--groups: 1 to 64 groups".into());
+    }
+    Ok(v)
+}
+
+fn build_job(plan: &ClientPlan, rng: &mut Rng) -> Result<(JobSpec, u64), String> {
+    let mut spec = JobSpec::new(plan.groups[0]).map_err(|e| e.to_string())?;
+    for (i, &m) in plan.groups.iter().enumerate().skip(1) {
+        spec = spec.group(i as u16, m).map_err(|e| e.to_string())?;
+    }
+    let mut bytes = 0u64;
+    for k in 0..plan.messages {
+        let n = plan.sizes.sample(rng, plan.max_size);
+        bytes += n as u64;
+        spec.messages.push(MessageSpec {
+            group: (k % plan.groups.len()) as u16,
+            payload: Payload::Synthetic(n),
+            precise_len: ((n as f64) * plan.precise).round() as usize,
+        });
+    }
+    Ok((spec, bytes))
+}
+
+fn epoch_summary(samples: &[EpochSample], origin_ns: u64) -> (Json, Json) {
+    let mut per_queue: BTreeMap<u8, u64> = BTreeMap::new();
+    let mut total = 0u64;
+    for s in samples {
+        let w = s.stats.length.as_nanos().max(1);
+        *per_queue.entry(s.stats.queue).or_default() += w;
+        total += w;
+    }
+    let frac = Json::Arr(
+        per_queue
+            .iter()
+            .map(|(q, w)| {
+                Json::Obj(vec![
+                    ("queue", Json::Int(u64::from(*q))),
+                    ("time_fraction", Json::Num(*w as f64 / total.max(1) as f64)),
+                ])
+            })
+            .collect(),
+    );
+    let step = samples.len().div_ceil(200).max(1);
+    let timeline = Json::Arr(
+        samples
+            .iter()
+            .step_by(step)
+            .map(|s| {
+                Json::Obj(vec![
+                    (
+                        "t_ms",
+                        Json::Num(s.at.as_nanos().saturating_sub(origin_ns) as f64 / 1e6),
+                    ),
+                    ("queue", Json::Int(u64::from(s.stats.queue))),
+                    ("tlr", Json::Num(s.stats.tlr)),
+                    ("rho", Json::Num(s.stats.rho)),
+                    ("rate_gbps", Json::Num(s.stats.rate.as_bps() / 1e9)),
+                ])
+            })
+            .collect(),
+    );
+    (frac, timeline)
+}
+
+/// Runs jobs against a server for the planned duration.
+pub(crate) fn client(
+    bind: SocketAddr,
+    cfg: RuntimeConfig,
+    plan: ClientPlan,
+) -> Result<Json, String> {
+    let mut ep = Endpoint::bind(bind, cfg).map_err(|e| e.to_string())?;
+    let cpu0 = process_cpu_seconds();
+    let h = ep
+        .connect(plan.server)
+        .map_err(|e| format!("connect {}: {e}", plan.server))?;
+    let mut rng = Rng::new(plan.seed);
+    let mut inflight: HashMap<u32, u64> = HashMap::new();
+    let (mut started, mut done, mut failed) = (0u64, 0u64, 0u64);
+    let (mut bytes_offered, mut bytes_delivered) = (0u64, 0u64);
+    let (mut packets, mut retrans, mut lost) = (0u64, 0u64, 0u64);
+    let mut jcts = Vec::new();
+    let mut groups: BTreeMap<u16, GroupTotals> = BTreeMap::new();
+    let mut epochs: Vec<EpochSample> = Vec::new();
+    let origin = Instant::now();
+    let mut first_error = None;
+    loop {
+        let sending = origin.elapsed() < plan.duration && started < plan.max_jobs;
+        while sending && inflight.len() < plan.window.max(1) && started < plan.max_jobs {
+            let (spec, bytes) = build_job(&plan, &mut rng)?;
+            let job = ep.send_job(h, spec).map_err(|e| format!("send_job: {e}"))?;
+            inflight.insert(job, bytes);
+            started += 1;
+        }
+        if inflight.is_empty() {
+            break;
+        }
+        let ev = ep
+            .next_event(Some(Duration::from_millis(200)))
+            .map_err(|e| e.to_string())?;
+        for s in ep.take_epochs() {
+            if epochs.len() < 100_000 {
+                epochs.push(s);
+            }
+        }
+        match ev {
+            Some((
+                _,
+                Event::JobComplete {
+                    job,
+                    role: Role::Sender,
+                    outcome,
+                },
+            )) => {
+                let Some(bytes) = inflight.remove(&job) else {
+                    continue;
+                };
+                match outcome {
+                    Ok(r) => {
+                        done += 1;
+                        jcts.push(r.jct.as_secs_f64() * 1e3);
+                        packets += r.packets;
+                        retrans += r.retransmissions;
+                        lost += r.lost_packets;
+                        bytes_offered += bytes;
+                        let msgs: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
+                        let deliv: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
+                        // Delivered bytes estimated as the delivered share of the job's bytes.
+                        bytes_delivered +=
+                            (bytes as f64 * deliv as f64 / msgs.max(1) as f64) as u64;
+                        for g in &r.groups {
+                            let t = groups.entry(g.id).or_default();
+                            t.messages += u64::from(g.messages);
+                            t.must += u64::from(g.must_deliver);
+                            t.delivered += u64::from(g.delivered);
+                            t.abandoned += u64::from(g.abandoned);
+                        }
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        first_error.get_or_insert(e.to_string());
+                    }
+                }
+            }
+            Some((_, Event::ConnectionLost { reason })) => {
+                first_error.get_or_insert(format!("connection lost: {reason}"));
+                failed += inflight.len() as u64;
+                inflight.clear();
+                break;
+            }
+            _ => {}
+        }
+    }
+    let elapsed = origin.elapsed().as_secs_f64();
+    let _ = ep.close(h);
+    let _ = ep.finish(Duration::from_secs(2));
+    let cpu = process_cpu_seconds() - cpu0;
+
+    jcts.sort_by(f64::total_cmp);
+    let origin_ns = epochs.first().map_or(0, |s| s.at.as_nanos());
+    let (queue_frac, timeline) = epoch_summary(&epochs, origin_ns);
+    let group_json = Json::Arr(
+        groups
+            .iter()
+            .map(|(id, t)| {
+                Json::Obj(vec![
+                    ("id", Json::Int(u64::from(*id))),
+                    (
+                        "msr",
+                        Json::Num(plan.groups.get(*id as usize).copied().unwrap_or(f64::NAN)),
+                    ),
+                    ("messages", Json::Int(t.messages)),
+                    ("must_deliver", Json::Int(t.must)),
+                    ("delivered", Json::Int(t.delivered)),
+                    ("abandoned", Json::Int(t.abandoned)),
+                    (
+                        "delivered_fraction",
+                        Json::Num(t.delivered as f64 / t.messages.max(1) as f64),
+                    ),
+                ])
+            })
+            .collect(),
+    );
+    let mean = if jcts.is_empty() {
+        f64::NAN
+    } else {
+        jcts.iter().sum::<f64>() / jcts.len() as f64
+    };
+    Ok(Json::Obj(vec![
+        ("mode", Json::Str("atp-client".into())),
+        ("server", Json::Str(plan.server.to_string())),
+        ("sizes", Json::Str(plan.sizes_spec.clone())),
+        ("messages_per_job", Json::Int(plan.messages as u64)),
+        ("window", Json::Int(plan.window as u64)),
+        ("elapsed_s", Json::Num(elapsed)),
+        ("jobs_completed", Json::Int(done)),
+        ("jobs_failed", Json::Int(failed)),
+        (
+            "error",
+            first_error.map_or(Json::Str(String::new()), Json::Str),
+        ),
+        ("bytes_offered", Json::Int(bytes_offered)),
+        ("bytes_delivered", Json::Int(bytes_delivered)),
+        ("goodput_gbps", Json::Num(gbps(bytes_delivered, elapsed))),
+        ("packets", Json::Int(packets)),
+        ("retransmissions", Json::Int(retrans)),
+        ("lost_packets", Json::Int(lost)),
+        (
+            "measured_loss",
+            Json::Num(lost as f64 / packets.max(1) as f64),
+        ),
+        ("groups", group_json),
+        (
+            "jct_ms",
+            Json::Obj(vec![
+                ("mean", Json::Num(mean)),
+                ("p50", Json::Num(quantile(&jcts, 0.5))),
+                ("p90", Json::Num(quantile(&jcts, 0.9))),
+                ("p99", Json::Num(quantile(&jcts, 0.99))),
+                ("max", Json::Num(quantile(&jcts, 1.0))),
+            ]),
+        ),
+        ("queue_time_fraction", queue_frac),
+        ("epochs", Json::Int(epochs.len() as u64)),
+        ("timeline", timeline),
+        ("cpu_s", Json::Num(cpu)),
+        ("cpu_s_per_gb", Json::Num(cpu_per_gb(cpu, bytes_delivered))),
+        ("runtime", runtime_json(&ep)),
+    ]))
+}
+
+fn runtime_json(ep: &Endpoint) -> Json {
+    let st = ep.stats();
+    let core = ep.core().stats();
+    let drops = Json::Obj(
+        DropReason::ALL
+            .iter()
+            .map(|r| (drop_name(*r), Json::Int(core.dropped(*r))))
+            .collect(),
+    );
+    Json::Obj(vec![
+        ("datagrams_sent", Json::Int(st.send.datagrams)),
+        ("send_syscalls", Json::Int(st.send.syscalls)),
+        ("gso_messages", Json::Int(st.send.gso_messages)),
+        ("send_would_block", Json::Int(st.send.would_block)),
+        ("send_errors", Json::Int(st.send.errors)),
+        ("datagrams_received", Json::Int(st.recv.datagrams)),
+        ("recv_syscalls", Json::Int(st.recv.syscalls)),
+        ("gro_messages", Json::Int(st.recv.gro_messages)),
+        ("truncated", Json::Int(st.recv.truncated)),
+        ("wakeups", Json::Int(st.wakeups)),
+        ("core_accepted", Json::Int(core.accepted)),
+        ("core_drops", drops),
+    ])
+}
+
+fn drop_name(r: DropReason) -> &'static str {
+    match r {
+        DropReason::Malformed => "malformed",
+        DropReason::BadChecksum => "bad_checksum",
+        DropReason::DamagedApproximate => "damaged_approximate",
+        DropReason::UnknownConnection => "unknown_connection",
+        DropReason::WrongPeer => "wrong_peer",
+        DropReason::Unexpected => "unexpected",
+        DropReason::UnknownJob => "unknown_job",
+        DropReason::OutOfRange => "out_of_range",
+        DropReason::Inconsistent => "inconsistent",
+        DropReason::StaleEpoch => "stale_epoch",
+        DropReason::CapExceeded => "cap_exceeded",
+        DropReason::UnknownType => "unknown_type",
+        _ => "other",
+    }
+}
+
+/// Serves jobs; stops after `max_jobs` receiver completions or `idle`
+/// without events once something arrived (`None`: never).
+pub(crate) fn server(
+    bind: SocketAddr,
+    cfg: RuntimeConfig,
+    max_jobs: u64,
+    idle: Option<Duration>,
+) -> Result<Json, String> {
+    let mut ep = Endpoint::bind(bind, cfg).map_err(|e| e.to_string())?;
+    eprintln!("approxnet-perf server on {}", ep.local_addr());
+    let cpu0 = process_cpu_seconds();
+    let (mut jobs, mut msgs, mut abandoned, mut bytes, mut damaged) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut first: Option<Instant> = None;
+    let mut last = Instant::now();
+    let mut failed = 0u64;
+    let mut job_bytes = 0u64;
+    let mut groups: BTreeMap<u16, GroupTotals> = BTreeMap::new();
+    while jobs < max_jobs {
+        let wait = match (first, idle) {
+            (Some(_), Some(i)) => {
+                let left = i.saturating_sub(last.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                Some(left)
+            }
+            _ => Some(Duration::from_secs(1)),
+        };
+        let Some((_, ev)) = ep.next_event(wait).map_err(|e| e.to_string())? else {
+            continue;
+        };
+        last = Instant::now();
+        first.get_or_insert(last);
+        match ev {
+            Event::MessageDelivered {
+                payload,
+                damaged: d,
+                ..
+            } => {
+                msgs += 1;
+                bytes += payload.len() as u64;
+                damaged += u64::from(d);
+            }
+            Event::MessageAbandoned { .. } => abandoned += 1,
+            Event::JobComplete {
+                role: Role::Receiver,
+                outcome,
+                ..
+            } => {
+                jobs += 1;
+                match outcome {
+                    Ok(r) => {
+                        let m: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
+                        let d: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
+                        job_bytes += (r.bytes as f64 * d as f64 / m.max(1) as f64) as u64;
+                        for g in &r.groups {
+                            let t = groups.entry(g.id).or_default();
+                            t.messages += u64::from(g.messages);
+                            t.must += u64::from(g.must_deliver);
+                            t.delivered += u64::from(g.delivered);
+                            t.abandoned += u64::from(g.abandoned);
+                        }
+                    }
+                    Err(_) => failed += 1,
+                }
+            }
+            _ => {}
+        }
+    }
+    let active = first.map_or(0.0, |f| last.duration_since(f).as_secs_f64());
+    // Without kept payloads, delivered bytes come from the job reports.
+    let bytes = if bytes == 0 { job_bytes } else { bytes };
+    let cpu = process_cpu_seconds() - cpu0;
+    let group_json = Json::Arr(
+        groups
+            .iter()
+            .map(|(id, t)| {
+                Json::Obj(vec![
+                    ("id", Json::Int(u64::from(*id))),
+                    ("messages", Json::Int(t.messages)),
+                    ("delivered", Json::Int(t.delivered)),
+                    (
+                        "delivered_fraction",
+                        Json::Num(t.delivered as f64 / t.messages.max(1) as f64),
+                    ),
+                ])
+            })
+            .collect(),
+    );
+    Ok(Json::Obj(vec![
+        ("mode", Json::Str("atp-server".into())),
+        ("jobs", Json::Int(jobs)),
+        ("jobs_failed", Json::Int(failed)),
+        ("messages_delivered", Json::Int(msgs)),
+        ("messages_abandoned", Json::Int(abandoned)),
+        ("messages_damaged", Json::Int(damaged)),
+        ("bytes_delivered", Json::Int(bytes)),
+        ("active_s", Json::Num(active)),
+        ("goodput_gbps", Json::Num(gbps(bytes, active))),
+        ("groups", group_json),
+        ("cpu_s", Json::Num(cpu)),
+        ("cpu_s_per_gb", Json::Num(cpu_per_gb(cpu, bytes))),
+        ("runtime", runtime_json(&ep)),
+    ]))
+}

@@ -1,0 +1,185 @@
+//! `approxnet-perf`: an iperf-like load generator for the approxnet runtime.
+//!
+//! ```text
+//! approxnet-perf server [--bind 0.0.0.0:7700] [--jobs N] [--idle SECS] [--udplite] [--json]
+//! approxnet-perf client --server ADDR [--msr 1.0 | --groups 1.0,0.5] [--sizes fixed:65536]
+//!                [--messages 64] [--duration 5] [--jobs N] [--window 2] [--precise 1.0]
+//!                [--line-rate-gbps 10] [--lookahead-us 250] [--seed 1] [--udplite] [--json]
+//! approxnet-perf tcp-server [--bind 0.0.0.0:7701] [--json]
+//! approxnet-perf tcp-client --server ADDR [--duration 5] [--cc cubic] [--json]
+//! ```
+//! The client prints goodput, measured loss, delivered fraction per group,
+//! JCT percentiles, retransmissions, the time spent in each switch queue and
+//! a sampled rate / TLR / queue timeline; `--json` prints one JSON object.
+//! Exit status: 0 on success, 1 when the run failed, 2 on bad arguments.
+
+mod args;
+mod atp;
+mod cpu;
+mod report;
+mod sizes;
+mod tcp;
+
+use approxnet_net::sys::SocketKind;
+use approxnet_net::RuntimeConfig;
+use approxnet_proto::Rate;
+use args::Args;
+use report::Json;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+const USAGE: &str =
+    "usage: approxnet-perf server|client|tcp-server|tcp-client [options] (see --help)";
+
+fn runtime_config(a: &mut Args) -> Result<RuntimeConfig, String> {
+    let mut cfg = RuntimeConfig::default();
+    if a.flag("udplite") {
+        cfg.socket.kind = SocketKind::UdpLite;
+    }
+    let rate: f64 = a.get("line-rate-gbps", 10.0)?;
+    cfg.proto.line_rate = Rate::gbps(rate);
+    cfg.seed = a.get("seed", 1u64)?;
+    cfg.pacing_lookahead = Duration::from_micros(a.get("lookahead-us", 250u64)?);
+    cfg.recv_budget = a.get("recv-budget", cfg.recv_budget)?;
+    let rto_us: u64 = a.get("min-rto-us", cfg.proto.min_rto.as_nanos() / 1000)?;
+    cfg.proto.min_rto = approxnet_proto::Duration::from_micros(rto_us);
+    cfg.proto.validate().map_err(|e| e.to_string())?;
+    Ok(cfg)
+}
+
+fn addr(a: &mut Args, key: &str, default: Option<&str>) -> Result<SocketAddr, String> {
+    let v = a
+        .get_str(key)
+        .or(default.map(str::to_string))
+        .ok_or_else(|| format!("--{key} is required"))?;
+    v.parse()
+        .map_err(|_| format!("--{key} `{v}`: expected IP:PORT"))
+}
+
+fn secs(a: &mut Args, key: &str, default: f64) -> Result<Duration, String> {
+    let s: f64 = a.get(key, default)?;
+    if !(s.is_finite() && s >= 0.0) {
+        return Err(format!("--{key}: expected seconds >= 0"));
+    }
+    Duration::try_from_secs_f64(s).map_err(|e| format!("--{key}: {e}"))
+}
+
+fn run(mut a: Args) -> Result<Json, String> {
+    match a.command.as_str() {
+        "server" => {
+            let bind = addr(&mut a, "bind", Some("0.0.0.0:7700"))?;
+            let mut cfg = runtime_config(&mut a)?;
+            // Payload bytes are not needed to count them (reports carry sizes);
+            // --keep-payloads 1 makes the core reassemble every message's bytes.
+            cfg.proto.keep_payloads = a.get("keep-payloads", 0u8)? != 0;
+            let jobs: u64 = a.get("jobs", u64::MAX)?;
+            let idle: f64 = a.get("idle", 0.0)?;
+            let idle = (idle > 0.0).then(|| Duration::from_secs_f64(idle));
+            a.finish()?;
+            atp::server(bind, cfg, jobs, idle)
+        }
+        "client" => {
+            let server = addr(&mut a, "server", None)?;
+            let bind = addr(&mut a, "bind", Some("0.0.0.0:0"))?;
+            let cfg = runtime_config(&mut a)?;
+            let groups = match a.get_str("groups") {
+                Some(g) => atp::parse_groups(&g)?,
+                None => vec![a.get("msr", 1.0f64)?],
+            };
+            let sizes_spec = a.get_str("sizes").unwrap_or_else(|| "fixed:65536".into());
+            let plan = atp::ClientPlan {
+                server,
+                groups,
+                sizes: sizes::Sizes::parse(&sizes_spec)?,
+                sizes_spec,
+                messages: a.get("messages", 64usize)?,
+                max_size: a.get("max-size", 16usize << 20)?,
+                precise: a.get("precise", 1.0f64)?,
+                duration: secs(&mut a, "duration", 5.0)?,
+                max_jobs: a.get("jobs", u64::MAX)?,
+                window: a.get("window", 2usize)?,
+                seed: cfg.seed,
+            };
+            if !(0.0..=1.0).contains(&plan.precise) {
+                return Err("--precise: a fraction in [0, 1]".into());
+            }
+            if plan.messages == 0 {
+                return Err("--messages: at least 1".into());
+            }
+            a.finish()?;
+            atp::client(bind, cfg, plan)
+        }
+        "tcp-server" => {
+            let bind = addr(&mut a, "bind", Some("0.0.0.0:7701"))?;
+            a.finish()?;
+            tcp::server(bind)
+        }
+        "tcp-client" => {
+            let server = addr(&mut a, "server", None)?;
+            let duration = secs(&mut a, "duration", 5.0)?;
+            let cc = a.get_str("cc").unwrap_or_else(|| "cubic".into());
+            a.finish()?;
+            tcp::client(server, duration, &cc)
+        }
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    }
+}
+
+fn print_human(j: &Json) {
+    if let Json::Obj(fields) = j {
+        for (k, v) in fields {
+            match v {
+                Json::Str(s) => println!("{k:>20}: {s}"),
+                Json::Num(x) => println!("{k:>20}: {x:.4}"),
+                other => println!("{k:>20}: {}", other.render()),
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.flag("help") {
+        println!(
+            "{}",
+            include_str!("main.rs")
+                .lines()
+                .take(11)
+                .map(|l| l.trim_start_matches("//!").trim_start_matches(' '))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        return ExitCode::SUCCESS;
+    }
+    let json = args.flag("json");
+    match run(args) {
+        Ok(report) => {
+            if json {
+                println!("{}", report.render());
+            } else {
+                print_human(&report);
+            }
+            let failed = matches!(&report, Json::Obj(f) if f.iter().any(|(k, v)| *k == "jobs_failed" && matches!(v, Json::Int(n) if *n > 0)));
+            if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("approxnet-perf: {e}");
+            ExitCode::from(if e.starts_with("--") || e.contains("usage") {
+                2
+            } else {
+                1
+            })
+        }
+    }
+}
