@@ -20,6 +20,7 @@ from . import plan, shell
 from .config import Config, namespace_prefix
 from .errors import TestbedError
 from .layout import host_address
+from .status import Status, collect
 
 #: How long `down` waits for processes in a namespace to exit after SIGTERM.
 KILL_GRACE_S = 2.0
@@ -117,10 +118,8 @@ class Testbed:
         """Run `argv` inside `host` to completion, bounded by `timeout` seconds."""
         return subprocess.run(self.command(host, argv), timeout=timeout, check=False, **kwargs)
 
-    def status(self) -> Any:
+    def status(self) -> Status:
         """Per-queue counters of every switch port (see `status.collect`)."""
-        from .status import collect
-
         return collect(self.config)
 
     def down(self) -> list[str]:
