@@ -53,3 +53,117 @@ fn job_with_msr_one_completes_over_udp() {
     assert_eq!(delivered, 50);
     assert!(reports[0].guarantee_held());
 }
+
+#[test]
+fn approximate_groups_meet_their_msr() {
+    let server = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let addr = server.local_addr();
+    let t = thread::spawn(move || serve(server, 1));
+    let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let h = client.connect(addr).unwrap();
+    let mut spec = JobSpec::new(1.0).unwrap().group(1, 0.5).unwrap();
+    for i in 0..40u32 {
+        spec = spec.message((i % 2) as u16, vec![i as u8; 3000]);
+    }
+    let job = client.send_job(h, spec).unwrap();
+    let report = client.wait_job(h, job, BOUND).unwrap();
+    assert!(report.guarantee_held());
+    for g in &report.groups {
+        assert!(g.delivered >= g.must_deliver, "group {} met its MSR", g.id);
+    }
+    let (_, reports) = t.join().unwrap();
+    assert!(reports[0].guarantee_held());
+}
+
+#[test]
+fn udplite_job_with_precise_prefixes_completes_intact() {
+    let server = Endpoint::bind(lo(), RuntimeConfig::udplite()).unwrap();
+    // Receivers demand that the checksum covers at least the 48-byte header.
+    assert_eq!(server.socket().recv_cscov().unwrap(), 8 + 48);
+    let addr = server.local_addr();
+    let t = thread::spawn(move || {
+        let mut server = server;
+        let mut got = Vec::new();
+        loop {
+            match server
+                .next_event(BOUND)
+                .unwrap()
+                .expect("event within bound")
+                .1
+            {
+                Event::MessageDelivered {
+                    msg,
+                    payload,
+                    precise_len,
+                    damaged,
+                    ..
+                } => got.push((msg, payload, precise_len, damaged)),
+                Event::JobComplete {
+                    role: Role::Receiver,
+                    ..
+                } => return got,
+                _ => {}
+            }
+        }
+    });
+    let mut client = Endpoint::bind(lo(), RuntimeConfig::udplite()).unwrap();
+    let h = client.connect(addr).unwrap();
+    let mut spec = JobSpec::new(1.0).unwrap();
+    for i in 0..10u32 {
+        let bytes: Vec<u8> = (0..5000u32).map(|k| (k * 7 + i) as u8).collect();
+        spec = spec.message_with_prefix(0, bytes, 256);
+    }
+    let job = client.send_job(h, spec).unwrap();
+    client.wait_job(h, job, BOUND).unwrap();
+    let mut got = t.join().unwrap();
+    got.sort_by_key(|g| g.0);
+    assert_eq!(got.len(), 10);
+    for (msg, payload, precise_len, damaged) in got {
+        let want: Vec<u8> = (0..5000u32).map(|k| (k * 7 + msg) as u8).collect();
+        assert_eq!(payload, want, "message {msg} intact on a clean path");
+        assert!(!damaged);
+        assert!(precise_len >= 256);
+    }
+}
+
+#[test]
+fn async_face_runs_a_job() {
+    use approxnet_net::AsyncEndpoint;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut server = AsyncEndpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+        let mut client = AsyncEndpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+        let addr = server.local_addr();
+        let serve = async {
+            let mut delivered = 0;
+            loop {
+                match server.next_event(BOUND).await.unwrap().expect("event").1 {
+                    Event::MessageDelivered { .. } => delivered += 1,
+                    Event::JobComplete {
+                        role: Role::Receiver,
+                        ..
+                    } => return delivered,
+                    _ => {}
+                }
+            }
+        };
+        let send = async {
+            let h = client.connect(addr).await.unwrap();
+            let job = client
+                .send_job(h, JobSpec::uniform(1.0, &[10_000; 30]).unwrap())
+                .unwrap();
+            client.wait_job(h, job, BOUND).await.unwrap()
+        };
+        let (delivered, report) = tokio::join!(serve, send);
+        assert_eq!(delivered, 30);
+        assert!(report.guarantee_held());
+    });
+}
+
+#[test]
+fn async_bind_outside_a_runtime_is_an_error_not_a_panic() {
+    assert!(approxnet_net::AsyncEndpoint::bind(lo(), RuntimeConfig::default()).is_err());
+}
