@@ -150,7 +150,7 @@ impl Connection {
         if self.state == State::Established {
             self.announce(now, id, cfg);
         }
-        if !self.timers.get(Timer::Epoch).is_some_and(|t| t > now) {
+        if self.state == State::Established && !self.timers.get(Timer::Epoch).is_some_and(|t| t > now) {
             self.epoch_start = now;
             self.timers.set(Timer::Epoch, now + self.rtt(cfg));
         }

@@ -1,0 +1,105 @@
+//! The delivery guarantees of seed 000 §3.3 under loss.
+mod common;
+use approxnet_proto::event::Role;
+use approxnet_proto::harness::Pair;
+use approxnet_proto::{Event, JobSpec};
+use common::*;
+
+fn msgs(n: usize, size: usize) -> Vec<Vec<u8>> {
+    (0..n).map(|i| vec![(i % 251) as u8; size]).collect()
+}
+
+#[test]
+fn msr_holds_under_30_percent_random_loss() {
+    for (seed, msr) in [(1u64, 0.5), (2, 0.75), (3, 0.9)] {
+        let mut spec = JobSpec::new(msr).unwrap();
+        for m in msgs(400, 3000) {
+            spec = spec.message(0, m);
+        }
+        let mut pair = Pair::symmetric(cfg(), link(0.3), seed);
+        let job = run(&mut pair, spec);
+        let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+        let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+        let need = (msr * 400.0f64).ceil() as u32;
+        assert!(s.guarantee_held() && r.guarantee_held());
+        assert!(r.groups[0].delivered >= need, "msr {msr}: {} < {need}", r.groups[0].delivered);
+        assert!(r.groups[0].delivered >= s.groups[0].delivered);
+        // every delivered message is intact
+        for (_, id, payload) in delivered(&pair.server_events) {
+            assert_eq!(payload, vec![(id as usize % 251) as u8; 3000]);
+        }
+    }
+}
+
+#[test]
+fn msr_one_delivers_everything_in_order() {
+    let mut spec = JobSpec::new(1.0).unwrap();
+    for m in msgs(300, 2000) {
+        spec = spec.message(0, m);
+    }
+    let mut l = link(0.2);
+    l.reorder = 0.1;
+    l.duplicate = 0.05;
+    let mut pair = Pair::symmetric(cfg(), l, 11);
+    let job = run(&mut pair, spec);
+    let got = delivered(&pair.server_events);
+    assert_eq!(got.len(), 300);
+    for (i, (_, id, payload)) in got.iter().enumerate() {
+        assert_eq!(*id as usize, i, "in order");
+        assert_eq!(payload, &vec![(i % 251) as u8; 2000]);
+    }
+    let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+    assert_eq!(r.groups[0].delivered, 300);
+}
+
+#[test]
+fn groups_have_their_own_msr_and_abandoned_messages_are_reported() {
+    let mut spec = JobSpec::new(0.5).unwrap().group(1, 1.0).unwrap().group(2, 0.25).unwrap();
+    for i in 0..200u32 {
+        spec = spec.message((i % 3) as u16, vec![i as u8; 1500]);
+    }
+    let mut pair = Pair::symmetric(cfg(), link(0.25), 5);
+    let job = run(&mut pair, spec);
+    let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+    for g in &r.groups {
+        assert!(g.delivered >= g.must_deliver, "group {} {}/{}", g.id, g.delivered, g.must_deliver);
+        if g.id == 1 {
+            assert_eq!(g.delivered, g.messages);
+        }
+    }
+    let abandoned = pair
+        .server_events
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::MessageAbandoned { .. }))
+        .count() as u32;
+    let total_missing: u32 = r.groups.iter().map(|g| g.messages - g.delivered).sum();
+    assert_eq!(abandoned, total_missing);
+    assert!(abandoned > 0, "25% loss should cost some messages");
+}
+
+#[test]
+fn bursty_loss_reordering_and_duplication_keep_the_bound() {
+    let mut l = link(0.0);
+    l.burst_enter = 0.05;
+    l.burst_exit = 0.3;
+    l.burst_loss = 0.8;
+    l.reorder = 0.05;
+    l.duplicate = 0.05;
+    let spec = JobSpec::uniform(0.7, &vec![4000; 500]).unwrap();
+    let mut pair = Pair::symmetric(cfg(), l, 9);
+    let job = run(&mut pair, spec);
+    let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+    assert!(r.groups[0].delivered >= 350);
+}
+
+#[test]
+fn same_seed_same_run() {
+    let trace = |seed| {
+        let mut pair = Pair::symmetric(cfg(), link(0.2), seed);
+        let job = run(&mut pair, JobSpec::uniform(0.6, &vec![2500; 200]).unwrap());
+        let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+        (pair.now, pair.datagrams, r.groups[0].delivered)
+    };
+    assert_eq!(trace(4), trace(4));
+    assert_ne!(trace(4), trace(5));
+}
