@@ -1,0 +1,124 @@
+//! Scheduling, rate control and queue selection seen through the endpoint.
+mod common;
+use approxnet_proto::event::Role;
+use approxnet_proto::harness::Pair;
+use approxnet_proto::{Config, Event, JobSpec, Variant};
+use common::*;
+
+fn delivery_order(variant: Variant) -> Vec<u32> {
+    let c = Config { variant, ..cfg() };
+    let mut pair = Pair::symmetric(c, link(0.0), 1);
+    // Hand-built backlog: message sizes in packets 5, 1, 3, 2.
+    let p = c.mtu - 48 - 4;
+    let spec = JobSpec::uniform(0.5, &[5 * p, p, 3 * p, 2 * p]).unwrap();
+    run(&mut pair, spec);
+    pair.server_events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDelivered { msg, .. } => Some(*msg),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn mrdf_sends_least_remaining_first() {
+    // Shortest remaining data first: 1 packet, 2, 3, then 5.
+    assert_eq!(delivery_order(Variant::Full), vec![1, 3, 2, 0]);
+    // Announcement order without MRDF.
+    assert_eq!(delivery_order(Variant::Rc), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn every_variant_meets_the_guarantee() {
+    for v in Variant::ALL {
+        let c = Config { variant: v, ..cfg() };
+        let mut pair = Pair::symmetric(c, link(0.15), 21);
+        let job = run(&mut pair, JobSpec::uniform(0.6, &vec![3000; 200]).unwrap());
+        let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+        assert!(r.guarantee_held(), "{v}");
+    }
+}
+
+fn epochs(pair: &Pair) -> Vec<approxnet_proto::event::EpochStats> {
+    pair.client_events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::Epoch(s) => Some(*s),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn rate_backs_off_when_loss_exceeds_tlr_and_queue_follows_tlr() {
+    // A 1 Gbps bottleneck with a small buffer behind a 10 Gbps sender:
+    // starting at line rate overflows it, so rho > TLR and the rate drops.
+    let mut l = link(0.0);
+    l.rate = approxnet_proto::Rate::gbps(1.0);
+    l.buffer = 30_000;
+    let mut pair = Pair::new(cfg(), cfg(), l, link(0.0), 3);
+    let job = run(&mut pair, JobSpec::uniform(0.5, &vec![8000; 400]).unwrap());
+    let e = epochs(&pair);
+    assert!(e.len() > 5);
+    assert_eq!(e[0].queue, 4, "TLR 0.5 starts in queue 4 (seed 000 Fig. 10)");
+    let min_rate = e.iter().map(|s| s.rate.as_bps()).fold(f64::MAX, f64::min);
+    assert!(min_rate < 5e9, "rate should fall well below line rate, min {min_rate}");
+    for s in &e {
+        let k = ((s.tlr * 8.0).floor() as u8).clamp(1, 7);
+        assert_eq!(s.queue, k, "queue = clamp(floor(TLR * 8), 1, 7)");
+    }
+    let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+    assert!(r.guarantee_held());
+}
+
+#[test]
+fn fixed_tlr_never_moves_but_dynamic_does() {
+    let mut l = link(0.0);
+    l.rate = approxnet_proto::Rate::gbps(1.0);
+    l.buffer = 20_000;
+    let run_v = |v| {
+        let c = Config { variant: v, ..cfg() };
+        let mut pair = Pair::new(c, c, l, link(0.0), 8);
+        run(&mut pair, JobSpec::uniform(0.5, &vec![4000; 300]).unwrap());
+        epochs(&pair)
+    };
+    let fixed = run_v(Variant::FixTlr);
+    assert!(fixed.iter().all(|s| (s.tlr - 0.5).abs() < 1e-12 && s.queue == 4));
+    let full = run_v(Variant::Full);
+    assert!(full.iter().any(|s| (s.tlr - 0.5).abs() > 1e-3));
+    assert!(full.iter().any(|s| s.queue != 4));
+    let fixprio = run_v(Variant::FixPrio);
+    assert!(fixprio.iter().all(|s| s.queue == 4));
+}
+
+#[test]
+fn reliable_traffic_uses_queue_zero() {
+    let mut pair = Pair::symmetric(cfg(), link(0.0), 2);
+    let h = pair.client.connect(pair.now, approxnet_proto::harness::SERVER_ADDR).unwrap();
+    pair.run_until(approxnet_proto::time::Duration::from_millis(5), |p| {
+        p.client_events.iter().any(|(_, e)| *e == Event::Connected)
+    });
+    pair.client
+        .send_job(pair.now, h, JobSpec::uniform(1.0, &[3000; 3]).unwrap())
+        .unwrap();
+    let mut buf = vec![0u8; 2048];
+    let mut queues = Vec::new();
+    while let Some(t) = pair.client.poll_transmit(pair.now, &mut buf) {
+        queues.push((t.queue, t.dscp));
+    }
+    assert!(!queues.is_empty());
+    assert!(queues.iter().all(|&(q, d)| q == 0 && d == 0));
+    pair.client
+        .send_job(pair.now, h, JobSpec::uniform(0.25, &[3000; 3]).unwrap())
+        .unwrap();
+    let mut approx = Vec::new();
+    for _ in 0..64 {
+        pair.now += approxnet_proto::time::Duration::from_micros(50);
+        while let Some(t) = pair.client.poll_transmit(pair.now, &mut buf) {
+            approx.push((t.queue, t.dscp, t.len));
+        }
+    }
+    // TLR 0.75 -> floor(0.75 * 8) = 6; DSCP carries the queue as a class selector.
+    assert!(approx.iter().any(|&(q, d, len)| q == 6 && d == 6 << 3 && len > 1000));
+}
