@@ -8,11 +8,10 @@
 use crate::config::RuntimeConfig;
 use crate::driver::{Driver, EpochSample};
 use crate::error::{BindError, ConnectError, JobWaitError, SendJobError};
-use crate::pick;
+use crate::events::EventQueue;
 use crate::stats::RuntimeStats;
 use crate::sys::Socket;
 use approxnet_proto::{ConnectionHandle, Endpoint as ProtoEndpoint, Event, JobReport, JobSpec};
-use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
@@ -78,7 +77,7 @@ impl AsyncEndpoint {
     /// Connects and waits for the handshake (bounded by the core's idle timeout).
     pub async fn connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
         let h = self.start_connect(peer)?;
-        match self.drive_until(None, |q| pick::connected(q, h)).await? {
+        match self.drive_until(None, |q| q.take_connected(h)).await? {
             Some(r) => r.map(|()| h),
             None => Err(ConnectError::TimedOut),
         }
@@ -101,7 +100,7 @@ impl AsyncEndpoint {
     ) -> Result<JobReport, JobWaitError> {
         let deadline = timeout.map(|t| TokioInstant::now() + t);
         let found = self
-            .drive_until(deadline, |q| pick::job_done(q, h, job))
+            .drive_until(deadline, |q| q.take_job_done(h, job))
             .await?;
         match found {
             Some(r) => r,
@@ -123,12 +122,12 @@ impl AsyncEndpoint {
         timeout: Option<Duration>,
     ) -> io::Result<Option<(ConnectionHandle, Event)>> {
         let deadline = timeout.map(|t| TokioInstant::now() + t);
-        self.drive_until(deadline, |q| q.pop_front()).await
+        self.drive_until(deadline, |q| q.pop()).await
     }
 
     /// An event already received, without I/O.
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
-        self.d.events.pop_front()
+        self.d.events.pop()
     }
 
     /// Drives until nothing is queued and no connection remains, or `timeout`.
@@ -150,9 +149,6 @@ impl AsyncEndpoint {
     /// (at most `timeout`), receive, send again.
     pub async fn drive(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.d.service()?;
-        if !self.d.events.is_empty() {
-            return Ok(());
-        }
         let (want_write, timer) = self.d.wait_spec();
         let wait = match (timer, timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -188,7 +184,7 @@ impl AsyncEndpoint {
     async fn drive_until<T>(
         &mut self,
         deadline: Option<TokioInstant>,
-        mut pick: impl FnMut(&mut VecDeque<(ConnectionHandle, Event)>) -> Option<T>,
+        mut pick: impl FnMut(&mut EventQueue) -> Option<T>,
     ) -> io::Result<Option<T>> {
         loop {
             if let Some(x) = pick(&mut self.d.events) {
@@ -206,6 +202,11 @@ impl AsyncEndpoint {
             };
             self.drive(left).await?;
         }
+    }
+
+    /// Events received and not yet taken by the application.
+    pub fn pending_events(&self) -> usize {
+        self.d.events.len()
     }
 
     /// Runtime counters.

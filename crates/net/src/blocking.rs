@@ -3,7 +3,7 @@
 use crate::config::RuntimeConfig;
 use crate::driver::{Driver, EpochSample};
 use crate::error::{BindError, ConnectError, JobWaitError, SendJobError};
-use crate::pick;
+use crate::events::EventQueue;
 use crate::stats::RuntimeStats;
 use crate::sys::Socket;
 use approxnet_proto::{ConnectionHandle, Endpoint as ProtoEndpoint, Event, JobReport, JobSpec};
@@ -49,7 +49,7 @@ impl Endpoint {
     /// core's `idle_timeout` (then [`ConnectError::Lost`]).
     pub fn connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
         let h = self.start_connect(peer)?;
-        match self.drive_until(None, |q| pick::connected(q, h))? {
+        match self.drive_until(None, |q| q.take_connected(h))? {
             Some(r) => r.map(|()| h),
             None => Err(ConnectError::TimedOut),
         }
@@ -74,7 +74,7 @@ impl Endpoint {
         timeout: Option<Duration>,
     ) -> Result<JobReport, JobWaitError> {
         let deadline = timeout.map(|t| StdInstant::now() + t);
-        let found = self.drive_until(deadline, |q| pick::job_done(q, h, job))?;
+        let found = self.drive_until(deadline, |q| q.take_job_done(h, job))?;
         match found {
             Some(r) => r,
             None if self.d.ep.peer(h).is_none() => Err(JobWaitError::NoConnection),
@@ -96,12 +96,12 @@ impl Endpoint {
         timeout: Option<Duration>,
     ) -> io::Result<Option<(ConnectionHandle, Event)>> {
         let deadline = timeout.map(|t| StdInstant::now() + t);
-        self.drive_until(deadline, |q| q.pop_front())
+        self.drive_until(deadline, |q| q.pop())
     }
 
     /// An event already received, without doing any I/O.
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
-        self.d.events.pop_front()
+        self.d.events.pop()
     }
 
     /// Drives the endpoint until nothing is queued for sending and no
@@ -124,9 +124,6 @@ impl Endpoint {
     /// (at most `timeout`), receive, send again.
     pub fn drive(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.d.service()?;
-        if !self.d.events.is_empty() {
-            return Ok(());
-        }
         let (want_write, timer) = self.d.wait_spec();
         let wait = match (timer, timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -144,7 +141,7 @@ impl Endpoint {
     fn drive_until<T>(
         &mut self,
         deadline: Option<StdInstant>,
-        mut pick: impl FnMut(&mut std::collections::VecDeque<(ConnectionHandle, Event)>) -> Option<T>,
+        mut pick: impl FnMut(&mut EventQueue) -> Option<T>,
     ) -> io::Result<Option<T>> {
         loop {
             if let Some(x) = pick(&mut self.d.events) {
@@ -162,6 +159,11 @@ impl Endpoint {
             };
             self.drive(left)?;
         }
+    }
+
+    /// Events received and not yet taken by the application.
+    pub fn pending_events(&self) -> usize {
+        self.d.events.len()
     }
 
     /// Runtime counters (socket, batching, back-pressure).

@@ -60,6 +60,9 @@ pub struct RuntimeConfig {
     /// Application events held before the runtime stops reading the socket
     /// (back-pressure instead of unbounded memory).
     pub max_events: usize,
+    /// Payload bytes (delivered messages, tensors) held by waiting events
+    /// before the runtime stops reading the socket.
+    pub max_event_bytes: usize,
     /// Epoch (rate-control) samples kept for [`crate::Endpoint::take_epochs`];
     /// older ones are dropped and counted.
     pub epoch_history: usize,
@@ -86,6 +89,7 @@ impl Default for RuntimeConfig {
             recv_slots: 32,
             recv_budget: 1024,
             max_events: 1 << 16,
+            max_event_bytes: 256 << 20,
             epoch_history: 1024,
             pacing_lookahead: Duration::from_micros(250),
         }

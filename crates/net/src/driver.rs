@@ -15,6 +15,7 @@
 
 use crate::clock::Clock;
 use crate::config::RuntimeConfig;
+use crate::events::EventQueue;
 use crate::stats::RuntimeStats;
 use crate::sys::{socket::cscov_for, Marking, RecvQueue, SendQueue, Socket, SocketKind};
 use approxnet_proto::event::EpochStats;
@@ -31,6 +32,8 @@ const FLAGS_OFFSET: usize = 2;
 const ECN_CE: u8 = 0b11;
 /// Socket errors tolerated in one wake-up before timers get a turn.
 const MAX_RECV_ERRORS_PER_WAKEUP: u32 = 16;
+/// Shortest timer wait while the send queue is blocked on the kernel.
+const BLOCKED_TIMER_FLOOR: Duration = Duration::from_millis(1);
 /// ECN ECT(0) codepoint.
 const ECN_ECT0: u8 = 0b10;
 
@@ -52,7 +55,7 @@ pub(crate) struct Driver {
     sq: SendQueue,
     rq: RecvQueue,
     clock: Clock,
-    pub(crate) events: VecDeque<(ConnectionHandle, Event)>,
+    pub(crate) events: EventQueue,
     pub(crate) epochs: VecDeque<EpochSample>,
     cfg: RuntimeConfig,
     mtu: usize,
@@ -79,7 +82,7 @@ impl Driver {
             sq: SendQueue::new(send_queue, send_queue * mtu),
             rq: RecvQueue::new(cfg.recv_slots, slot),
             clock: Clock::new(),
-            events: VecDeque::new(),
+            events: EventQueue::default(),
             epochs: VecDeque::new(),
             lookahead: cfg.pacing_lookahead.max(min_lookahead),
             cfg,
@@ -107,7 +110,9 @@ impl Driver {
         let mut handled = 0;
         let mut errors = 0;
         while handled < self.cfg.recv_budget {
-            if self.events.len() >= self.cfg.max_events {
+            if self.events.len() >= self.cfg.max_events
+                || self.events.bytes() >= self.cfg.max_event_bytes
+            {
                 self.stats.recv_paused += 1;
                 return Ok(handled);
             }
@@ -244,7 +249,7 @@ impl Driver {
                         });
                     }
                 }
-                e => self.events.push_back((h, e)),
+                e => self.events.push(h, e),
             }
         }
     }
@@ -257,6 +262,14 @@ impl Driver {
             let wake = Instant::from_nanos(t.as_nanos().saturating_sub(la.as_nanos()));
             self.clock.until(wake)
         });
-        (!self.sq.is_empty(), timeout)
+        let blocked = !self.sq.is_empty();
+        // While the kernel refuses datagrams, a due pacing timer cannot be
+        // served anyway: wait for writability (or the floor) instead of spinning.
+        let timeout = if blocked {
+            timeout.map(|t| t.max(BLOCKED_TIMER_FLOOR))
+        } else {
+            timeout
+        };
+        (blocked, timeout)
     }
 }

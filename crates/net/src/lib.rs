@@ -26,7 +26,7 @@ mod clock;
 pub mod config;
 mod driver;
 pub mod error;
-mod pick;
+mod events;
 pub mod stats;
 pub mod sys;
 

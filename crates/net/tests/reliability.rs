@@ -239,3 +239,56 @@ fn connect_to_a_silent_port_fails_within_the_idle_timeout() {
         other => panic!("expected a clear handshake failure, got {other:?}"),
     }
 }
+
+#[test]
+fn a_slow_application_gets_back_pressure_not_unbounded_events() {
+    let mut scfg = RuntimeConfig::default();
+    scfg.max_events = 4;
+    scfg.proto.idle_timeout = approxnet_proto::Duration::from_secs(30);
+    let mut server = Endpoint::bind(lo(), scfg).unwrap();
+    let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let h = client.start_connect(server.local_addr()).unwrap();
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[2000; 300]).unwrap())
+        .unwrap();
+    // The server's application takes no events for a while.
+    let deadline = Instant::now() + BOUND;
+    while server.stats().recv_paused == 0 {
+        assert!(Instant::now() < deadline, "reading never paused");
+        client.drive(Some(Duration::from_millis(2))).unwrap();
+        server.drive(Some(Duration::from_millis(2))).unwrap();
+    }
+    // Bound: the cap plus what one receive batch can carry.
+    assert!(
+        server.pending_events() <= 4 + 32 * 64,
+        "{}",
+        server.pending_events()
+    );
+    // Once the application drains, the job completes.
+    let mut delivered = 0;
+    let mut report = None;
+    while report.is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "job did not complete after draining"
+        );
+        while let Some((_, ev)) = server.poll_event() {
+            delivered += u32::from(matches!(ev, Event::MessageDelivered { .. }));
+        }
+        server.drive(Some(Duration::from_millis(2))).unwrap();
+        match client.wait_job(h, job, Some(Duration::from_millis(2))) {
+            Ok(r) => report = Some(r),
+            Err(JobWaitError::TimedOut) => {}
+            Err(e) => panic!(
+                "client: {e}; server stats {:?} core {:?}",
+                server.stats(),
+                server.core().stats()
+            ),
+        }
+    }
+    while let Some((_, ev)) = server.next_event(Some(Duration::from_millis(50))).unwrap() {
+        delivered += u32::from(matches!(ev, Event::MessageDelivered { .. }));
+    }
+    assert!(report.unwrap().guarantee_held());
+    assert_eq!(delivered, 300);
+}

@@ -97,6 +97,8 @@ fn marking_changes_per_packet_within_one_batch() {
         assert!(q.push(rx.local_addr(), mark, 0, &payload(i, 200), true));
     }
     send_all(&tx, &mut q);
+    assert_eq!(q.stats.errors, 0);
+    eprintln!("SO_PRIORITY per packet: {}", tx.priority_per_packet());
     let got = recv_n(&rx, 8);
     for (data, tos) in got {
         let i = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);

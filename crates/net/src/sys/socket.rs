@@ -217,7 +217,12 @@ impl Socket {
         self.inner.set_tos(tos.into())
     }
 
-    /// Whether `SO_PRIORITY` still travels as a per-packet control message.
+    /// Whether `SO_PRIORITY` travels as a per-packet control message (true
+    /// until the kernel refuses one; then it is set per socket, per batch).
+    pub fn priority_per_packet(&self) -> bool {
+        self.prio_cmsg.get()
+    }
+
     pub(crate) fn prio_cmsg(&self) -> bool {
         self.prio_cmsg.get()
     }
