@@ -242,8 +242,10 @@ fn connect_to_a_silent_port_fails_within_the_idle_timeout() {
 
 #[test]
 fn a_slow_application_gets_back_pressure_not_unbounded_events() {
-    let mut scfg = RuntimeConfig::default();
-    scfg.max_events = 4;
+    let mut scfg = RuntimeConfig {
+        max_events: 4,
+        ..RuntimeConfig::default()
+    };
     scfg.proto.idle_timeout = approxnet_proto::Duration::from_secs(30);
     let mut server = Endpoint::bind(lo(), scfg).unwrap();
     let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
