@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# ATP goodput (MSR = 1) vs kernel TCP (cubic), one flow each, over an
+# uncapped veth pair between two network namespaces this script creates and
+# removes. Also reports CPU seconds per GB (client + server processes).
+#
+#   sudo benches/net/veth_goodput.sh            # defaults below
+#   DUR=5 REPS=3 LINE_RATE=20 benches/net/veth_goodput.sh
+#
+# Traffic stays inside the two namespaces (10.231.0.1 <-> 10.231.0.2) and
+# is bounded in time (DUR seconds per run). Results: one JSON line per run
+# under $OUT (default results/tmp/veth_goodput) and a table on stdout.
+set -euo pipefail
+
+DUR=${DUR:-5}
+REPS=${REPS:-3}
+LINE_RATE=${LINE_RATE:-20}      # ATP's Rmax in Gbps (the veth path has no fixed rate)
+SIZES=${SIZES:-fixed:65536}
+MESSAGES=${MESSAGES:-64}
+ATP_ARGS=${ATP_ARGS:-}            # extra approxnet-perf client options
+WINDOW=${WINDOW:-2}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
+OUT=${OUT:-$ROOT/results/tmp/veth_goodput}
+A=anxbench-a
+B=anxbench-b
+IPA=10.231.0.1
+IPB=10.231.0.2
+
+cleanup() {
+    ip netns del "$A" 2>/dev/null || true
+    ip netns del "$B" 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+if [ ! -x "$BIN" ]; then
+    (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target-net" cargo build --release -p approxnet-net --bin approxnet-perf)
+fi
+mkdir -p "$OUT"
+cleanup
+ip netns add "$A"
+ip netns add "$B"
+ip link add anxb-a netns "$A" type veth peer name anxb-b netns "$B"
+ip -n "$A" addr add "$IPA/30" dev anxb-a
+ip -n "$B" addr add "$IPB/30" dev anxb-b
+for ns in "$A" "$B"; do
+    ip -n "$ns" link set lo up
+done
+ip -n "$A" link set anxb-a up
+ip -n "$B" link set anxb-b up
+
+# Waits (bounded) until a server in namespace B listens on a port.
+wait_listen() { # proto port
+    for _ in $(seq 1 100); do
+        if ip netns exec "$B" ss -H -ln"$1" "sport = :$2" | grep -q .; then return 0; fi
+        sleep 0.05
+    done
+    echo "server on port $2 did not start" >&2
+    return 1
+}
+
+for rep in $(seq 1 "$REPS"); do
+    ip netns exec "$B" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server_$rep.json" &
+    wait_listen t 7701
+    ip netns exec "$A" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json \
+        > "$OUT/tcp_client_$rep.json"
+    wait
+
+    ip netns exec "$B" "$BIN" server --bind "$IPB:7700" --idle 2 --line-rate-gbps "$LINE_RATE" --json \
+        > "$OUT/atp_server_$rep.json" &
+    wait_listen u 7700
+    ip netns exec "$A" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr 1.0 \
+        --sizes "$SIZES" --messages "$MESSAGES" --window "$WINDOW" --line-rate-gbps "$LINE_RATE" ${ATP_ARGS:-} --json \
+        > "$OUT/atp_client_$rep.json" || true
+    wait
+done
+
+python3 - "$OUT" "$REPS" <<'PY'
+import json, sys, statistics as st
+out, reps = sys.argv[1], int(sys.argv[2])
+rows = []
+for r in range(1, reps + 1):
+    tc = json.load(open(f"{out}/tcp_client_{r}.json")); ts = json.load(open(f"{out}/tcp_server_{r}.json"))
+    ac = json.load(open(f"{out}/atp_client_{r}.json")); asv = json.load(open(f"{out}/atp_server_{r}.json"))
+    tcp_gbps = ts["goodput_gbps"]
+    tcp_cpu = (tc["cpu_s"] + ts["cpu_s"]) / (ts["bytes"] / 1e9)
+    atp_gbps = ac["goodput_gbps"]
+    atp_cpu = (ac["cpu_s"] + asv["cpu_s"]) / max(ac["bytes_delivered"] / 1e9, 1e-9)
+    rows.append((tcp_gbps, tcp_cpu, atp_gbps, atp_cpu, ac["measured_loss"], ac["retransmissions"], ac["jobs_failed"]))
+    print(f"run {r}: TCP cubic {tcp_gbps:6.2f} Gbps {tcp_cpu:5.2f} CPU-s/GB | "
+          f"ATP MSR=1 {atp_gbps:6.2f} Gbps {atp_cpu:5.2f} CPU-s/GB loss {ac['measured_loss']:.4f} "
+          f"retx {ac['retransmissions']} failed {ac['jobs_failed']} ratio {atp_gbps / tcp_gbps:.2f}")
+med = lambda i: st.median(r[i] for r in rows)
+print(f"median: TCP {med(0):.2f} Gbps ({med(1):.2f} CPU-s/GB), ATP {med(2):.2f} Gbps "
+      f"({med(3):.2f} CPU-s/GB), ATP/TCP = {med(2) / med(0):.2f}")
+PY
