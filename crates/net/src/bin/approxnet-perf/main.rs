@@ -32,6 +32,22 @@ use std::time::Duration;
 const USAGE: &str =
     "usage: approxnet-perf server|client|tcp-server|tcp-client [options] (see --help)";
 
+const HELP: &str = "\
+approxnet-perf: iperf-like load for the approxnet runtime
+
+  approxnet-perf server [--bind 0.0.0.0:7700] [--jobs N] [--idle SECS] [--udplite] [--json]
+  approxnet-perf client --server IP:PORT [--msr 1.0 | --groups 1.0,0.5]
+        [--sizes fixed:N | uniform:A:B | cdf:PATH] [--messages 64] [--duration 5]
+        [--jobs N] [--window 2] [--precise 1.0] [--udplite] [--json]
+  approxnet-perf tcp-server [--bind 0.0.0.0:7701] [--json]
+  approxnet-perf tcp-client --server IP:PORT [--duration 5] [--cc cubic] [--json]
+
+Common ATP options: --line-rate-gbps 10 --lookahead-us 250 --min-rto-us 20000
+  --recv-budget 1024 --seed 1; server: --keep-payloads 0|1.
+The client reports goodput, measured loss, delivered fraction per group,
+JCT percentiles, retransmissions, time per switch queue and a sampled
+TLR / rate / queue timeline. Exit: 0 ok, 1 run failed, 2 bad arguments.";
+
 fn runtime_config(a: &mut Args) -> Result<RuntimeConfig, String> {
     let mut cfg = RuntimeConfig::default();
     if a.flag("udplite") {
@@ -65,8 +81,17 @@ fn secs(a: &mut Args, key: &str, default: f64) -> Result<Duration, String> {
     Duration::try_from_secs_f64(s).map_err(|e| format!("--{key}: {e}"))
 }
 
-fn run(mut a: Args) -> Result<Json, String> {
-    match a.command.as_str() {
+/// A parsed command, ready to run.
+enum Command {
+    Server(SocketAddr, RuntimeConfig, u64, Option<Duration>),
+    Client(SocketAddr, RuntimeConfig, atp::ClientPlan),
+    TcpServer(SocketAddr),
+    TcpClient(SocketAddr, Duration, String),
+}
+
+/// Parses options; every error here is a usage error (exit status 2).
+fn parse(mut a: Args) -> Result<Command, String> {
+    let cmd = match a.command.as_str() {
         "server" => {
             let bind = addr(&mut a, "bind", Some("0.0.0.0:7700"))?;
             let mut cfg = runtime_config(&mut a)?;
@@ -74,10 +99,8 @@ fn run(mut a: Args) -> Result<Json, String> {
             // --keep-payloads 1 makes the core reassemble every message's bytes.
             cfg.proto.keep_payloads = a.get("keep-payloads", 0u8)? != 0;
             let jobs: u64 = a.get("jobs", u64::MAX)?;
-            let idle: f64 = a.get("idle", 0.0)?;
-            let idle = (idle > 0.0).then(|| Duration::from_secs_f64(idle));
-            a.finish()?;
-            atp::server(bind, cfg, jobs, idle)
+            let idle = secs(&mut a, "idle", 0.0)?;
+            Command::Server(bind, cfg, jobs, (!idle.is_zero()).then_some(idle))
         }
         "client" => {
             let server = addr(&mut a, "server", None)?;
@@ -87,6 +110,9 @@ fn run(mut a: Args) -> Result<Json, String> {
                 Some(g) => atp::parse_groups(&g)?,
                 None => vec![a.get("msr", 1.0f64)?],
             };
+            for &m in &groups {
+                approxnet_proto::Msr::new(m).map_err(|e| format!("--msr / --groups: {e}"))?;
+            }
             let sizes_spec = a.get_str("sizes").unwrap_or_else(|| "fixed:65536".into());
             let plan = atp::ClientPlan {
                 server,
@@ -104,25 +130,31 @@ fn run(mut a: Args) -> Result<Json, String> {
             if !(0.0..=1.0).contains(&plan.precise) {
                 return Err("--precise: a fraction in [0, 1]".into());
             }
-            if plan.messages == 0 {
-                return Err("--messages: at least 1".into());
+            if plan.messages == 0 || plan.window == 0 {
+                return Err("--messages and --window: at least 1".into());
             }
-            a.finish()?;
-            atp::client(bind, cfg, plan)
+            Command::Client(bind, cfg, plan)
         }
-        "tcp-server" => {
-            let bind = addr(&mut a, "bind", Some("0.0.0.0:7701"))?;
-            a.finish()?;
-            tcp::server(bind)
-        }
+        "tcp-server" => Command::TcpServer(addr(&mut a, "bind", Some("0.0.0.0:7701"))?),
         "tcp-client" => {
             let server = addr(&mut a, "server", None)?;
             let duration = secs(&mut a, "duration", 5.0)?;
             let cc = a.get_str("cc").unwrap_or_else(|| "cubic".into());
-            a.finish()?;
-            tcp::client(server, duration, &cc)
+            Command::TcpClient(server, duration, cc)
         }
-        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+        other => return Err(format!("unknown command `{other}`")),
+    };
+    a.finish()?;
+    Ok(cmd)
+}
+
+/// Runs a parsed command; errors here are run failures (exit status 1).
+fn run(cmd: Command) -> Result<Json, String> {
+    match cmd {
+        Command::Server(bind, cfg, jobs, idle) => atp::server(bind, cfg, jobs, idle),
+        Command::Client(bind, cfg, plan) => atp::client(bind, cfg, plan),
+        Command::TcpServer(bind) => tcp::server(bind),
+        Command::TcpClient(server, duration, cc) => tcp::client(server, duration, &cc),
     }
 }
 
@@ -139,27 +171,31 @@ fn print_human(j: &Json) {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::parse(std::env::args().skip(1)) {
-        Ok(a) => a,
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.is_empty()
+        || argv
+            .iter()
+            .any(|a| a == "--help" || a == "-h" || a == "help")
+    {
+        println!("{HELP}");
+        return if argv.is_empty() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let parsed = Args::parse(argv.into_iter()).and_then(|a| {
+        let json = a.flag("json");
+        parse(a).map(|c| (c, json))
+    });
+    let (cmd, json) = match parsed {
+        Ok(x) => x,
         Err(e) => {
-            eprintln!("{e}\n{USAGE}");
+            eprintln!("approxnet-perf: {e}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
-    if args.flag("help") {
-        println!(
-            "{}",
-            include_str!("main.rs")
-                .lines()
-                .take(11)
-                .map(|l| l.trim_start_matches("//!").trim_start_matches(' '))
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-        return ExitCode::SUCCESS;
-    }
-    let json = args.flag("json");
-    match run(args) {
+    match run(cmd) {
         Ok(report) => {
             if json {
                 println!("{}", report.render());
@@ -175,11 +211,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("approxnet-perf: {e}");
-            ExitCode::from(if e.starts_with("--") || e.contains("usage") {
-                2
-            } else {
-                1
-            })
+            ExitCode::from(1)
         }
     }
 }
