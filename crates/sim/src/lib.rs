@@ -16,6 +16,7 @@
 //! same output bit for bit. The only I/O is in [`scenario`] (reading TOML)
 //! and [`output`] (writing CSV), used by the `approxnet-sim` binary.
 
+pub mod atp;
 pub mod event;
 pub mod job;
 pub mod net;

@@ -330,6 +330,9 @@ pub fn write_all(
         }
         w.flush()?;
     }
+    if let Some(a) = sim.adapter() {
+        a.write_outputs(dir)?;
+    }
     std::fs::write(dir.join("summary.txt"), summary.text())?;
     std::fs::write(dir.join("summary.json"), summary.json())?;
     Ok(())

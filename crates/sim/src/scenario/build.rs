@@ -2,6 +2,7 @@
 
 use super::schema::{JobFile, ScenarioFile, SwitchFile};
 use super::{invalid, ScenarioError};
+use crate::atp::{AtpAdapter, AtpSetup};
 use crate::job::{Job, JobCounters};
 use crate::net::link::LinkSpec;
 use crate::net::port::PortConfig;
@@ -242,6 +243,26 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             counters: JobCounters::default(),
         };
         sim.add_job(job, c.queue);
+    }
+    if schemes.iter().any(|s| s.is_atp()) {
+        let a = &f.atp;
+        let mtu = a.mtu.unwrap_or(approxnet_proto::units::DEFAULT_MTU as u32);
+        if !(256..=9000).contains(&mtu) {
+            return Err(invalid("atp.mtu", format!("{mtu}"), "256 ..= 9000"));
+        }
+        let setup = AtpSetup {
+            line_rate: host_rate,
+            mtu: mtu as usize,
+            queues: f.switch.queues.unwrap_or(DEFAULT_QUEUES) as u8,
+            initial_rtt: match a.initial_rtt_us {
+                Some(x) => us(positive("atp.initial_rtt_us", x)?),
+                None => base_rtt,
+            },
+            min_rto: us(positive("atp.min_rto_us", a.min_rto_us.unwrap_or(1000.0))?),
+            record_epochs: a.record_epochs,
+            seed: f.seed,
+        };
+        sim.set_adapter(Box::new(AtpAdapter::new(setup, hosts as usize)));
     }
     let o = &f.output;
     let every = o.queue_sample_us.unwrap_or(0.0);

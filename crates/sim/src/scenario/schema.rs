@@ -133,8 +133,16 @@ pub struct TransportFile {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AtpFile {
-    /// Datagram size ATP emits, bytes.
+    /// Largest datagram ATP emits, header included, bytes (default 1472).
     pub mtu: Option<u32>,
+    /// Retransmission timer floor, microseconds (default 1000).
+    pub min_rto_us: Option<f64>,
+    /// RTT assumed before the first sample, microseconds (default: the
+    /// topology's unloaded RTT).
+    pub initial_rtt_us: Option<f64>,
+    /// Record every rate-control epoch to epochs.csv.
+    #[serde(default)]
+    pub record_epochs: bool,
 }
 
 /// One `[[jobs]]` class.

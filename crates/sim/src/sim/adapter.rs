@@ -23,6 +23,10 @@ pub struct Datagram {
     pub queue: u8,
     /// Connection slot (becomes the packet's flow id and ECMP input).
     pub conn: u32,
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
 }
 
 /// Progress of a job run by an adapter.
@@ -63,12 +67,24 @@ pub struct HostIo {
 pub trait HostAdapter {
     /// A job of this adapter's kind arrives at its sender.
     fn start_job(&mut self, now: Instant, job: &Job, io: &mut HostIo);
-    /// A datagram from host `from` arrived at host `host`.
-    fn on_datagram(&mut self, now: Instant, host: u32, from: u32, bytes: &[u8], io: &mut HostIo);
+    /// A datagram from `(host, port)` `from` arrived at `host`, port `port`.
+    fn on_datagram(
+        &mut self,
+        now: Instant,
+        host: u32,
+        port: u16,
+        from: (u32, u16),
+        bytes: &[u8],
+        io: &mut HostIo,
+    );
     /// Host `host`'s timer fired.
     fn on_timer(&mut self, now: Instant, host: u32, io: &mut HostIo);
     /// IP + UDP header bytes added on the wire to each datagram.
     fn header_bytes(&self) -> u32 {
         28
+    }
+    /// Writes adapter-specific results (e.g. a per-epoch timeline) under `dir`.
+    fn write_outputs(&self, _dir: &std::path::Path) -> std::io::Result<()> {
+        Ok(())
     }
 }

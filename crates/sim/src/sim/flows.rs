@@ -19,6 +19,7 @@ impl Simulator {
                 };
                 let mut io = HostIo::default();
                 a.start_job(now, job, &mut io);
+                self.jobs[j as usize].sent_msgs = self.jobs[j as usize].msgs.len() as u32;
                 self.adapter = Some(a);
                 self.apply_io(now, io);
             }

@@ -111,7 +111,8 @@ impl Simulator {
                 };
                 let mut io = HostIo::default();
                 let p = self.pool.get(id);
-                a.on_datagram(now, host, p.src, &p.payload, &mut io);
+                let (sport, dport) = ((p.hdr.seq >> 16) as u16, p.hdr.seq as u16);
+                a.on_datagram(now, host, dport, (p.src, sport), &p.payload, &mut io);
                 self.adapter = Some(a);
                 self.pool.free(id);
                 self.apply_io(now, io);
@@ -143,6 +144,8 @@ impl Simulator {
                 ect: true,
                 hdr: Hdr {
                     kind: Kind::Datagram,
+                    // UDP ports ride in the otherwise unused sequence field
+                    seq: (d.src_port as u64) << 16 | d.dst_port as u64,
                     ..Hdr::default()
                 },
                 payload: d.bytes,

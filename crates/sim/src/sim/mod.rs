@@ -104,6 +104,11 @@ impl Simulator {
         self.adapter = Some(a);
     }
 
+    /// The installed endpoint adapter, if any.
+    pub fn adapter(&self) -> Option<&dyn HostAdapter> {
+        self.adapter.as_deref()
+    }
+
     /// Samples the backlog of `ports` every `every`.
     pub fn sample_queues(&mut self, which: SamplePorts, every: Duration) {
         self.sample_ports = sample::select_ports(&self.net, which);

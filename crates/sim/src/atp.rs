@@ -1,0 +1,428 @@
+//! The ATP host adapter: drives `approxnet_proto::Endpoint` unchanged.
+//!
+//! One endpoint per (host, ATP variant), bound to address
+//! `10.x.y.z:(5000 + variant)`; one connection per (sender, receiver,
+//! variant), reused by later jobs. The adapter maps `poll_timeout` to a host
+//! timer event, each `Transmit` to a datagram on the host's NIC with its
+//! switch queue, and the endpoint's events to job progress: a job is done
+//! when the receiver has delivered `ceil(MSR * N)` whole messages (the same
+//! rule as the native schemes); the sender's `JobComplete` report supplies
+//! packet, retransmission and loss counts.
+
+use crate::job::{Job, JobCounters};
+use crate::scheme::{AtpVariant, Scheme};
+use crate::sim::adapter::{Datagram, HostAdapter, HostIo, JobUpdate};
+use approxnet_proto::event::Role;
+use approxnet_proto::time::{Duration, Instant};
+use approxnet_proto::units::Rate;
+use approxnet_proto::{Config, ConnectionHandle, Endpoint, Event, JobSpec, Variant};
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+const BASE_PORT: u16 = 5000;
+
+/// Endpoint settings shared by every host.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtpSetup {
+    /// NIC line rate (ATP's Rmax).
+    pub line_rate: Rate,
+    /// Largest datagram, header included.
+    pub mtu: usize,
+    /// Switch queues.
+    pub queues: u8,
+    /// RTT assumed before the first sample.
+    pub initial_rtt: Duration,
+    /// Floor of the retransmission timer.
+    pub min_rto: Duration,
+    /// Record every rate-control epoch (for the TLR / rate / queue timeline).
+    pub record_epochs: bool,
+    /// Seed of the endpoints' random choices.
+    pub seed: u64,
+}
+
+/// One rate-control epoch of a sending connection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EpochRecord {
+    /// When it ended, ns.
+    pub t_ns: u64,
+    /// Sending host.
+    pub host: u32,
+    /// Receiving host.
+    pub peer: u32,
+    /// Variant.
+    pub variant: AtpVariant,
+    /// TLR in force.
+    pub tlr: f64,
+    /// Measured loss.
+    pub rho: f64,
+    /// Next sending rate, bits per second.
+    pub rate_bps: f64,
+    /// Queue of the first active approximate group.
+    pub queue: u8,
+}
+
+struct RxJob {
+    job: u32,
+    msgs: Vec<u64>,
+    delivered: u32,
+    bytes: u64,
+    needed: u32,
+    done: bool,
+}
+
+/// Runs ATP jobs inside the simulator.
+pub struct AtpAdapter {
+    setup: AtpSetup,
+    eps: HashMap<(u32, u8), Endpoint>,
+    host_eps: Vec<Vec<u8>>,
+    conns: HashMap<(u32, u32, u8), ConnectionHandle>,
+    /// (sender, receiver, variant, ATP job id) -> sim job
+    jobs: HashMap<(u32, u32, u8, u32), RxJob>,
+    buf: Vec<u8>,
+    /// Rate-control epochs, if recorded.
+    pub epochs: Vec<EpochRecord>,
+    /// Jobs the endpoint refused (`send_job` errors), with the reason.
+    pub refused: Vec<(u32, String)>,
+}
+
+fn vindex(v: AtpVariant) -> u8 {
+    match v {
+        AtpVariant::Base => 0,
+        AtpVariant::Rc => 1,
+        AtpVariant::Mrdf => 2,
+        AtpVariant::FixTlr => 3,
+        AtpVariant::FixPrio => 4,
+        AtpVariant::Full => 5,
+    }
+}
+
+fn variant_of(i: u8) -> AtpVariant {
+    [
+        AtpVariant::Base,
+        AtpVariant::Rc,
+        AtpVariant::Mrdf,
+        AtpVariant::FixTlr,
+        AtpVariant::FixPrio,
+        AtpVariant::Full,
+    ][i as usize % 6]
+}
+
+fn proto_variant(v: AtpVariant) -> Variant {
+    match v {
+        AtpVariant::Base => Variant::Base,
+        AtpVariant::Rc => Variant::Rc,
+        AtpVariant::Mrdf => Variant::Mrdf,
+        AtpVariant::FixTlr => Variant::FixTlr,
+        AtpVariant::FixPrio => Variant::FixPrio,
+        AtpVariant::Full => Variant::Full,
+    }
+}
+
+/// The simulated address of `host`'s endpoint for variant index `v`.
+pub fn addr(host: u32, v: u8) -> SocketAddr {
+    SocketAddr::new(
+        IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | host)),
+        BASE_PORT + v as u16,
+    )
+}
+
+fn host_of(a: SocketAddr) -> Option<(u32, u8)> {
+    match a.ip() {
+        IpAddr::V4(ip) => Some((
+            u32::from(ip) & 0x00ff_ffff,
+            a.port().checked_sub(BASE_PORT)? as u8,
+        )),
+        IpAddr::V6(_) => None,
+    }
+}
+
+impl AtpAdapter {
+    /// An adapter for `hosts` hosts.
+    pub fn new(setup: AtpSetup, hosts: usize) -> AtpAdapter {
+        AtpAdapter {
+            setup,
+            eps: HashMap::new(),
+            host_eps: vec![Vec::new(); hosts],
+            conns: HashMap::new(),
+            jobs: HashMap::new(),
+            buf: vec![0; 65_536],
+            epochs: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+
+    fn config(&self, v: AtpVariant) -> Config {
+        let mut c = Config {
+            variant: proto_variant(v),
+            line_rate: self.setup.line_rate,
+            mtu: self.setup.mtu,
+            initial_rtt: self.setup.initial_rtt,
+            min_rto: self.setup.min_rto,
+            queues: self.setup.queues,
+            keep_payloads: false,
+            ..Config::default()
+        };
+        c.limits.max_jobs_per_connection = 1 << 16;
+        c
+    }
+
+    fn endpoint(&mut self, host: u32, v: u8) -> &mut Endpoint {
+        if !self.eps.contains_key(&(host, v)) {
+            let cfg = self.config(variant_of(v));
+            let seed = self.setup.seed
+                ^ ((host as u64) << 8 | v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let ep = Endpoint::new(cfg, seed).expect("ATP config validated by the scenario");
+            self.eps.insert((host, v), ep);
+            self.host_eps[host as usize].push(v);
+        }
+        self.eps.get_mut(&(host, v)).expect("inserted")
+    }
+
+    /// Drains transmits and events of one endpoint, then re-arms the host timer.
+    fn drive(&mut self, now: Instant, host: u32, v: u8, io: &mut HostIo) {
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut events = Vec::new();
+        {
+            let ep = self.endpoint(host, v);
+            while let Some(t) = ep.poll_transmit(now, &mut buf) {
+                let Some((dst, dv)) = host_of(t.dst) else {
+                    continue;
+                };
+                io.out.push(Datagram {
+                    src: host,
+                    dst,
+                    bytes: buf[..t.len].to_vec(),
+                    queue: t.queue,
+                    conn: host.wrapping_mul(65_599) ^ dst ^ (v as u32) << 24,
+                    src_port: BASE_PORT + v as u16,
+                    dst_port: BASE_PORT + dv as u16,
+                });
+            }
+            while let Some(e) = ep.poll_event() {
+                events.push(e);
+            }
+        }
+        self.buf = buf;
+        for (h, e) in events {
+            self.on_event(now, host, v, h, e, io);
+        }
+        self.arm(host, io);
+    }
+
+    fn arm(&mut self, host: u32, io: &mut HostIo) {
+        let vs = self.host_eps[host as usize].clone();
+        let t = vs
+            .iter()
+            .filter_map(|&v| self.eps.get_mut(&(host, v)).and_then(|e| e.poll_timeout()))
+            .min();
+        if let Some(t) = t {
+            io.timers.push((host, t));
+        }
+    }
+
+    fn on_event(
+        &mut self,
+        now: Instant,
+        host: u32,
+        v: u8,
+        h: ConnectionHandle,
+        e: Event,
+        io: &mut HostIo,
+    ) {
+        let peer = self
+            .eps
+            .get(&(host, v))
+            .and_then(|ep| ep.peer(h))
+            .and_then(host_of);
+        match e {
+            Event::MessageDelivered { job, msg, .. } => {
+                let Some((src, _)) = peer else { return };
+                if let Some(r) = self.jobs.get_mut(&(src, host, v, job)) {
+                    r.delivered += 1;
+                    r.bytes += r.msgs.get(msg as usize).copied().unwrap_or(0);
+                    io.updates.push(JobUpdate::Delivered {
+                        job: r.job,
+                        msgs: r.delivered,
+                        bytes: r.bytes,
+                    });
+                    if !r.done && r.delivered >= r.needed {
+                        r.done = true;
+                        io.updates.push(JobUpdate::Finished {
+                            job: r.job,
+                            ok: true,
+                            counters: JobCounters::default(),
+                        });
+                    }
+                }
+            }
+            Event::JobComplete {
+                job,
+                role: Role::Sender,
+                outcome,
+            } => {
+                let Some((dst, _)) = peer else { return };
+                if let Some(r) = self.jobs.remove(&(host, dst, v, job)) {
+                    let (ok, counters) = match outcome {
+                        Ok(rep) => (
+                            rep.guarantee_held(),
+                            JobCounters {
+                                sent_pkts: rep.packets,
+                                retx_pkts: rep.retransmissions,
+                                lost_pkts: rep.lost_packets,
+                                timeouts: 0,
+                            },
+                        ),
+                        Err(_) => (false, JobCounters::default()),
+                    };
+                    // the receiver-side count decides completion time; the
+                    // sender's report only adds counters (or a failure)
+                    io.updates.push(JobUpdate::Finished {
+                        job: r.job,
+                        ok: ok && r.done,
+                        counters,
+                    });
+                }
+            }
+            Event::Epoch(s) if self.setup.record_epochs => {
+                if let Some((dst, _)) = peer {
+                    self.epochs.push(EpochRecord {
+                        t_ns: now.as_nanos(),
+                        host,
+                        peer: dst,
+                        variant: variant_of(v),
+                        tlr: s.tlr,
+                        rho: s.rho,
+                        rate_bps: s.rate.as_bps(),
+                        queue: s.queue,
+                    });
+                }
+            }
+            Event::ConnectionLost { .. } => {
+                if let Some((dst, _)) = peer {
+                    if self.conns.get(&(host, dst, v)) == Some(&h) {
+                        self.conns.remove(&(host, dst, v));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl HostAdapter for AtpAdapter {
+    fn start_job(&mut self, now: Instant, job: &Job, io: &mut HostIo) {
+        let Scheme::Atp(variant) = job.scheme else {
+            return;
+        };
+        let v = vindex(variant);
+        let (src, dst) = (job.src, job.dst);
+        let key = (src, dst, v);
+        let h = match self.conns.get(&key) {
+            Some(&h) => h,
+            None => {
+                let peer = addr(dst, v);
+                match self.endpoint(src, v).connect(now, peer) {
+                    Ok(h) => {
+                        self.conns.insert(key, h);
+                        h
+                    }
+                    Err(e) => {
+                        self.refused.push((job.id, e.to_string()));
+                        return;
+                    }
+                }
+            }
+        };
+        let msr = if job.approximate { job.msr } else { 1.0 };
+        // Real (zero) bytes rather than `JobSpec::uniform`'s synthetic
+        // payloads: with the proto working copy of 10:15 UTC a synthetic
+        // message is sent with precise_len 0 and no approximate trailer,
+        // which the receiver drops as `Inconsistent`.
+        let spec = JobSpec::new(msr).map(|s| {
+            job.msgs
+                .iter()
+                .fold(s, |s, &n| s.message(0, vec![0u8; n as usize]))
+        });
+        let spec = match spec {
+            Ok(s) => s,
+            Err(e) => {
+                self.refused.push((job.id, e.to_string()));
+                return;
+            }
+        };
+        match self.endpoint(src, v).send_job(now, h, spec) {
+            Ok(id) => {
+                self.jobs.insert(
+                    (src, dst, v, id),
+                    RxJob {
+                        job: job.id,
+                        msgs: job.msgs.clone(),
+                        delivered: 0,
+                        bytes: 0,
+                        needed: job.needed,
+                        done: false,
+                    },
+                );
+            }
+            Err(e) => self.refused.push((job.id, e.to_string())),
+        }
+        self.drive(now, src, v, io);
+    }
+
+    fn on_datagram(
+        &mut self,
+        now: Instant,
+        host: u32,
+        port: u16,
+        from: (u32, u16),
+        bytes: &[u8],
+        io: &mut HostIo,
+    ) {
+        let Some(v) = port.checked_sub(BASE_PORT).map(|p| p as u8) else {
+            return;
+        };
+        let from_addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | from.0)), from.1);
+        self.endpoint(host, v)
+            .handle_datagram(now, from_addr, bytes);
+        self.drive(now, host, v, io);
+    }
+
+    fn on_timer(&mut self, now: Instant, host: u32, io: &mut HostIo) {
+        let vs = self.host_eps[host as usize].clone();
+        for v in vs {
+            let due = self
+                .eps
+                .get_mut(&(host, v))
+                .and_then(|e| e.poll_timeout())
+                .is_some_and(|t| t <= now);
+            if due {
+                self.endpoint(host, v).handle_timeout(now);
+            }
+            self.drive(now, host, v, io);
+        }
+    }
+
+    fn write_outputs(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        if self.epochs.is_empty() {
+            return Ok(());
+        }
+        let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("epochs.csv"))?);
+        writeln!(w, "t_ns,host,peer,variant,tlr,rho,rate_bps,queue")?;
+        for e in &self.epochs {
+            writeln!(
+                w,
+                "{},{},{},{},{:.6},{:.6},{:.0},{}",
+                e.t_ns,
+                e.host,
+                e.peer,
+                Scheme::Atp(e.variant),
+                e.tlr,
+                e.rho,
+                e.rate_bps,
+                e.queue
+            )?;
+        }
+        w.flush()
+    }
+}
