@@ -67,8 +67,10 @@ pub struct RuntimeConfig {
     /// older ones are dropped and counted.
     pub epoch_history: usize,
     /// How far the core's clock may run ahead of the OS clock to release
-    /// paced packets early, as one batch. Bounds the timing error of every
-    /// timer; 0 sends each paced packet at its own wake-up.
+    /// paced packets early, as one batch (default 1 ms). Bounds the timing
+    /// error of every timer: timers fire up to this much early and RTT
+    /// samples grow by up to this much. 0 sends each paced packet at its
+    /// own wake-up (measured: a third of the goodput at 1 Gbit/s).
     pub pacing_lookahead: Duration,
 }
 
@@ -91,7 +93,7 @@ impl Default for RuntimeConfig {
             max_events: 1 << 16,
             max_event_bytes: 256 << 20,
             epoch_history: 1024,
-            pacing_lookahead: Duration::from_micros(250),
+            pacing_lookahead: Duration::from_millis(1),
         }
     }
 }

@@ -8,10 +8,13 @@
 //! async face in tokio.
 //!
 //! Pacing: the core releases DATA packets one serialisation time apart. A
-//! wake-up per packet would cost a syscall and a context switch each, so
-//! when the next timer falls within `pacing_lookahead` of the OS clock the
-//! driver moves the core's clock forward to it and keeps going; the packets
-//! of one lookahead window then leave in one `sendmmsg` / GSO batch.
+//! wake-up per packet would cost a syscall and a context switch each (and,
+//! on a busy host, a scheduling delay each), so once a packet is due the
+//! driver moves the core's clock forward through the timers of the next
+//! `pacing_lookahead` and keeps going; the packets of that window leave in
+//! one `sendmmsg` / GSO batch. The driver wakes half a window before the
+//! next timer, so a wake-up that comes late by up to that much loses no
+//! sending time (the core does not catch up on lost pacing time).
 
 use crate::clock::Clock;
 use crate::config::RuntimeConfig;
@@ -155,22 +158,36 @@ impl Driver {
     }
 
     /// Fires due timers, moves everything the core wants to send into the
-    /// send queue (running the core's clock up to `pacing_lookahead` ahead),
-    /// flushes once, and collects events.
+    /// send queue, flushes once, and collects events.
+    ///
+    /// Batch release: once something was due and sent, the core's clock is
+    /// run forward through the timers of the next `pacing_lookahead`, so the
+    /// paced packets of that window leave together (one `sendmmsg`, GSO).
+    /// Nothing is released early unless something was due: the next wake-up
+    /// is then the next timer itself, one window later, not one packet gap.
     pub(crate) fn service(&mut self) -> io::Result<()> {
         self.stats.wakeups += 1;
         let mut now = self.clock.now();
-        let horizon = self.clock.real()
-            + approxnet_proto::Duration::from_nanos(self.lookahead.as_nanos() as u64);
+        let real = self.clock.real();
+        let horizon = real + self.lookahead_core();
+        // A timer this close counts as due: the wake-up was aimed this much
+        // early so that a late wake-up (a busy host) loses no sending time.
+        let due_by = real + self.early_core();
+        let mut releasing = false;
         loop {
             if self.ep.poll_timeout().is_some_and(|t| t <= now) {
                 self.ep.handle_timeout(now);
             }
-            if self.fill(now)? {
+            let (sent, blocked) = self.fill(now)?;
+            if blocked {
                 break; // kernel send buffer full: wait for writability
             }
+            releasing |= sent > 0;
             match self.ep.poll_timeout() {
-                Some(t) if t > now && t <= horizon => now = self.clock.advance_to(t),
+                Some(t) if t > now && t <= horizon && (releasing || t <= due_by) => {
+                    releasing = true;
+                    now = self.clock.advance_to(t);
+                }
                 _ => break,
             }
         }
@@ -179,9 +196,10 @@ impl Driver {
         Ok(())
     }
 
-    /// Moves datagrams from the core into the send queue. Returns true when
-    /// the queue is full and the kernel will not take more now.
-    fn fill(&mut self, now: Instant) -> io::Result<bool> {
+    /// Moves datagrams from the core into the send queue. Returns how many,
+    /// and whether the queue is full and the kernel will not take more now.
+    fn fill(&mut self, now: Instant) -> io::Result<(usize, bool)> {
+        let mut sent = 0;
         loop {
             if self.sq.is_full_for(self.mtu) {
                 match self.flush() {
@@ -190,18 +208,20 @@ impl Driver {
                     Err(e) => return Err(e),
                 }
                 if self.sq.is_full_for(self.mtu) {
-                    return Ok(true);
+                    return Ok((sent, true));
                 }
             }
             let Some(slot) = self.sq.reserve(self.mtu) else {
-                return Ok(true);
+                return Ok((sent, true));
             };
             let Some(t) = self.ep.poll_transmit(now, slot) else {
-                return Ok(false);
+                return Ok((sent, false));
             };
             let (mark, cscov) = self.marking(&t);
             let gso = self.sock.gso_enabled();
-            if !self.sq.commit(t.len.min(self.mtu), t.dst, mark, cscov, gso) {
+            if self.sq.commit(t.len.min(self.mtu), t.dst, mark, cscov, gso) {
+                sent += 1;
+            } else {
                 self.stats.transmit_refused += 1;
             }
         }
@@ -219,6 +239,15 @@ impl Driver {
             SocketKind::Udp => 0,
         };
         (Marking::new(dscp, ecn, prio), cscov)
+    }
+
+    fn lookahead_core(&self) -> approxnet_proto::Duration {
+        approxnet_proto::Duration::from_nanos(self.lookahead.as_nanos().min(u64::MAX as u128) as u64)
+    }
+
+    /// How early the driver wakes before a timer: half the lookahead.
+    fn early_core(&self) -> approxnet_proto::Duration {
+        approxnet_proto::Duration::from_nanos(self.lookahead_core().as_nanos() / 2)
     }
 
     /// Sends what the kernel takes; `Err(WouldBlock)` if datagrams remain.
@@ -255,12 +284,13 @@ impl Driver {
     }
 
     /// What to wait for: writability (datagrams queued) and for how long
-    /// (until the next core timer, less the lookahead; `None`: no timer).
+    /// (until the next core timer; `None`: no timer).
     pub(crate) fn wait_spec(&mut self) -> (bool, Option<Duration>) {
+        let early = self.early_core();
         let timeout = self.ep.poll_timeout().map(|t| {
-            let la = approxnet_proto::Duration::from_nanos(self.lookahead.as_nanos() as u64);
-            let wake = Instant::from_nanos(t.as_nanos().saturating_sub(la.as_nanos()));
-            self.clock.until(wake)
+            self.clock.until(Instant::from_nanos(
+                t.as_nanos().saturating_sub(early.as_nanos()),
+            ))
         });
         let blocked = !self.sq.is_empty();
         // While the kernel refuses datagrams, a due pacing timer cannot be

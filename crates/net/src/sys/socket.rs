@@ -253,14 +253,18 @@ impl Socket {
             events,
             revents: 0,
         };
-        let ms = match timeout {
-            None => -1,
-            // Round up so a timer is never polled early.
-            Some(d) => d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int,
-        };
+        // ppoll takes a nanosecond timespec (an hrtimer): poll(2)'s
+        // millisecond timeout would wake paced senders up to 1 ms late.
+        let ts = timeout.map(|d| libc::timespec {
+            tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        });
+        let ts_ptr = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
         loop {
-            // SAFETY: one valid pollfd.
-            let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+            // SAFETY: one valid pollfd; ts_ptr is null or points at `ts`.
+            let rc = unsafe { libc::ppoll(&mut pfd, 1, ts_ptr, std::ptr::null()) };
             if rc >= 0 {
                 break;
             }

@@ -98,6 +98,10 @@ fn epoch_summary(samples: &[EpochSample], origin_ns: u64) -> (Json, Json) {
                     ("tlr", Json::Num(s.stats.tlr)),
                     ("rho", Json::Num(s.stats.rho)),
                     ("rate_gbps", Json::Num(s.stats.rate.as_bps() / 1e9)),
+                    (
+                        "epoch_us",
+                        Json::Num(s.stats.length.as_nanos() as f64 / 1e3),
+                    ),
                 ])
             })
             .collect(),

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Utilisation of a 1 Gbit/s HTB bottleneck: kernel TCP (cubic), ATP with
+# MSR = 1 and ATP with MSR = 0.5, one flow at a time, over a veth pair
+# between two namespaces this script creates and removes. The bottleneck
+# is an HTB class (rate = ceil = $RATE) with a bfifo leaf of $QUEUE_BYTES
+# on the sender side's veth. Utilisation = bytes the HTB class sent
+# (`tc -s class`) / (capacity x run time); goodput = bytes delivered to
+# the application / run time.
+#
+#   benches/net/htb_bottleneck.sh                    # RATE=1gbit DUR=5
+#   RATE=1gbit DUR=5 ATP_LINE_RATE=1 benches/net/htb_bottleneck.sh
+set -euo pipefail
+
+RATE=${RATE:-1gbit}
+RATE_BPS=${RATE_BPS:-1000000000}
+DUR=${DUR:-5}
+QUEUE_BYTES=${QUEUE_BYTES:-262144}   # bfifo leaf: 256 KB (~2 ms at 1 Gbit/s)
+ATP_LINE_RATE=${ATP_LINE_RATE:-1}   # ATP's Rmax in Gbps (the sender's NIC rate)
+MSRS=${MSRS:-"1.0 0.5"}
+ATP_ARGS=${ATP_ARGS:-}               # extra approxnet-perf client options
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
+OUT=${OUT:-$ROOT/results/tmp/htb_bottleneck}
+A=anxbench-a
+B=anxbench-b
+IPA=10.231.0.1
+IPB=10.231.0.2
+
+cleanup() {
+    ip netns del "$A" 2>/dev/null || true
+    ip netns del "$B" 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+if [ ! -x "$BIN" ]; then
+    (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target-net" cargo build --release -p approxnet-net --bin approxnet-perf)
+fi
+mkdir -p "$OUT"
+cleanup
+ip netns add "$A"
+ip netns add "$B"
+ip link add anxb-a netns "$A" type veth peer name anxb-b netns "$B"
+ip -n "$A" addr add "$IPA/30" dev anxb-a
+ip -n "$B" addr add "$IPB/30" dev anxb-b
+for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
+ip -n "$A" link set anxb-a up
+ip -n "$B" link set anxb-b up
+# Veth offloads would let 64 KB GSO super-packets through HTB as one; keep
+# them (HTB accounts bytes, not packets) but make the bottleneck explicit.
+ip netns exec "$A" tc qdisc add dev anxb-a root handle 1: htb default 10
+ip netns exec "$A" tc class add dev anxb-a parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE"
+ip netns exec "$A" tc class add dev anxb-a parent 1:1 classid 1:10 htb rate "$RATE" ceil "$RATE"
+ip netns exec "$A" tc qdisc add dev anxb-a parent 1:10 handle 10: bfifo limit "$QUEUE_BYTES"
+
+class_bytes() { # bytes sent by class 1:10 so far
+    ip netns exec "$A" tc -s class show dev anxb-a classid 1:10 | awk '/Sent/ {print $2; exit}'
+}
+class_drops() {
+    ip netns exec "$A" tc -s qdisc show dev anxb-a | awk '/bfifo/ {f=1} f && /dropped/ {gsub(",","",$7); print $7; exit}'
+}
+wait_listen() { # proto port
+    for _ in $(seq 1 100); do
+        if ip netns exec "$B" ss -H -ln"$1" "sport = :$2" | grep -q .; then return 0; fi
+        sleep 0.05
+    done
+    echo "server on port $2 did not start" >&2
+    return 1
+}
+record() { # name bytes_before drops_before client_json
+    local after drops now
+    after=$(class_bytes); drops=$(class_drops)
+    echo "{\"run\":\"$1\",\"class_bytes\":$((after - $2)),\"bfifo_drops\":$((drops - $3)),\"client\":$(cat "$4")}" >> "$OUT/runs.jsonl"
+}
+
+: > "$OUT/runs.jsonl"
+b0=$(class_bytes); d0=$(class_drops)
+ip netns exec "$B" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server.json" &
+wait_listen t 7701
+ip netns exec "$A" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json > "$OUT/tcp_client.json"
+wait
+record tcp-cubic "$b0" "$d0" "$OUT/tcp_client.json"
+
+for msr in $MSRS; do
+    b0=$(class_bytes); d0=$(class_drops)
+    ip netns exec "$B" "$BIN" server --bind "$IPB:7700" --idle 2 --json > "$OUT/atp_server_$msr.json" &
+    wait_listen u 7700
+    ip netns exec "$A" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr "$msr" \
+        --line-rate-gbps "$ATP_LINE_RATE" ${ATP_ARGS:-} --json > "$OUT/atp_client_$msr.json" || true
+    wait
+    record "atp-msr-$msr" "$b0" "$d0" "$OUT/atp_client_$msr.json"
+done
+
+python3 - "$OUT/runs.jsonl" "$RATE_BPS" <<'PY'
+import json, sys
+cap = float(sys.argv[2])
+for line in open(sys.argv[1]):
+    r = json.loads(line); c = r["client"]
+    secs = c["elapsed_s"]
+    util = r["class_bytes"] * 8 / secs / cap
+    good = c["goodput_gbps"] * 1e9 / cap
+    extra = ""
+    if "measured_loss" in c:
+        g = ", ".join(f"g{x['id']} {x['delivered_fraction']:.3f}" for x in c["groups"])
+        extra = f" loss {c['measured_loss']:.4f} retx {c['retransmissions']} delivered [{g}] failed {c['jobs_failed']}"
+    print(f"{r['run']:>14}: utilisation {util:6.1%}  goodput {good:6.1%} of capacity  bfifo drops {r['bfifo_drops']}{extra}")
+PY
