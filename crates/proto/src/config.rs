@@ -75,6 +75,9 @@ pub struct Config {
     pub reorder_threshold: u32,
     /// Give up on a peer silent this long while work is outstanding (default 1 s).
     pub idle_timeout: Duration,
+    /// How far pacing may fall behind and then catch up in a burst (default
+    /// 10 us). Real hosts whose timers fire late need more (e.g. 1 ms).
+    pub pacing_burst: Duration,
     /// Switch priority queues `Q` (default 8, seed 000 §7.1).
     pub queues: u8,
     /// Retransmission rule.
@@ -99,6 +102,7 @@ impl Default for Config {
             min_rto: Duration::from_millis(1),
             reorder_threshold: 3,
             idle_timeout: Duration::from_secs(1),
+            pacing_burst: Duration::from_micros(10),
             queues: 8,
             retransmit: RetransmitPolicy::WhenNeeded,
             integrity: Integrity::AcceptDamaged,

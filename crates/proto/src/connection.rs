@@ -12,10 +12,10 @@ use crate::stats::{DropReason, EndpointStats};
 use crate::time::{Duration, Instant};
 use crate::timer::{Timer, TimerTable};
 use crate::units::Rate;
+use crate::wire::header::PacketTypeField;
 use crate::wire::{
     AckRepr, Flags, HeaderRepr, HelloRepr, JobRepr, PacketType, ResetReason, HEADER_LEN,
 };
-use crate::wire::header::PacketTypeField;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
@@ -109,8 +109,12 @@ impl Connection {
         c
     }
 
+    /// The epoch length: the smoothed RTT (seed 000 §4.2 footnote 2),
+    /// floored at 1 us so that a zero RTT sample cannot make epochs empty.
     fn rtt(&self, cfg: &Config) -> Duration {
-        self.srtt.unwrap_or(cfg.initial_rtt)
+        self.srtt
+            .unwrap_or(cfg.initial_rtt)
+            .max(Duration::from_micros(1))
     }
 
     fn rto(&self, cfg: &Config) -> Duration {
@@ -121,8 +125,10 @@ impl Connection {
         base.max(cfg.min_rto)
     }
 
+    /// `Rmin`: one packet per RTT (seed 000 §4.2), never above line rate.
     fn rate_min(&self, cfg: &Config) -> Rate {
-        Rate::from_bytes_per(cfg.mtu, self.rtt(cfg))
+        let r = Rate::from_bytes_per(cfg.mtu, self.rtt(cfg));
+        Rate::bps(r.as_bps().min(cfg.line_rate.as_bps()))
     }
 
     fn on_rtt_sample(&mut self, sample: Duration) {
@@ -132,7 +138,11 @@ impl Connection {
                 self.rttvar = Duration::from_nanos(sample.as_nanos() / 2);
             }
             Some(s) => {
-                let (s, r, x) = (s.as_nanos() as i128, self.rttvar.as_nanos() as i128, sample.as_nanos() as i128);
+                let (s, r, x) = (
+                    s.as_nanos() as i128,
+                    self.rttvar.as_nanos() as i128,
+                    sample.as_nanos() as i128,
+                );
                 let var = (3 * r + (s - x).abs()) / 4;
                 let srtt = (7 * s + x) / 8;
                 self.rttvar = Duration::from_nanos(var as u64);
@@ -142,7 +152,12 @@ impl Connection {
     }
 
     /// Application: queue a job.
-    pub(crate) fn send_job(&mut self, now: Instant, spec: JobSpec, cfg: &Config) -> Result<u32, JobError> {
+    pub(crate) fn send_job(
+        &mut self,
+        now: Instant,
+        spec: JobSpec,
+        cfg: &Config,
+    ) -> Result<u32, JobError> {
         if self.state == State::Closed || self.close_requested {
             return Err(JobError::NoConnection);
         }
@@ -150,7 +165,9 @@ impl Connection {
         if self.state == State::Established {
             self.announce(now, id, cfg);
         }
-        if self.state == State::Established && !self.timers.get(Timer::Epoch).is_some_and(|t| t > now) {
+        if self.state == State::Established
+            && self.timers.get(Timer::Epoch).is_none_or(|t| t <= now)
+        {
             self.epoch_start = now;
             self.timers.set(Timer::Epoch, now + self.rtt(cfg));
         }
@@ -240,13 +257,17 @@ impl Connection {
                     }
                     Err(r) => {
                         stats.drop(r);
-                        self.control.push_back(Control::Reset(ResetReason::JobRefused));
+                        self.control
+                            .push_back(Control::Reset(ResetReason::JobRefused));
                     }
                 },
                 Err(_) => stats.drop(DropReason::Malformed),
             },
             PacketType::Fin if h.flags.has(Flags::CLOSE) => {
-                self.control.push_back(Control::FinAck { job: 0, close: true });
+                self.control.push_back(Control::FinAck {
+                    job: 0,
+                    close: true,
+                });
                 self.shutdown(JobFailure::Reset, false);
             }
             PacketType::Fin => {
@@ -285,7 +306,14 @@ impl Connection {
             .unwrap_or(0)
     }
 
-    fn on_data(&mut self, _now: Instant, h: &HeaderRepr, body: &[u8], cfg: &Config, stats: &mut EndpointStats) {
+    fn on_data(
+        &mut self,
+        _now: Instant,
+        h: &HeaderRepr,
+        body: &[u8],
+        cfg: &Config,
+        stats: &mut EndpointStats,
+    ) {
         if !self.recv.epoch_ok(h.epoch) {
             stats.drop(DropReason::StaleEpoch);
             return;
@@ -382,7 +410,13 @@ impl Connection {
         }
         self.state = State::Closed;
         self.control.retain(|c| matches!(c, Control::FinAck { .. }));
-        for t in [Timer::Pacing, Timer::Loss, Timer::Epoch, Timer::Control, Timer::Idle] {
+        for t in [
+            Timer::Pacing,
+            Timer::Loss,
+            Timer::Epoch,
+            Timer::Control,
+            Timer::Idle,
+        ] {
             self.timers.stop(t);
         }
     }
@@ -408,7 +442,8 @@ impl Connection {
             return;
         }
         if self.timers.expired(Timer::Loss, now) {
-            let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(self.rto(cfg).as_nanos()));
+            let deadline =
+                Instant::from_nanos(now.as_nanos().saturating_sub(self.rto(cfg).as_nanos()));
             self.send.detect_timeout(deadline, cfg, &self.pol);
             self.after_progress(now, cfg);
         }
@@ -438,7 +473,11 @@ impl Connection {
             })
             .collect();
         for (id, done) in due {
-            self.control.push_back(if done { Control::Fin { job: id } } else { Control::Job(id) });
+            self.control.push_back(if done {
+                Control::Fin { job: id }
+            } else {
+                Control::Job(id)
+            });
             if let Some(j) = self.send.job_mut(id) {
                 j.control_sent = Some(now);
             }
@@ -473,7 +512,10 @@ impl Connection {
         for j in self.send.jobs.iter_mut().filter(|j| !j.done) {
             for g in j.groups.iter_mut().filter(|g| g.unresolved() > 0) {
                 g.tlr = self.pol.tlr.tlr(&g.progress());
-                g.queue = self.pol.queue.queue(g.reliable(), g.tlr0, g.tlr, cfg.queues);
+                g.queue = self
+                    .pol
+                    .queue
+                    .queue(g.reliable(), g.tlr0, g.tlr, cfg.queues);
                 let w = (g.messages - g.delivered) as f64;
                 num += g.tlr * w;
                 den += w;
@@ -517,9 +559,11 @@ impl Connection {
             return None;
         }
         if self.state == State::Established && (self.send.busy() || self.close_sent.is_some()) {
-            self.timers.set(Timer::Idle, self.last_heard + cfg.idle_timeout);
+            self.timers
+                .set(Timer::Idle, self.last_heard + cfg.idle_timeout);
         } else if let State::Handshaking { .. } = self.state {
-            self.timers.set(Timer::Idle, self.handshake_started + cfg.idle_timeout);
+            self.timers
+                .set(Timer::Idle, self.handshake_started + cfg.idle_timeout);
         } else {
             self.timers.stop(Timer::Idle);
         }
@@ -537,7 +581,12 @@ impl Connection {
             || (self.state == State::Established && self.send.has_data() && self.next_send <= now)
     }
 
-    pub(crate) fn poll_transmit(&mut self, now: Instant, buf: &mut [u8], cfg: &Config) -> Option<Out> {
+    pub(crate) fn poll_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        cfg: &Config,
+    ) -> Option<Out> {
         if let Some(c) = self.control.pop_front() {
             return Some(self.emit_control(c, buf));
         }
@@ -577,9 +626,11 @@ impl Connection {
         h.emit(buf);
         let len = HEADER_LEN + body_len;
         crate::wire::Packet::new_unchecked(&mut buf[..len]).fill_checksum();
-        // Pacing: the next packet may leave one serialisation time later.
+        // Pacing: the next packet may leave one serialisation time later;
+        // a sender woken late may catch up by at most `pacing_burst`.
         let gap = self.rate.time_for(len);
-        self.next_send = self.next_send.max(now) + gap;
+        let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
+        self.next_send = self.next_send.max(floor) + gap;
         if self.timers.get(Timer::Loss).is_none() {
             self.timers.set(Timer::Loss, now + self.rto(cfg));
         }
@@ -648,7 +699,11 @@ impl Connection {
                 1
             }
         };
-        let b: &[u8] = if job_body.is_empty() { &body[..n] } else { &job_body };
+        let b: &[u8] = if job_body.is_empty() {
+            &body[..n]
+        } else {
+            &job_body
+        };
         h.body_len = b.len() as u16;
         h.precise_len = b.len() as u16;
         let len = h.emit_with_body(buf, b);

@@ -17,7 +17,7 @@ use crate::time::Instant;
 use crate::units::Rate;
 use crate::wire::header::PacketTypeField;
 use crate::wire::{HeaderRepr, HelloRepr, Packet, PacketType, WireError, HEADER_LEN};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 use thiserror::Error;
@@ -69,7 +69,7 @@ pub struct Endpoint {
     conns: Vec<Option<Connection>>,
     generations: Vec<u32>,
     free: Vec<usize>,
-    by_id: HashMap<u64, usize>,
+    by_id: BTreeMap<u64, usize>,
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
@@ -90,7 +90,7 @@ impl Endpoint {
             conns: Vec::new(),
             generations: Vec::new(),
             free: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: BTreeMap::new(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -132,7 +132,9 @@ impl Endpoint {
 
     fn insert(&mut self, c: Connection) -> Result<usize, ConnectError> {
         if self.connection_count() >= self.cfg.limits.max_connections {
-            return Err(ConnectError::TooManyConnections(self.cfg.limits.max_connections));
+            return Err(ConnectError::TooManyConnections(
+                self.cfg.limits.max_connections,
+            ));
         }
         Ok(match self.free.pop() {
             Some(i) => {
@@ -163,7 +165,11 @@ impl Endpoint {
     }
 
     /// Opens a connection to `peer` (client side); jobs may be queued at once.
-    pub fn connect(&mut self, now: Instant, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
+    pub fn connect(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+    ) -> Result<ConnectionHandle, ConnectError> {
         self.tick(now);
         let nonce = self.rng.next_u64() | 1;
         let c = Connection::new(now, peer, 0, State::Handshaking { nonce }, &self.cfg);
@@ -172,7 +178,12 @@ impl Endpoint {
     }
 
     /// Queues a job on a connection; returns its job id.
-    pub fn send_job(&mut self, now: Instant, h: ConnectionHandle, spec: JobSpec) -> Result<u32, JobError> {
+    pub fn send_job(
+        &mut self,
+        now: Instant,
+        h: ConnectionHandle,
+        spec: JobSpec,
+    ) -> Result<u32, JobError> {
         self.tick(now);
         let i = self.index(h).ok_or(JobError::NoConnection)?;
         let cfg = self.cfg;
@@ -195,17 +206,23 @@ impl Endpoint {
 
     /// Current sending rate of a connection.
     pub fn rate(&self, h: ConnectionHandle) -> Option<Rate> {
-        self.index(h).and_then(|i| self.conns[i].as_ref()).map(|c| c.rate())
+        self.index(h)
+            .and_then(|i| self.conns[i].as_ref())
+            .map(|c| c.rate())
     }
 
     /// Payload bytes a connection holds for reassembly.
     pub fn buffered_bytes(&self, h: ConnectionHandle) -> Option<usize> {
-        self.index(h).and_then(|i| self.conns[i].as_ref()).map(|c| c.buffered())
+        self.index(h)
+            .and_then(|i| self.conns[i].as_ref())
+            .map(|c| c.buffered())
     }
 
     /// The peer address of a connection.
     pub fn peer(&self, h: ConnectionHandle) -> Option<SocketAddr> {
-        self.index(h).and_then(|i| self.conns[i].as_ref()).map(|c| c.peer)
+        self.index(h)
+            .and_then(|i| self.conns[i].as_ref())
+            .map(|c| c.peer)
     }
 
     fn drain(&mut self, i: usize) {
@@ -276,7 +293,8 @@ impl Endpoint {
                 let i = match self.by_id.get(&h.conn_id) {
                     Some(&i) => i,
                     None if h.ty.0 == PacketType::Job && self.cookie_ok(from, h.conn_id) => {
-                        let c = Connection::new(now, from, h.conn_id, State::Established, &self.cfg);
+                        let c =
+                            Connection::new(now, from, h.conn_id, State::Established, &self.cfg);
                         let Ok(i) = self.insert(c) else {
                             return self.stats.drop(DropReason::CapExceeded);
                         };

@@ -133,6 +133,8 @@ pub enum Event {
         precise_len: usize,
         /// Bytes past the precise prefix failed their approximate checksum.
         damaged: bool,
+        /// Bytes past the precise prefix were covered by no checksum at all.
+        unchecked: bool,
     },
     /// Receiver: the sender finished without this message.
     MessageAbandoned {

@@ -168,7 +168,8 @@ impl JobSpec {
         })
     }
 
-    /// A job of synthetic messages of the given sizes, all in group 0.
+    /// A job of synthetic messages of the given sizes, all in group 0. Their
+    /// (zero) bytes are approximate: only the header is checksummed.
     pub fn uniform(msr: f64, sizes: &[usize]) -> Result<JobSpec, JobError> {
         let mut j = JobSpec::new(msr)?;
         j.messages = sizes
@@ -176,7 +177,7 @@ impl JobSpec {
             .map(|&n| MessageSpec {
                 group: 0,
                 payload: Payload::Synthetic(n),
-                precise_len: n,
+                precise_len: 0,
             })
             .collect();
         Ok(j)

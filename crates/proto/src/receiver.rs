@@ -11,7 +11,7 @@ use crate::stats::DropReason;
 use crate::tensor::TensorAssembly;
 use crate::time::Instant;
 use crate::wire::{AckRepr, Flags, HeaderRepr, JobRepr, SeqRange, MAX_ACK_RANGES};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Book-keeping bytes charged per stored packet on top of its payload.
 const PER_PACKET_OVERHEAD: usize = 64;
@@ -28,7 +28,17 @@ struct Partial {
     got_count: u16,
     precise: usize,
     damaged: bool,
+    unchecked: bool,
     charged: usize,
+}
+
+/// A complete message of a reliable group waiting for its predecessors.
+#[derive(Debug)]
+struct Held {
+    payload: Vec<u8>,
+    precise: usize,
+    damaged: bool,
+    unchecked: bool,
 }
 
 #[derive(Debug)]
@@ -38,9 +48,9 @@ struct RecvGroup {
     must: u32,
     delivered: u32,
     done: BitSet,
-    partial: HashMap<u32, Partial>,
+    partial: BTreeMap<u32, Partial>,
     next_in_order: u32,
-    held: BTreeMap<u32, (Vec<u8>, usize, bool, usize)>,
+    held: BTreeMap<u32, Held>,
 }
 
 impl RecvGroup {
@@ -152,7 +162,11 @@ impl RecvSide {
         {
             return Err(DropReason::CapExceeded);
         }
-        let bitmap_bytes: usize = repr.groups.iter().map(|g| (g.messages as usize).div_ceil(8)).sum();
+        let bitmap_bytes: usize = repr
+            .groups
+            .iter()
+            .map(|g| (g.messages as usize).div_ceil(8))
+            .sum();
         let tensor_bytes = repr
             .tensor
             .map_or(0, |t| t.total_elems as usize * t.dtype.size());
@@ -175,7 +189,7 @@ impl RecvSide {
                     must: g.must_deliver,
                     delivered: 0,
                     done: BitSet::new(g.messages as usize),
-                    partial: HashMap::new(),
+                    partial: BTreeMap::new(),
                     next_in_order: 0,
                     held: BTreeMap::new(),
                 })
@@ -232,13 +246,15 @@ impl RecvSide {
             let (p, crc) = body.split_at(body.len() - APPROX_CRC_LEN);
             payload = p;
             let want = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
-            damaged = crc32c::crc32c(&p[h.precise_len as usize..]) != want;
+            damaged = crate::wire::crc::crc32c(&p[h.precise_len as usize..]) != want;
             if damaged && cfg.integrity == Integrity::Strict {
                 return DataVerdict::Drop(DropReason::DamagedApproximate);
             }
-        } else if (h.precise_len as usize) != body.len() {
-            return DataVerdict::Drop(DropReason::Inconsistent);
+        } else if (h.precise_len as usize) != body.len() && cfg.integrity == Integrity::Strict {
+            // An approximate region with no checksum at all cannot be verified.
+            return DataVerdict::Drop(DropReason::DamagedApproximate);
         }
+        let unchecked = !h.flags.has(Flags::APPROX_CRC) && (h.precise_len as usize) < payload.len();
         let job = &mut self.jobs[ji];
         let Some(gi) = job.groups.iter().position(|g| g.id == h.group) else {
             return DataVerdict::Drop(DropReason::OutOfRange);
@@ -293,6 +309,7 @@ impl RecvSide {
         part.charged += cost;
         part.got_count += 1;
         part.damaged |= damaged;
+        part.unchecked |= unchecked;
         part.precise += h.precise_len as usize;
         job.packets += 1;
         job.bytes += payload.len() as u64;
@@ -304,7 +321,11 @@ impl RecvSide {
         self.buffered -= part.charged;
         g.done.insert(h.msg_id as usize);
         g.delivered += 1;
-        let bytes: Vec<u8> = part.got.into_iter().flatten().flatten().collect();
+        let bytes = if part.got.len() == 1 {
+            part.got.into_iter().next().flatten().unwrap_or_default()
+        } else {
+            part.got.into_iter().flatten().collect::<Vec<_>>().concat()
+        };
         if let Some(t) = &mut job.tensor {
             t.put(h.msg_id, &bytes);
             if !job.tensor_ready && g.delivered >= g.must {
@@ -318,32 +339,31 @@ impl RecvSide {
             }
             return DataVerdict::Ack;
         }
-        let delivered = (bytes, part.precise, part.damaged);
+        let msg = Held {
+            payload: bytes,
+            precise: part.precise,
+            damaged: part.damaged,
+            unchecked: part.unchecked,
+        };
+        let deliver = |job: u32, group: u16, id: u32, m: Held| Event::MessageDelivered {
+            job,
+            group,
+            msg: id,
+            payload: m.payload,
+            precise_len: m.precise,
+            damaged: m.damaged,
+            unchecked: m.unchecked,
+        };
         if g.reliable() {
-            let cost = delivered.0.len();
-            g.held.insert(h.msg_id, (delivered.0, delivered.1, delivered.2, cost));
-            self.buffered += cost;
-            while let Some((b, p, d, c)) = g.held.remove(&g.next_in_order) {
-                self.buffered -= c;
-                events.push_back(Event::MessageDelivered {
-                    job: job.id,
-                    group: g.id,
-                    msg: g.next_in_order,
-                    payload: b,
-                    precise_len: p,
-                    damaged: d,
-                });
+            self.buffered += msg.payload.len();
+            g.held.insert(h.msg_id, msg);
+            while let Some(m) = g.held.remove(&g.next_in_order) {
+                self.buffered -= m.payload.len();
+                events.push_back(deliver(job.id, g.id, g.next_in_order, m));
                 g.next_in_order += 1;
             }
         } else {
-            events.push_back(Event::MessageDelivered {
-                job: job.id,
-                group: g.id,
-                msg: h.msg_id,
-                payload: delivered.0,
-                precise_len: delivered.1,
-                damaged: delivered.2,
-            });
+            events.push_back(deliver(job.id, g.id, h.msg_id, msg));
         }
         DataVerdict::Ack
     }
@@ -370,8 +390,8 @@ impl RecvSide {
             for p in g.partial.values() {
                 self.buffered = self.buffered.saturating_sub(p.charged);
             }
-            for (_, _, _, c) in g.held.values() {
-                self.buffered = self.buffered.saturating_sub(*c);
+            for m in g.held.values() {
+                self.buffered = self.buffered.saturating_sub(m.payload.len());
             }
             if g.delivered < g.must && failure.is_none() {
                 failure = Some(JobFailure::GuaranteeMissed {
@@ -388,7 +408,11 @@ impl RecvSide {
                 abandoned: g.messages - g.delivered,
             });
         }
-        let bitmap_bytes: usize = job.groups.iter().map(|g| (g.messages as usize).div_ceil(8)).sum();
+        let bitmap_bytes: usize = job
+            .groups
+            .iter()
+            .map(|g| (g.messages as usize).div_ceil(8))
+            .sum();
         let tensor_bytes = job.tensor.as_ref().map_or(0, |t| t.byte_len());
         self.buffered = self.buffered.saturating_sub(bitmap_bytes + tensor_bytes);
         if let Some(t) = &job.tensor {
@@ -453,7 +477,10 @@ mod tests {
         assert_eq!(a.cumulative, 3);
         assert_eq!(
             a.ranges(),
-            &[SeqRange { start: 9, end: 10 }, SeqRange { start: 4, end: 7 }]
+            &[
+                SeqRange { start: 9, end: 10 },
+                SeqRange { start: 4, end: 7 }
+            ]
         );
         t.insert(3);
         assert_eq!(t.ack(0, 0).cumulative, 7);

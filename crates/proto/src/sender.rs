@@ -46,7 +46,8 @@ impl SendGroup {
     }
     /// Messages neither delivered nor abandoned yet.
     pub(crate) fn unresolved(&self) -> u32 {
-        self.messages.saturating_sub(self.delivered + self.abandoned)
+        self.messages
+            .saturating_sub(self.delivered + self.abandoned)
     }
     pub(crate) fn progress(&self) -> GroupProgress {
         GroupProgress {
@@ -217,13 +218,14 @@ impl SendSide {
         let mut counts = vec![0u32; groups_spec.len()];
         let mut gidx = Vec::with_capacity(messages.len());
         for (i, m) in messages.iter().enumerate() {
-            let gi = groups_spec
-                .iter()
-                .position(|g| g.id == m.group)
-                .ok_or(JobError::UnknownGroup {
-                    msg: i,
-                    group: m.group,
-                })?;
+            let gi =
+                groups_spec
+                    .iter()
+                    .position(|g| g.id == m.group)
+                    .ok_or(JobError::UnknownGroup {
+                        msg: i,
+                        group: m.group,
+                    })?;
             let len = m.payload.len();
             if m.precise_len > len {
                 return Err(JobError::PreciseTooLong {
@@ -285,8 +287,8 @@ impl SendSide {
             let len = m.payload.len();
             bytes += len as u64;
             let pkt_count = len.div_ceil(per_packet).max(1) as u16;
-            let elem_range = tensor_desc
-                .map(|t| chunk_range(t.total_elems, t.elems_per_chunk, i as u32));
+            let elem_range =
+                tensor_desc.map(|t| chunk_range(t.total_elems, t.elems_per_chunk, i as u32));
             msgs.push(SendMsg {
                 group: g,
                 msg_id,
@@ -414,9 +416,10 @@ impl SendSide {
         }
         let precise = m.precise_len.clamp(a, b) - a;
         let mut body = n;
-        let approx = precise < n;
+        // Synthetic bytes carry no information worth a checksum trailer.
+        let approx = precise < n && matches!(m.payload, Payload::Bytes(_));
         if approx {
-            let c = crc32c::crc32c(&out[precise..n]);
+            let c = crate::wire::crc::crc32c(&out[precise..n]);
             out[n..n + APPROX_CRC_LEN].copy_from_slice(&c.to_be_bytes());
             body += APPROX_CRC_LEN;
         }
@@ -484,7 +487,10 @@ impl SendSide {
     pub(crate) fn on_cumulative(&mut self, cum: u32, pol: &Policies) {
         // Only move forward, and never past what was sent.
         let ahead = cum.wrapping_sub(self.cum_done);
-        if ahead == 0 || ahead >= (1 << 31) || cum.wrapping_sub(self.base_seq) as usize > self.flights.len() {
+        if ahead == 0
+            || ahead >= (1 << 31)
+            || cum.wrapping_sub(self.base_seq) as usize > self.flights.len()
+        {
             return;
         }
         let start = if self.cum_done.wrapping_sub(self.base_seq) < (1 << 31) {
@@ -597,8 +603,7 @@ impl SendSide {
             return;
         }
         let g = &mut j.groups[m.group as usize];
-        let retransmit = !g.slack_left()
-            || (cfg.retransmit == RetransmitPolicy::FastOnly && fast);
+        let retransmit = !g.slack_left() || (cfg.retransmit == RetransmitPolicy::FastOnly && fast);
         if retransmit {
             if !m.retx.contains(&f.pkt) {
                 m.retx.push_back(f.pkt);
@@ -616,7 +621,11 @@ impl SendSide {
     /// their reports.
     pub(crate) fn take_finished(&mut self, now: Instant) -> Vec<JobReport> {
         let mut out = Vec::new();
-        for j in self.jobs.iter_mut().filter(|j| !j.done && j.unresolved == 0) {
+        for j in self
+            .jobs
+            .iter_mut()
+            .filter(|j| !j.done && j.unresolved == 0)
+        {
             j.done = true;
             j.control_sent = None;
             out.push(j.report(now));

@@ -41,8 +41,10 @@ impl TensorSpec {
         if self.data.is_empty() {
             return Err(JobError::BadTensor("no elements"));
         }
-        if self.data.len() % self.dtype.size() != 0 {
-            return Err(JobError::BadTensor("byte length is not a whole number of elements"));
+        if !self.data.len().is_multiple_of(self.dtype.size()) {
+            return Err(JobError::BadTensor(
+                "byte length is not a whole number of elements",
+            ));
         }
         if self.elems() > u32::MAX as usize {
             return Err(JobError::BadTensor("more than 2^32 - 1 elements"));

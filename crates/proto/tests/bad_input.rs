@@ -23,14 +23,19 @@ fn craft(h: HeaderRepr, body: &[u8]) -> Vec<u8> {
 fn established() -> (Pair, HeaderRepr) {
     let mut pair = Pair::symmetric(cfg(), link(0.0), 1);
     let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
-    pair.run_until(Duration::from_millis(5), |p| p.client_events.iter().any(|(_, e)| *e == Event::Connected));
-    pair.client.send_job(pair.now, h, JobSpec::uniform(0.5, &[3000; 10]).unwrap()).unwrap();
+    pair.run_until(Duration::from_millis(5), |p| {
+        p.client_events.iter().any(|(_, e)| *e == Event::Connected)
+    });
+    pair.client
+        .send_job(pair.now, h, JobSpec::uniform(0.5, &[30_000; 10]).unwrap())
+        .unwrap();
     let mut buf = vec![0u8; 2048];
     let mut data = None;
     while let Some(t) = pair.client.poll_transmit(pair.now, &mut buf) {
         let p = Packet::new_checked(&buf[..t.len]).unwrap();
         let hd = HeaderRepr::parse(&p).unwrap();
-        pair.server.handle_datagram(pair.now, CLIENT_ADDR, &buf[..t.len]);
+        pair.server
+            .handle_datagram(pair.now, CLIENT_ADDR, &buf[..t.len]);
         if hd.ty.0 == PacketType::Data && data.is_none() {
             data = Some(hd);
         }
@@ -47,8 +52,12 @@ fn unknown_connection_is_dropped() {
     h.conn_id ^= 0xdead_beef;
     h.precise_len = 100;
     let before = pair.server.stats().dropped(DropReason::UnknownConnection);
-    pair.server.handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
-    assert_eq!(pair.server.stats().dropped(DropReason::UnknownConnection), before + 1);
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
+    assert_eq!(
+        pair.server.stats().dropped(DropReason::UnknownConnection),
+        before + 1
+    );
 }
 
 #[test]
@@ -56,21 +65,37 @@ fn spoofed_source_for_a_real_connection_is_dropped() {
     let (mut pair, mut h) = established();
     h.precise_len = 100;
     let spoof: SocketAddr = "10.9.9.9:4433".parse().unwrap();
-    pair.server.handle_datagram(pair.now, spoof, &craft(h, &[0; 100]));
+    pair.server
+        .handle_datagram(pair.now, spoof, &craft(h, &[0; 100]));
     assert_eq!(pair.server.stats().dropped(DropReason::WrongPeer), 1);
 }
 
 #[test]
 fn forged_job_with_guessed_cookie_is_refused() {
     let (mut pair, _) = established();
-    let mut h = HeaderRepr { ty: PacketTypeField(PacketType::Job), conn_id: 0x1234_5678_9abc_def0, ..Default::default() };
-    let j = JobRepr { tensor: None, groups: vec![GroupDesc { id: 0, messages: 4, must_deliver: 2 }] };
+    let mut h = HeaderRepr {
+        ty: PacketTypeField(PacketType::Job),
+        conn_id: 0x1234_5678_9abc_def0,
+        ..Default::default()
+    };
+    let j = JobRepr {
+        tensor: None,
+        groups: vec![GroupDesc {
+            id: 0,
+            messages: 4,
+            must_deliver: 2,
+        }],
+    };
     let mut body = vec![0u8; j.buffer_len()];
     j.emit(&mut body);
     h.precise_len = body.len() as u16;
     let other: SocketAddr = "10.0.0.7:1".parse().unwrap();
-    pair.server.handle_datagram(pair.now, other, &craft(h, &body));
-    assert_eq!(pair.server.stats().dropped(DropReason::UnknownConnection), 1);
+    pair.server
+        .handle_datagram(pair.now, other, &craft(h, &body));
+    assert_eq!(
+        pair.server.stats().dropped(DropReason::UnknownConnection),
+        1
+    );
     assert_eq!(pair.server.connection_count(), 1);
 }
 
@@ -79,7 +104,8 @@ fn stale_epoch_is_dropped() {
     let (mut pair, mut h) = established();
     h.epoch = h.epoch.wrapping_sub(1000);
     h.precise_len = 100;
-    pair.server.handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
     assert_eq!(pair.server.stats().dropped(DropReason::StaleEpoch), 1);
 }
 
@@ -88,12 +114,14 @@ fn message_past_the_announced_end_is_dropped() {
     let (mut pair, mut h) = established();
     h.msg_id = 10; // the job has messages 0..10
     h.precise_len = 100;
-    pair.server.handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
     assert_eq!(pair.server.stats().dropped(DropReason::OutOfRange), 1);
     let (mut pair, mut h) = established();
     h.group = 77;
     h.precise_len = 100;
-    pair.server.handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
     assert_eq!(pair.server.stats().dropped(DropReason::OutOfRange), 1);
 }
 
@@ -102,7 +130,8 @@ fn inconsistent_packet_count_is_dropped() {
     let (mut pair, mut h) = established();
     h.pkt_count += 1;
     h.precise_len = 100;
-    pair.server.handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
     assert_eq!(pair.server.stats().dropped(DropReason::Inconsistent), 1);
 }
 
@@ -120,8 +149,17 @@ fn lying_length_field_is_dropped() {
 fn job_announcing_2_pow_40_messages_is_refused_without_allocating() {
     let (mut pair, data) = established();
     // 256 groups of 2^32 - 1 messages each: about 2^40 in total.
-    let groups = (0..256u16).map(|id| GroupDesc { id, messages: u32::MAX, must_deliver: 0 }).collect();
-    let j = JobRepr { tensor: None, groups };
+    let groups = (0..256u16)
+        .map(|id| GroupDesc {
+            id,
+            messages: u32::MAX,
+            must_deliver: 0,
+        })
+        .collect();
+    let j = JobRepr {
+        tensor: None,
+        groups,
+    };
     let mut body = vec![0u8; j.buffer_len()];
     j.emit(&mut body);
     let h = HeaderRepr {
@@ -131,7 +169,8 @@ fn job_announcing_2_pow_40_messages_is_refused_without_allocating() {
         precise_len: body.len() as u16,
         ..Default::default()
     };
-    pair.server.handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &body));
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &body));
     assert_eq!(pair.server.stats().dropped(DropReason::CapExceeded), 1);
     let buffered = pair.server.buffered_bytes(pair.server_events[0].0).unwrap();
     assert!(buffered < 1 << 20, "{buffered} bytes held");
@@ -143,9 +182,13 @@ fn buffered_bytes_stay_under_the_cap() {
     c.limits.max_buffered_bytes = 64 * 1024;
     let mut pair = Pair::symmetric(c, link(0.0), 3);
     let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
-    pair.run_until(Duration::from_millis(5), |p| p.client_events.iter().any(|(_, e)| *e == Event::Connected));
+    pair.run_until(Duration::from_millis(5), |p| {
+        p.client_events.iter().any(|(_, e)| *e == Event::Connected)
+    });
     // Many large multi-packet messages; first packets arrive, the rest are held back.
-    pair.client.send_job(pair.now, h, JobSpec::uniform(1.0, &[60_000; 20]).unwrap()).unwrap();
+    pair.client
+        .send_job(pair.now, h, JobSpec::uniform(1.0, &[60_000; 20]).unwrap())
+        .unwrap();
     let mut buf = vec![0u8; 2048];
     let mut max_seen = 0;
     let mut server_conn = None;
@@ -157,7 +200,8 @@ fn buffered_bytes_stay_under_the_cap() {
             if hd.ty.0 == PacketType::Data && hd.pkt_index + 1 == hd.pkt_count {
                 continue; // withhold every last packet so nothing completes
             }
-            pair.server.handle_datagram(pair.now, CLIENT_ADDR, &buf[..t.len]);
+            pair.server
+                .handle_datagram(pair.now, CLIENT_ADDR, &buf[..t.len]);
             while let Some((sh, _)) = pair.server.poll_event() {
                 server_conn = Some(sh);
             }
@@ -176,18 +220,31 @@ fn silent_peer_gives_a_clear_error_in_bounded_time() {
     c.idle_timeout = Duration::from_millis(50);
     let mut pair = Pair::symmetric(c, link(0.0), 4);
     let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
-    pair.run_until(Duration::from_millis(5), |p| p.client_events.iter().any(|(_, e)| *e == Event::Connected));
-    pair.client.send_job(pair.now, h, JobSpec::uniform(0.5, &[3000; 50]).unwrap()).unwrap();
-    pair.forward.set_config(approxnet_proto::harness::LinkConfig { loss: 1.0, ..link(0.0) });
+    pair.run_until(Duration::from_millis(5), |p| {
+        p.client_events.iter().any(|(_, e)| *e == Event::Connected)
+    });
+    pair.client
+        .send_job(pair.now, h, JobSpec::uniform(0.5, &[3000; 50]).unwrap())
+        .unwrap();
+    pair.forward
+        .set_config(approxnet_proto::harness::LinkConfig {
+            loss: 1.0,
+            ..link(0.0)
+        });
     let start = pair.now;
     let lost = pair.run_until(Duration::from_secs(1), |p| {
-        p.client_events.iter().any(|(_, e)| matches!(e, Event::ConnectionLost { .. }))
+        p.client_events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::ConnectionLost { .. }))
     });
     assert!(lost);
     assert!(pair.now - start <= Duration::from_millis(60));
     assert!(pair.client_events.iter().any(|(_, e)| matches!(
         e,
-        Event::JobComplete { outcome: Err(approxnet_proto::event::JobFailure::PeerUnresponsive), .. }
+        Event::JobComplete {
+            outcome: Err(approxnet_proto::event::JobFailure::PeerUnresponsive),
+            ..
+        }
     )));
 }
 

@@ -22,7 +22,11 @@ fn msr_holds_under_30_percent_random_loss() {
         let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
         let need = (msr * 400.0f64).ceil() as u32;
         assert!(s.guarantee_held() && r.guarantee_held());
-        assert!(r.groups[0].delivered >= need, "msr {msr}: {} < {need}", r.groups[0].delivered);
+        assert!(
+            r.groups[0].delivered >= need,
+            "msr {msr}: {} < {need}",
+            r.groups[0].delivered
+        );
         assert!(r.groups[0].delivered >= s.groups[0].delivered);
         // every delivered message is intact
         for (_, id, payload) in delivered(&pair.server_events) {
@@ -54,7 +58,12 @@ fn msr_one_delivers_everything_in_order() {
 
 #[test]
 fn groups_have_their_own_msr_and_abandoned_messages_are_reported() {
-    let mut spec = JobSpec::new(0.5).unwrap().group(1, 1.0).unwrap().group(2, 0.25).unwrap();
+    let mut spec = JobSpec::new(0.5)
+        .unwrap()
+        .group(1, 1.0)
+        .unwrap()
+        .group(2, 0.25)
+        .unwrap();
     for i in 0..200u32 {
         spec = spec.message((i % 3) as u16, vec![i as u8; 1500]);
     }
@@ -62,7 +71,13 @@ fn groups_have_their_own_msr_and_abandoned_messages_are_reported() {
     let job = run(&mut pair, spec);
     let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
     for g in &r.groups {
-        assert!(g.delivered >= g.must_deliver, "group {} {}/{}", g.id, g.delivered, g.must_deliver);
+        assert!(
+            g.delivered >= g.must_deliver,
+            "group {} {}/{}",
+            g.id,
+            g.delivered,
+            g.must_deliver
+        );
         if g.id == 1 {
             assert_eq!(g.delivered, g.messages);
         }

@@ -15,7 +15,9 @@ fn flipping_link() -> approxnet_proto::harness::LinkConfig {
 }
 
 fn message(i: u32) -> Vec<u8> {
-    (0..4000u32).map(|k| (k.wrapping_mul(31) ^ i) as u8).collect()
+    (0..4000u32)
+        .map(|k| (k.wrapping_mul(31) ^ i) as u8)
+        .collect()
 }
 
 #[test]
@@ -30,7 +32,14 @@ fn precise_prefix_is_never_delivered_corrupted() {
     let mut damaged = 0;
     let mut n = 0;
     for (_, e) in &pair.server_events {
-        if let Event::MessageDelivered { msg, payload, damaged: d, precise_len, .. } = e {
+        if let Event::MessageDelivered {
+            msg,
+            payload,
+            damaged: d,
+            precise_len,
+            ..
+        } = e
+        {
             n += 1;
             let want = message(*msg);
             assert_eq!(*precise_len, precise);
@@ -45,7 +54,9 @@ fn precise_prefix_is_never_delivered_corrupted() {
     }
     assert!(n >= 120 && damaged > 0, "{n} delivered, {damaged} damaged");
     assert!(pair.server.stats().dropped(DropReason::BadChecksum) > 0);
-    assert!(outcome(&pair.server_events, job, Role::Receiver).unwrap().guarantee_held());
+    assert!(outcome(&pair.server_events, job, Role::Receiver)
+        .unwrap()
+        .guarantee_held());
 }
 
 #[test]
@@ -54,11 +65,20 @@ fn strict_receiver_drops_damaged_approximate_data() {
     for i in 0..100 {
         spec = spec.message_with_prefix(0, message(i), 100);
     }
-    let server = Config { integrity: Integrity::Strict, ..cfg() };
+    let server = Config {
+        integrity: Integrity::Strict,
+        ..cfg()
+    };
     let mut pair = Pair::new(cfg(), server, flipping_link(), link(0.0), 4);
     run(&mut pair, spec);
     for (_, e) in &pair.server_events {
-        if let Event::MessageDelivered { msg, payload, damaged, .. } = e {
+        if let Event::MessageDelivered {
+            msg,
+            payload,
+            damaged,
+            ..
+        } = e
+        {
             assert!(!damaged);
             assert_eq!(payload, &message(*msg));
         }
@@ -74,7 +94,10 @@ fn fully_precise_messages_arrive_exact_or_not_at_all() {
     }
     let mut pair = Pair::symmetric(cfg(), flipping_link(), 5);
     run(&mut pair, spec);
-    for (msg, payload) in delivered(&pair.server_events).into_iter().map(|(_, m, p)| (m, p)) {
+    for (msg, payload) in delivered(&pair.server_events)
+        .into_iter()
+        .map(|(_, m, p)| (m, p))
+    {
         assert_eq!(payload, message(msg));
     }
 }
@@ -89,23 +112,35 @@ fn tensor_delivers_at_fraction_p_with_exact_missing_ranges() {
         .server_events
         .iter()
         .find_map(|(_, e)| match e {
-            Event::TensorReady { data, missing, fraction, .. } => Some((data.clone(), missing.clone(), *fraction)),
+            Event::TensorReady {
+                data,
+                missing,
+                fraction,
+                ..
+            } => Some((data.clone(), missing.clone(), *fraction)),
             _ => None,
         })
         .expect("tensor ready");
     assert!(fraction >= 0.85, "{fraction}");
-    let got: Vec<f32> = data.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let got: Vec<f32> = data
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     let missing_elems: usize = missing.iter().map(|(a, b)| (b - a) as usize).sum();
     assert!((1.0 - missing_elems as f64 / values.len() as f64 - fraction).abs() < 1e-9);
     for (i, v) in got.iter().enumerate() {
-        let is_missing = missing.iter().any(|&(a, b)| (a as usize) <= i && i < b as usize);
+        let is_missing = missing
+            .iter()
+            .any(|&(a, b)| (a as usize) <= i && i < b as usize);
         if is_missing {
             assert_eq!(*v, 0.0, "zero-filled");
         } else {
             assert_eq!(*v, values[i]);
         }
     }
-    assert!(outcome(&pair.server_events, job, Role::Receiver).unwrap().guarantee_held());
+    assert!(outcome(&pair.server_events, job, Role::Receiver)
+        .unwrap()
+        .guarantee_held());
 }
 
 #[test]

@@ -32,7 +32,10 @@ fn mrdf_sends_least_remaining_first() {
 #[test]
 fn every_variant_meets_the_guarantee() {
     for v in Variant::ALL {
-        let c = Config { variant: v, ..cfg() };
+        let c = Config {
+            variant: v,
+            ..cfg()
+        };
         let mut pair = Pair::symmetric(c, link(0.15), 21);
         let job = run(&mut pair, JobSpec::uniform(0.6, &vec![3000; 200]).unwrap());
         let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
@@ -61,9 +64,15 @@ fn rate_backs_off_when_loss_exceeds_tlr_and_queue_follows_tlr() {
     let job = run(&mut pair, JobSpec::uniform(0.5, &vec![8000; 400]).unwrap());
     let e = epochs(&pair);
     assert!(e.len() > 5);
-    assert_eq!(e[0].queue, 4, "TLR 0.5 starts in queue 4 (seed 000 Fig. 10)");
+    assert_eq!(
+        e[0].queue, 4,
+        "TLR 0.5 starts in queue 4 (seed 000 Fig. 10)"
+    );
     let min_rate = e.iter().map(|s| s.rate.as_bps()).fold(f64::MAX, f64::min);
-    assert!(min_rate < 5e9, "rate should fall well below line rate, min {min_rate}");
+    assert!(
+        min_rate < 5e9,
+        "rate should fall well below line rate, min {min_rate}"
+    );
     for s in &e {
         let k = ((s.tlr * 8.0).floor() as u8).clamp(1, 7);
         assert_eq!(s.queue, k, "queue = clamp(floor(TLR * 8), 1, 7)");
@@ -78,13 +87,18 @@ fn fixed_tlr_never_moves_but_dynamic_does() {
     l.rate = approxnet_proto::Rate::gbps(1.0);
     l.buffer = 20_000;
     let run_v = |v| {
-        let c = Config { variant: v, ..cfg() };
+        let c = Config {
+            variant: v,
+            ..cfg()
+        };
         let mut pair = Pair::new(c, c, l, link(0.0), 8);
         run(&mut pair, JobSpec::uniform(0.5, &vec![4000; 300]).unwrap());
         epochs(&pair)
     };
     let fixed = run_v(Variant::FixTlr);
-    assert!(fixed.iter().all(|s| (s.tlr - 0.5).abs() < 1e-12 && s.queue == 4));
+    assert!(fixed
+        .iter()
+        .all(|s| (s.tlr - 0.5).abs() < 1e-12 && s.queue == 4));
     let full = run_v(Variant::Full);
     assert!(full.iter().any(|s| (s.tlr - 0.5).abs() > 1e-3));
     assert!(full.iter().any(|s| s.queue != 4));
@@ -95,7 +109,10 @@ fn fixed_tlr_never_moves_but_dynamic_does() {
 #[test]
 fn reliable_traffic_uses_queue_zero() {
     let mut pair = Pair::symmetric(cfg(), link(0.0), 2);
-    let h = pair.client.connect(pair.now, approxnet_proto::harness::SERVER_ADDR).unwrap();
+    let h = pair
+        .client
+        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
+        .unwrap();
     pair.run_until(approxnet_proto::time::Duration::from_millis(5), |p| {
         p.client_events.iter().any(|(_, e)| *e == Event::Connected)
     });
@@ -120,5 +137,7 @@ fn reliable_traffic_uses_queue_zero() {
         }
     }
     // TLR 0.75 -> floor(0.75 * 8) = 6; DSCP carries the queue as a class selector.
-    assert!(approx.iter().any(|&(q, d, len)| q == 6 && d == 6 << 3 && len > 1000));
+    assert!(approx
+        .iter()
+        .any(|&(q, d, len)| q == 6 && d == 6 << 3 && len > 1000));
 }

@@ -7,8 +7,8 @@ use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 use crate::units::Rate;
 use crate::wire::Packet;
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Impairments of one direction.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -143,7 +143,11 @@ impl Link {
                 self.bad = true;
             }
         }
-        let p = if self.bad { self.cfg.burst_loss } else { self.cfg.loss };
+        let p = if self.bad {
+            self.cfg.burst_loss
+        } else {
+            self.cfg.loss
+        };
         if p > 0.0 && self.rng.chance(p) {
             self.stats.random_drops += 1;
             return;
@@ -154,7 +158,10 @@ impl Link {
                 self.stats.ce_marks += 1;
             }
         }
-        if self.cfg.bit_flip > 0.0 && self.rng.chance(self.cfg.bit_flip) && bytes.len() > self.cfg.bit_flip_from {
+        if self.cfg.bit_flip > 0.0
+            && self.rng.chance(self.cfg.bit_flip)
+            && bytes.len() > self.cfg.bit_flip_from
+        {
             let span = (bytes.len() - self.cfg.bit_flip_from) as u64;
             let at = self.cfg.bit_flip_from + self.rng.below(span) as usize;
             bytes[at] ^= 1 << self.rng.below(8);

@@ -41,7 +41,13 @@ pub struct Pair {
 
 impl Pair {
     /// Builds a pair; the links' randomness derives from `seed`.
-    pub fn new(client: Config, server: Config, forward: LinkConfig, reverse: LinkConfig, seed: u64) -> Pair {
+    pub fn new(
+        client: Config,
+        server: Config,
+        forward: LinkConfig,
+        reverse: LinkConfig,
+        seed: u64,
+    ) -> Pair {
         let mtu = client.mtu.max(server.mtu);
         Pair {
             client: Endpoint::new(client, seed ^ 0xc1).expect("valid client config"),
@@ -58,7 +64,17 @@ impl Pair {
 
     /// Same configuration and impairments in both directions.
     pub fn symmetric(cfg: Config, link: LinkConfig, seed: u64) -> Pair {
-        Pair::new(cfg, cfg, link, LinkConfig { loss: 0.0, bit_flip: 0.0, ..link }, seed)
+        Pair::new(
+            cfg,
+            cfg,
+            link,
+            LinkConfig {
+                loss: 0.0,
+                bit_flip: 0.0,
+                ..link
+            },
+            seed,
+        )
     }
 
     fn flush(&mut self) {

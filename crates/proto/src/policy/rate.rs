@@ -73,7 +73,9 @@ impl RateController for SlackRate {
         } else {
             r * (1.0 - i.rho / 2.0)
         };
-        Rate::bps(next.clamp(i.min.as_bps(), i.max.as_bps()))
+        // Never below Rmin, never above Rmax (Rmin wins if a tiny RTT
+        // makes it exceed Rmax: max is applied last).
+        Rate::bps(next.max(i.min.as_bps()).min(i.max.as_bps()))
     }
 }
 

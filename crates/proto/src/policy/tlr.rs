@@ -67,7 +67,7 @@ mod tests {
         // N = 100, MSR = 0.75: 25 messages may be lost.
         let t = DynamicTlr;
         assert!((t.tlr(&g(0.75, 100, 0, 0)) - 0.25).abs() < 1e-12); // TLR_0 = 1 - MSR
-        // epoch 1: 40 delivered, 10 lost -> (25 - 10) / (100 - 40) = 0.25
+                                                                    // epoch 1: 40 delivered, 10 lost -> (25 - 10) / (100 - 40) = 0.25
         assert!((t.tlr(&g(0.75, 100, 40, 10)) - 0.25).abs() < 1e-12);
         // epoch 2: 50 delivered, 20 lost -> 5 / 50 = 0.1
         assert!((t.tlr(&g(0.75, 100, 50, 20)) - 0.1).abs() < 1e-12);

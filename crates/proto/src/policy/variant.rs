@@ -59,30 +59,53 @@ impl Variant {
 
     /// Builds the policies; `rate` configures the slack controller where used.
     pub fn policies(self, rate: SlackRate) -> Policies {
-        let slack: Box<dyn RateController> = Box::new(rate);
-        let (rate, scheduler, tlr, queue): (
-            Box<dyn RateController>,
-            Box<dyn Scheduler>,
-            Box<dyn TlrSource>,
-            Box<dyn QueueSelector>,
-        ) = match self {
-            Variant::Base => (
+        let p = |rate: Box<dyn RateController>,
+                 scheduler: Box<dyn Scheduler>,
+                 tlr: Box<dyn TlrSource>,
+                 queue: Box<dyn QueueSelector>| Policies {
+            rate,
+            scheduler,
+            tlr,
+            queue,
+        };
+        let slack = Box::new(rate);
+        match self {
+            Variant::Base => p(
                 Box::new(LineRate),
                 Box::new(NewFirst),
                 Box::new(FixedTlr),
                 Box::new(FixedQueue),
             ),
-            Variant::Rc => (slack, Box::new(NewFirst), Box::new(FixedTlr), Box::new(FixedQueue)),
-            Variant::Mrdf => (slack, Box::new(Mrdf), Box::new(FixedTlr), Box::new(FixedQueue)),
-            Variant::FixTlr => (slack, Box::new(Mrdf), Box::new(FixedTlr), Box::new(SlackQueue)),
-            Variant::FixPrio => (slack, Box::new(Mrdf), Box::new(DynamicTlr), Box::new(FixedQueue)),
-            Variant::Full => (slack, Box::new(Mrdf), Box::new(DynamicTlr), Box::new(SlackQueue)),
-        };
-        Policies {
-            rate,
-            scheduler,
-            tlr,
-            queue,
+            Variant::Rc => p(
+                slack,
+                Box::new(NewFirst),
+                Box::new(FixedTlr),
+                Box::new(FixedQueue),
+            ),
+            Variant::Mrdf => p(
+                slack,
+                Box::new(Mrdf),
+                Box::new(FixedTlr),
+                Box::new(FixedQueue),
+            ),
+            Variant::FixTlr => p(
+                slack,
+                Box::new(Mrdf),
+                Box::new(FixedTlr),
+                Box::new(SlackQueue),
+            ),
+            Variant::FixPrio => p(
+                slack,
+                Box::new(Mrdf),
+                Box::new(DynamicTlr),
+                Box::new(FixedQueue),
+            ),
+            Variant::Full => p(
+                slack,
+                Box::new(Mrdf),
+                Box::new(DynamicTlr),
+                Box::new(SlackQueue),
+            ),
         }
     }
 }

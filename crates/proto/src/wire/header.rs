@@ -281,8 +281,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
         head.copy_from_slice(&b[..field::CRC]);
         head[field::FLAGS] &= !Flags::CE;
         let precise = (self.precise_len() as usize).min(b.len() - HEADER_LEN);
-        let c = crc32c::crc32c(&head);
-        crc32c::crc32c_append(c, &b[HEADER_LEN..HEADER_LEN + precise])
+        let c = super::crc::crc32c(&head);
+        super::crc::crc32c_append(c, &b[HEADER_LEN..HEADER_LEN + precise])
     }
 
     /// Whether the stored checksum matches.
@@ -367,7 +367,9 @@ impl HeaderRepr {
         let body_len = p.body_len();
         let precise_len = p.precise_len();
         if ty.is_control() && precise_len != body_len {
-            return Err(WireError::Malformed("control packet with an approximate region"));
+            return Err(WireError::Malformed(
+                "control packet with an approximate region",
+            ));
         }
         if !p.verify_checksum() {
             return Err(WireError::BadChecksum);

@@ -141,7 +141,9 @@ impl JobRepr {
                 must_deliver: get_u32(body, at + 8),
             };
             if g.messages == 0 || g.must_deliver > g.messages {
-                return Err(WireError::Malformed("group must deliver more than it holds"));
+                return Err(WireError::Malformed(
+                    "group must deliver more than it holds",
+                ));
             }
             if groups.iter().any(|o: &GroupDesc| o.id == g.id) {
                 return Err(WireError::Malformed("duplicate group id"));
@@ -151,7 +153,9 @@ impl JobRepr {
         if let Some(t) = tensor {
             let chunks = t.total_elems.div_ceil(t.elems_per_chunk);
             if groups.len() != 1 || groups[0].messages != chunks {
-                return Err(WireError::Malformed("tensor job must be one group of its chunks"));
+                return Err(WireError::Malformed(
+                    "tensor job must be one group of its chunks",
+                ));
             }
         }
         Ok(JobRepr { tensor, groups })

@@ -12,6 +12,7 @@
 
 pub mod ack;
 pub mod control;
+pub mod crc;
 mod error;
 pub mod header;
 pub mod job;

@@ -1,10 +1,11 @@
 //! Shared helpers for the integration tests.
+#![allow(missing_docs)]
 #![allow(dead_code, unreachable_pub)]
 
 use approxnet_proto::event::{JobOutcome, Role};
 use approxnet_proto::harness::{LinkConfig, Pair};
-use approxnet_proto::{Config, Event, Rate};
 use approxnet_proto::time::Duration;
+use approxnet_proto::{Config, Event, Rate};
 
 pub fn cfg() -> Config {
     Config {
@@ -22,26 +23,42 @@ pub fn link(loss: f64) -> LinkConfig {
     }
 }
 
-pub fn outcome(events: &[(approxnet_proto::ConnectionHandle, Event)], job: u32, role: Role) -> JobOutcome {
+pub fn outcome(
+    events: &[(approxnet_proto::ConnectionHandle, Event)],
+    job: u32,
+    role: Role,
+) -> JobOutcome {
     events
         .iter()
         .find_map(|(_, e)| match e {
-            Event::JobComplete { job: j, role: r, outcome } if *j == job && *r == role => Some(outcome.clone()),
+            Event::JobComplete {
+                job: j,
+                role: r,
+                outcome,
+            } if *j == job && *r == role => Some(outcome.clone()),
             _ => None,
         })
         .expect("job completed")
 }
 
-pub fn delivered(events: &[(approxnet_proto::ConnectionHandle, Event)]) -> Vec<(u16, u32, Vec<u8>)> {
+pub fn delivered(
+    events: &[(approxnet_proto::ConnectionHandle, Event)],
+) -> Vec<(u16, u32, Vec<u8>)> {
     events
         .iter()
         .filter_map(|(_, e)| match e {
-            Event::MessageDelivered { group, msg, payload, .. } => Some((*group, *msg, payload.clone())),
+            Event::MessageDelivered {
+                group,
+                msg,
+                payload,
+                ..
+            } => Some((*group, *msg, payload.clone())),
             _ => None,
         })
         .collect()
 }
 
 pub fn run(pair: &mut Pair, spec: approxnet_proto::JobSpec) -> u32 {
-    pair.transfer(spec, Duration::from_secs(5)).expect("job finished on both sides")
+    pair.transfer(spec, Duration::from_secs(5))
+        .expect("job finished on both sides")
 }
