@@ -54,6 +54,10 @@ pub struct Summary {
     pub hops: u64,
     /// Switch drops.
     pub drops: u64,
+    /// ECN marks over every queue.
+    pub marks: u64,
+    /// Data packets delivered to native receivers.
+    pub delivered_data: u64,
     /// Mean sampled queue backlog, bytes.
     pub queue_mean_bytes: f64,
     /// 99th percentile sampled queue backlog, bytes.
@@ -80,6 +84,14 @@ impl Summary {
             events: sim.events.executed(),
             hops: sim.counters.hops,
             drops: sim.counters.drops,
+            marks: sim
+                .net
+                .ports
+                .iter()
+                .flat_map(|p| p.queues.iter())
+                .map(|q| q.stats.marked)
+                .sum(),
+            delivered_data: sim.counters.delivered_data,
             peak_packets: sim.pool.peak(),
             ..Default::default()
         };
@@ -217,7 +229,7 @@ impl Summary {
             })
             .collect();
         format!(
-            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}]}}\n",
+            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}]}}\n",
             self.name,
             num(self.sim_s),
             num(self.wall_s),
@@ -225,6 +237,8 @@ impl Summary {
             self.hops,
             num(self.hops as f64 / self.wall_s.max(1e-9)),
             self.drops,
+            self.marks,
+            self.delivered_data,
             num(self.queue_mean_bytes),
             num(self.queue_p99_bytes),
             self.peak_packets,

@@ -6,7 +6,6 @@
 
 use super::queue::{Admit, Entry, Queue, QueueConfig};
 use super::sched::Scheduler;
-use crate::packet::PktId;
 use approxnet_proto::time::Duration;
 use approxnet_proto::units::Rate;
 
@@ -46,8 +45,11 @@ pub struct Port {
     pub queues: Vec<Queue>,
     /// The scheduler.
     pub sched: Scheduler,
-    /// Packet being serialised now.
-    pub busy: Option<PktId>,
+    /// The wire is busy until this time (ns): the last packet started
+    /// serialising ends then.
+    pub busy_until: u64,
+    /// Time of the live `TxDone` wake-up event, if one is scheduled.
+    pub wakeup_at: Option<u64>,
     /// Whether admission also draws on the node's shared buffer.
     pub shared: bool,
     /// Packets sent.
@@ -77,7 +79,8 @@ impl Port {
             ber,
             queues: cfg.queues.iter().map(|c| Queue::new(*c)).collect(),
             sched: cfg.scheduler.clone(),
-            busy: None,
+            busy_until: 0,
+            wakeup_at: None,
             shared: false,
             tx_pkts: 0,
             tx_bytes: 0,
@@ -96,14 +99,10 @@ impl Port {
         self.queues[qi].admit(e, shared_room)
     }
 
-    /// Takes the next packet to serialise, if the port is idle and has one.
+    /// Takes the next packet to serialise (the caller checks the wire is free).
     pub fn start_next(&mut self) -> Option<Entry> {
-        if self.busy.is_some() {
-            return None;
-        }
         let q = self.sched.pick(&self.queues)?;
         let e = self.queues[q].pop()?;
-        self.busy = Some(e.id);
         self.tx_pkts += 1;
         self.tx_bytes += e.size as u64;
         Some(e)

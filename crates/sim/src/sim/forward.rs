@@ -23,9 +23,7 @@ impl Simulator {
             self.counters.drops += 1;
             self.lose(victim);
         }
-        if self.net.ports[port as usize].busy.is_none() {
-            self.kick(now, port);
-        }
+        self.kick(now, port);
     }
 
     /// Accounts a lost packet to its flow and frees it.
@@ -39,21 +37,34 @@ impl Simulator {
         self.pool.free(id);
     }
 
-    /// Starts serialising the next packet of an idle port.
+    /// Serialises the next queued packet if the wire is free; otherwise makes
+    /// sure a wake-up is scheduled for when it frees. A started packet is
+    /// scheduled straight to its arrival at the far end (serialisation plus
+    /// propagation), so an idle port costs one event per packet, a busy one two.
     fn kick(&mut self, now: Instant, port: u32) {
-        if let Some(e) = self.net.start_next(port) {
-            let d = self.net.ports[port as usize].tx_time(e.size);
+        let p = &mut self.net.ports[port as usize];
+        if p.busy_until > now.as_nanos() {
+            if p.wakeup_at.is_none() {
+                p.wakeup_at = Some(p.busy_until);
+                let t = Instant::from_nanos(p.busy_until);
+                self.events.schedule(t, Ev::TxDone { port });
+            }
+            return;
+        }
+        let Some(e) = self.net.start_next(port) else {
+            return;
+        };
+        let p = &mut self.net.ports[port as usize];
+        let d = p.tx_time(e.size);
+        p.busy_until = now.as_nanos() + d.as_nanos();
+        let (peer, delay, ber) = (p.peer, p.delay, p.ber);
+        if p.wakeup_at.is_none() && p.queues.iter().any(|q| !q.is_empty()) {
+            p.wakeup_at = Some(p.busy_until);
             self.events.schedule(now + d, Ev::TxDone { port });
         }
-    }
-
-    pub(super) fn tx_done(&mut self, now: Instant, port: u32) {
-        let p = &mut self.net.ports[port as usize];
-        let Some(id) = p.busy.take() else { return };
-        let (peer, delay, ber) = (p.peer, p.delay, p.ber);
         self.counters.hops += 1;
         if ber > 0.0 {
-            let pkt = self.pool.get_mut(id);
+            let pkt = self.pool.get_mut(e.id);
             if pkt.payload.is_empty() {
                 if any_error(pkt.size as u64 * 8, ber, &mut self.rng) {
                     pkt.corrupted = true;
@@ -63,12 +74,20 @@ impl Simulator {
             }
         }
         self.events.schedule(
-            now + delay,
+            now + d + delay,
             Ev::Arrive {
                 node: peer,
-                pkt: id,
+                pkt: e.id,
             },
         );
+    }
+
+    pub(super) fn tx_done(&mut self, now: Instant, port: u32) {
+        let p = &mut self.net.ports[port as usize];
+        if p.wakeup_at != Some(now.as_nanos()) {
+            return; // superseded
+        }
+        p.wakeup_at = None;
         self.kick(now, port);
     }
 

@@ -139,11 +139,7 @@ impl Simulator {
 
     /// Runs until the end time or until no event is left.
     pub fn run(&mut self) {
-        while let Some(t) = self.events.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (now, ev) = self.events.pop().expect("peeked");
+        while let Some((now, ev)) = self.events.pop_until(self.end) {
             self.dispatch(now, ev);
             if self.progress.is_some() && self.events.executed() & ((1 << 20) - 1) == 0 {
                 self.report_progress(now);
