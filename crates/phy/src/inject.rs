@@ -43,7 +43,9 @@ impl BitErrors {
             return 0;
         }
         let u = 1.0 - self.next_f64(); // (0, 1]
-        (u.ln() / (1.0 - self.ber).ln()).floor().min(u64::MAX as f64 / 2.0) as u64
+        (u.ln() / (1.0 - self.ber).ln())
+            .floor()
+            .min(u64::MAX as f64 / 2.0) as u64
     }
 
     /// Flips bits of `buf[from..]` in place; returns how many flipped.
