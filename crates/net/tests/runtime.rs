@@ -167,3 +167,10 @@ fn async_face_runs_a_job() {
 fn async_bind_outside_a_runtime_is_an_error_not_a_panic() {
     assert!(approxnet_net::AsyncEndpoint::bind(lo(), RuntimeConfig::default()).is_err());
 }
+
+#[test]
+fn endpoints_can_move_between_threads_and_tasks() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Endpoint>();
+    assert_send::<approxnet_net::AsyncEndpoint>();
+}
