@@ -131,6 +131,24 @@ mod tests {
     }
 
     #[test]
+    fn decoding_arbitrary_bytes_never_panics() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            let mut buf = CmsgBuf::new();
+            for b in buf.0.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = x as u8;
+            }
+            let len = (x % (CMSG_BUF_LEN as u64 + 8)) as usize;
+            for c in decode(&buf, len) {
+                assert!(c.data.len() <= CMSG_BUF_LEN);
+            }
+        }
+    }
+
+    #[test]
     fn decode_rejects_garbage_lengths() {
         let mut buf = CmsgBuf::new();
         buf.0[..8].copy_from_slice(&u64::MAX.to_ne_bytes());

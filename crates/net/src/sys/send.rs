@@ -382,3 +382,78 @@ impl SendQueue {
         Ok(datagrams)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dst(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    impl SendQueue {
+        /// (segment size, segments) of each queued message.
+        fn shape(&self) -> Vec<(usize, usize)> {
+            self.entries[self.head..]
+                .iter()
+                .map(|e| (e.seg, e.segments()))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn gso_coalesces_equal_runs_and_closes_on_a_short_tail() {
+        let mut q = SendQueue::new(1000, 1 << 20);
+        let m = Marking::new(8, 0, Some(1));
+        for _ in 0..3 {
+            assert!(q.push(dst(1), m, 0, &[0; 1000], true));
+        }
+        assert!(q.push(dst(1), m, 0, &[0; 400], true)); // shorter: joins, then closes
+        assert!(q.push(dst(1), m, 0, &[0; 400], true)); // cannot follow a short tail
+        assert_eq!(q.shape(), vec![(1000, 4), (400, 1)]);
+        assert_eq!(q.len(), 5);
+    }
+
+    #[test]
+    fn gso_never_mixes_destination_marking_or_coverage() {
+        let mut q = SendQueue::new(1000, 1 << 20);
+        let a = Marking::new(8, 0, None);
+        let b = Marking::new(16, 0, None);
+        q.push(dst(1), a, 0, &[0; 100], true);
+        q.push(dst(2), a, 0, &[0; 100], true);
+        q.push(dst(2), b, 0, &[0; 100], true);
+        q.push(dst(2), b, 70, &[0; 100], true);
+        q.push(dst(2), b, 70, &[0; 100], false);
+        assert_eq!(q.shape(), vec![(100, 1); 5]);
+    }
+
+    #[test]
+    fn gso_messages_respect_segment_and_size_caps() {
+        let mut q = SendQueue::new(10_000, 1 << 22);
+        for _ in 0..(MAX_GSO_SEGMENTS + 1) {
+            q.push(dst(1), Marking::default(), 0, &[0; 100], true);
+        }
+        assert_eq!(q.shape(), vec![(100, MAX_GSO_SEGMENTS), (100, 1)]);
+        let mut q = SendQueue::new(10_000, 1 << 22);
+        for _ in 0..50 {
+            q.push(dst(1), Marking::default(), 0, &[0; 1400], true);
+        }
+        // 46 x 1400 = 64 400 bytes fit one UDP datagram; 47 would not.
+        assert_eq!(q.shape(), vec![(1400, 46), (1400, 4)]);
+    }
+
+    #[test]
+    fn reserve_then_commit_writes_in_place() {
+        let mut q = SendQueue::new(4, 4 * 100);
+        let slot = q.reserve(100).unwrap();
+        slot[..3].copy_from_slice(b"abc");
+        assert!(q.commit(3, dst(1), Marking::default(), 0, true));
+        assert_eq!(&q.buf[..3], b"abc");
+        assert!(!q.commit(0, dst(1), Marking::default(), 0, true));
+        assert!(
+            q.reserve(1000).is_none(),
+            "a slot never exceeds the byte cap"
+        );
+        assert_eq!(q.reserve(397).map(|s| s.len()), Some(397));
+    }
+}
