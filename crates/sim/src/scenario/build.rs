@@ -10,7 +10,7 @@ use crate::net::queue::{Discipline, EcnThreshold, QueueConfig};
 use crate::net::routing::Ecmp;
 use crate::net::sched::{Drr, Scheduler};
 use crate::net::NetworkBuilder;
-use crate::scheme::{self, Proto, Scheme};
+use crate::scheme::{self, Proto, Scheme, SenderApprox};
 use crate::sim::SamplePorts;
 use crate::topology::{self, Fabric};
 use crate::transport::flow::TransportParams;
@@ -554,7 +554,10 @@ fn job_class(
         load: j.load,
         msr: j.msr,
         scheme,
-        approximate: j.approximate.unwrap_or(j.msr < 1.0),
+        // a plain reliable scheme ("dctcp", "pfabric") delivers every message;
+        // approximation needs "-ss" / "-es", ATP, or UDP (which counts arrivals)
+        approximate: j.approximate.unwrap_or(j.msr < 1.0)
+            && !matches!(scheme, Scheme::Native(p, SenderApprox::Exact) if p != Proto::Udp),
         start: ms(j.start_ms),
         stop: j.stop_ms.map_or(end, ms).min(end),
         max_jobs: j.max_jobs,

@@ -40,6 +40,11 @@ pub trait CongestionControl {
     fn ect(&self) -> bool {
         false
     }
+    /// Whether a timeout resends the whole window from the first unacked
+    /// byte (go-back-N, TCP without SACK) or only that first segment.
+    fn go_back_n(&self) -> bool {
+        true
+    }
 }
 
 fn reno_growth(w: &mut Window, acked: u64) {
@@ -186,6 +191,12 @@ impl CongestionControl for PFabricCc {
         }
     }
     fn on_fast_loss(&mut self, _w: &mut Window, _flight: u64) {}
+    /// pFabric retransmits selectively (its senders keep SACK state); a
+    /// go-back-N burst of low-priority duplicates would sit in the priority
+    /// queues ahead of the flow's own new packets.
+    fn go_back_n(&self) -> bool {
+        false
+    }
     fn on_timeout(&mut self, w: &mut Window, _flight: u64) {
         self.consecutive_timeouts += 1;
         if self.consecutive_timeouts >= self.probe_after {

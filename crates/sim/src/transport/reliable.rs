@@ -235,7 +235,12 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
         self.recover = None;
         self.dupacks = 0;
         self.probe = None;
-        self.snd_nxt = self.snd_una;
+        if self.cc.go_back_n() {
+            self.snd_nxt = self.snd_una;
+        } else {
+            let seq = self.snd_una;
+            self.segment(now, seq, out);
+        }
         if !self.rto_cfg.fixed {
             let ns = self
                 .rto
