@@ -614,3 +614,25 @@ def test_burst_ms_sets_htb_cburst() -> None:
     with pytest.raises(ConfigError) as err:
         tbm.parse(minimal(burst_ms=0))
     assert err.value.key == "testbed.burst_ms"
+
+
+@namespaces
+def test_cli_up_exec_down(tmp_path: Path) -> None:
+    name = _testbed_name("g")
+    path = tmp_path / "one.toml"
+    path.write_text(f'[testbed]\nname = "{name}"\n[[host]]\nname = "h1"\nrate = "1gbit"\n')
+    try:
+        result = CliRunner().invoke(cli, ["up", str(path)])
+        assert result.exit_code == 0, result.output
+        assert f"testbed {name} up" in result.output and "h1=10.77.1.2" in result.output
+        argv = ["exec", str(path), "h1", "--", "ip", "-br", "addr"]
+        done = subprocess.run(
+            [sys.executable, "-m", "approxnet.testbed", *argv],
+            capture_output=True, text=True, timeout=WAIT_S, env=_env(), check=False,
+        )  # fmt: skip
+        assert done.returncode == 0 and "10.77.1.2/24" in done.stdout, done.stderr
+        result = CliRunner().invoke(cli, ["down", name])
+        assert result.exit_code == 0 and "removed 2 namespaces" in result.output
+    finally:
+        tbm.down(name)
+        assert tbm.list_namespaces(tbm.config.namespace_prefix(name)) == []
