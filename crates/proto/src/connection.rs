@@ -19,6 +19,9 @@ use crate::wire::{
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
+/// Sequence numbers walked at the top of each SACK range per ACK.
+const SACK_WALK: u32 = 8;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
     /// Client waiting for HELLO_ACK.
@@ -354,8 +357,10 @@ impl Connection {
             self.on_rtt_sample(now - sent);
         }
         for r in a.ranges() {
-            // Newest 64 of each range: older ones were seen in earlier ACKs.
-            let start = r.start.max(r.end.saturating_sub(64));
+            // Only the newest few seqs of each range: every DATA packet is
+            // ACKed, so older ones were seen in earlier ACKs unless more than
+            // `SACK_WALK` ACKs in a row were lost.
+            let start = r.start.max(r.end.saturating_sub(SACK_WALK));
             for s in start..r.end {
                 self.send.on_acked(s, &self.pol);
             }
