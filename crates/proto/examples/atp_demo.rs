@@ -54,13 +54,21 @@ fn main() {
             all_held = false;
             continue;
         };
-        let report = |events: &[(approxnet_proto::ConnectionHandle, Event)], role| -> Option<JobReport> {
-            events.iter().find_map(|(_, e)| match e {
-                Event::JobComplete { job, role: r, outcome: Ok(rep) } if *job == id && *r == role => Some(rep.clone()),
-                _ => None,
-            })
-        };
-        let (Some(s), Some(r)) = (report(&pair.client_events, Role::Sender), report(&pair.server_events, Role::Receiver)) else {
+        let report =
+            |events: &[(approxnet_proto::ConnectionHandle, Event)], role| -> Option<JobReport> {
+                events.iter().find_map(|(_, e)| match e {
+                    Event::JobComplete {
+                        job,
+                        role: r,
+                        outcome: Ok(rep),
+                    } if *job == id && *r == role => Some(rep.clone()),
+                    _ => None,
+                })
+            };
+        let (Some(s), Some(r)) = (
+            report(&pair.client_events, Role::Sender),
+            report(&pair.server_events, Role::Receiver),
+        ) else {
             println!("{msr:>5} | job failed");
             all_held = false;
             continue;

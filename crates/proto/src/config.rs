@@ -78,6 +78,12 @@ pub struct Config {
     /// How far pacing may fall behind and then catch up in a burst (default
     /// 10 us). Real hosts whose timers fire late need more (e.g. 1 ms).
     pub pacing_burst: Duration,
+    /// ACK every this many DATA packets (default 1: every packet, as
+    /// datacenter transports do). Larger values coalesce ACKs; a pending
+    /// ACK never waits longer than `max_ack_delay`.
+    pub ack_every: u32,
+    /// Longest a coalesced ACK may wait (default 20 us).
+    pub max_ack_delay: Duration,
     /// Switch priority queues `Q` (default 8, seed 000 §7.1).
     pub queues: u8,
     /// Retransmission rule.
@@ -103,6 +109,8 @@ impl Default for Config {
             reorder_threshold: 3,
             idle_timeout: Duration::from_secs(1),
             pacing_burst: Duration::from_micros(10),
+            ack_every: 1,
+            max_ack_delay: Duration::from_micros(20),
             queues: 8,
             retransmit: RetransmitPolicy::WhenNeeded,
             integrity: Integrity::AcceptDamaged,
@@ -170,6 +178,9 @@ impl Config {
         }
         if self.idle_timeout < self.min_rto {
             return Err(bad("idle_timeout", self.idle_timeout, "at least min_rto"));
+        }
+        if self.ack_every == 0 || self.ack_every > 64 {
+            return Err(bad("ack_every", self.ack_every, "1 ..= 64"));
         }
         if self.queues == 0 || self.queues > 8 {
             return Err(bad("queues", self.queues, "1 ..= 8"));

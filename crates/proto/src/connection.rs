@@ -72,6 +72,8 @@ pub(crate) struct Connection {
     handshake_started: Instant,
     close_requested: bool,
     close_sent: Option<Instant>,
+    pending_ack: Option<HeaderRepr>,
+    unacked: u32,
 }
 
 impl Connection {
@@ -104,6 +106,8 @@ impl Connection {
             handshake_started: now,
             close_requested: false,
             close_sent: None,
+            pending_ack: None,
+            unacked: 0,
         };
         if let State::Handshaking { nonce } = state {
             c.control.push_back(Control::Hello(nonce));
@@ -311,7 +315,7 @@ impl Connection {
 
     fn on_data(
         &mut self,
-        _now: Instant,
+        now: Instant,
         h: &HeaderRepr,
         body: &[u8],
         cfg: &Config,
@@ -339,8 +343,23 @@ impl Connection {
         echo.flags = Flags(if ce { Flags::ECE } else { 0 });
         echo.elem_start = 0;
         echo.elem_end = 0;
-        let ack = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count);
-        self.control.push_back(Control::Ack { h: echo, ack });
+        self.pending_ack = Some(echo);
+        self.unacked += 1;
+        // A CE mark or a full batch is echoed at once; otherwise wait a little.
+        if ce || self.unacked >= cfg.ack_every {
+            self.flush_ack();
+        } else if self.timers.get(Timer::AckDelay).is_none() {
+            self.timers.set(Timer::AckDelay, now + cfg.max_ack_delay);
+        }
+    }
+
+    fn flush_ack(&mut self) {
+        if let Some(echo) = self.pending_ack.take() {
+            let ack = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count);
+            self.control.push_back(Control::Ack { h: echo, ack });
+        }
+        self.unacked = 0;
+        self.timers.stop(Timer::AckDelay);
     }
 
     fn on_ack(&mut self, now: Instant, h: &HeaderRepr, a: &AckRepr, cfg: &Config) {
@@ -458,6 +477,9 @@ impl Connection {
         if self.timers.expired(Timer::Control, now) {
             self.timers.stop(Timer::Control);
             self.resend_control(now, cfg);
+        }
+        if self.timers.expired(Timer::AckDelay, now) {
+            self.flush_ack();
         }
     }
 

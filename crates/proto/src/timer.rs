@@ -15,9 +15,11 @@ pub(crate) enum Timer {
     Control = 3,
     /// Give up on a silent peer.
     Idle = 4,
+    /// Send a delayed ACK (when ACKs are coalesced).
+    AckDelay = 5,
 }
 
-const COUNT: usize = 5;
+const COUNT: usize = 6;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TimerTable {

@@ -141,3 +141,18 @@ fn reliable_traffic_uses_queue_zero() {
         .iter()
         .any(|&(q, d, len)| q == 6 && d == 6 << 3 && len > 1000));
 }
+
+#[test]
+fn coalesced_acks_keep_the_guarantee_with_fewer_datagrams() {
+    let run_with = |ack_every| {
+        let c = Config { ack_every, ..cfg() };
+        let mut pair = Pair::symmetric(c, link(0.1), 12);
+        let job = run(&mut pair, JobSpec::uniform(0.7, &vec![3000; 300]).unwrap());
+        let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+        assert!(r.guarantee_held(), "ack_every {ack_every}");
+        pair.reverse.stats.offered
+    };
+    let every = run_with(1);
+    let fourth = run_with(4);
+    assert!(fourth * 2 < every, "{fourth} ACK datagrams vs {every}");
+}
