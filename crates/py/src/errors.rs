@@ -1,0 +1,145 @@
+//! The exception hierarchy and the one place where Rust errors become
+//! Python exceptions.
+//!
+//! ```text
+//! ApproxnetError            every error raised by approxnet
+//! ├── ConfigError           an endpoint / link configuration value out of range
+//! ├── JobError              a job refused: bad MSR, empty job, bad tensor, ...
+//! ├── ConnectError          a connection could not be opened
+//! ├── AddressError          a socket address that does not parse
+//! └── ScenarioError         a simulator scenario that cannot be read or built
+//! ```
+
+use approxnet_proto::config::ConfigError;
+use approxnet_proto::endpoint::ConnectError;
+use approxnet_proto::JobError;
+use approxnet_sim::scenario::ScenarioError;
+use pyo3::prelude::*;
+
+/// The Python exception classes (named as Python sees them).
+#[allow(unreachable_pub, missing_docs)]
+pub(crate) mod exc {
+    use pyo3::create_exception;
+    use pyo3::exceptions::PyException;
+
+    create_exception!(
+        approxnet,
+        ApproxnetError,
+        PyException,
+        "Base class of every error raised by approxnet."
+    );
+    create_exception!(
+        approxnet,
+        ConfigError,
+        ApproxnetError,
+        "A configuration value is out of its allowed range."
+    );
+    create_exception!(
+        approxnet,
+        JobError,
+        ApproxnetError,
+        "A job was refused: MSR outside [0, 1] or NaN, no messages, an unknown group, a bad tensor, ..."
+    );
+    create_exception!(
+        approxnet,
+        ConnectError,
+        ApproxnetError,
+        "A connection could not be opened."
+    );
+    create_exception!(
+        approxnet,
+        AddressError,
+        ApproxnetError,
+        "A socket address that does not parse (expected 'ip:port')."
+    );
+    create_exception!(
+        approxnet,
+        ScenarioError,
+        ApproxnetError,
+        "A simulator scenario that cannot be read, parsed or built."
+    );
+}
+
+/// Every error the bindings can raise, before it becomes a Python exception.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// An endpoint configuration out of range (from the core).
+    Config(ConfigError),
+    /// A binding-level configuration value out of range.
+    ConfigValue(String),
+    /// A job refused by the core.
+    Job(JobError),
+    /// A job refused by the bindings before it reached the core.
+    JobValue(String),
+    /// A connection refused.
+    Connect(ConnectError),
+    /// A bad socket address.
+    Address(String),
+    /// A scenario that cannot be loaded or built.
+    Scenario(ScenarioError),
+    /// Writing simulator results failed.
+    Output(String),
+    /// Already a Python exception (raised by Python code the bindings called).
+    Python(PyErr),
+}
+
+impl From<PyErr> for Error {
+    fn from(e: PyErr) -> Self {
+        Error::Python(e)
+    }
+}
+
+impl From<ConfigError> for Error {
+    fn from(e: ConfigError) -> Self {
+        Error::Config(e)
+    }
+}
+
+impl From<JobError> for Error {
+    fn from(e: JobError) -> Self {
+        Error::Job(e)
+    }
+}
+
+impl From<ConnectError> for Error {
+    fn from(e: ConnectError) -> Self {
+        Error::Connect(e)
+    }
+}
+
+impl From<ScenarioError> for Error {
+    fn from(e: ScenarioError) -> Self {
+        Error::Scenario(e)
+    }
+}
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        match e {
+            Error::Config(e) => exc::ConfigError::new_err(e.to_string()),
+            Error::ConfigValue(m) => exc::ConfigError::new_err(m),
+            Error::Job(e) => exc::JobError::new_err(e.to_string()),
+            Error::JobValue(m) => exc::JobError::new_err(m),
+            Error::Connect(e) => exc::ConnectError::new_err(e.to_string()),
+            Error::Address(m) => exc::AddressError::new_err(m),
+            Error::Scenario(e) => exc::ScenarioError::new_err(e.to_string()),
+            Error::Output(m) => exc::ScenarioError::new_err(m),
+            Error::Python(e) => e,
+        }
+    }
+}
+
+/// Result type of binding code.
+pub(crate) type Result<T> = std::result::Result<T, Error>;
+
+/// Adds the exception classes to the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ApproxnetError", py.get_type::<exc::ApproxnetError>())?;
+    m.add("ConfigError", py.get_type::<exc::ConfigError>())?;
+    m.add("JobError", py.get_type::<exc::JobError>())?;
+    m.add("ConnectError", py.get_type::<exc::ConnectError>())?;
+    m.add("AddressError", py.get_type::<exc::AddressError>())?;
+    m.add("ScenarioError", py.get_type::<exc::ScenarioError>())?;
+    Ok(())
+}

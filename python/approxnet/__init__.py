@@ -1,0 +1,86 @@
+"""approxnet: an approximate-aware network stack.
+
+Applications say how much of a job they can lose (a minimal sampling rate,
+MSR, per group of messages) and approxnet's transport, ATP, uses that slack.
+This package is the Python face of the Rust crates:
+
+* :class:`Endpoint`, :class:`Job`, :class:`Config` and the event classes
+  wrap the sans-IO protocol core (``approxnet._native``);
+* :func:`transfer` runs one job through a deterministic lossy virtual link;
+* :mod:`approxnet.sim` runs simulator scenarios and returns pandas frames;
+* the ``approxnet`` command line (:mod:`approxnet.cli`).
+
+    >>> import approxnet
+    >>> job = approxnet.Job(msr=0.75).synthetic(0, size=1000, count=100)
+    >>> r = approxnet.transfer(job, loss=0.05, seed=1)
+    >>> r.completed and r.sender.report.guarantee_held
+    True
+
+Every error raised by approxnet is an :class:`ApproxnetError`.
+"""
+
+from __future__ import annotations
+
+from . import sim, transport
+from ._native import (
+    Accepted,
+    AddressError,
+    ApproxnetError,
+    Config,
+    ConfigError,
+    ConnectError,
+    Connected,
+    ConnectionHandle,
+    ConnectionLost,
+    Endpoint,
+    Epoch,
+    Group,
+    GroupReport,
+    Job,
+    JobAnnounced,
+    JobComplete,
+    JobError,
+    JobReport,
+    LinkConfig,
+    MessageAbandoned,
+    MessageDelivered,
+    OtherEvent,
+    ScenarioError,
+    TensorReady,
+    Transmit,
+    __version__,
+)
+from .transport import TransferResult, transfer
+
+__all__ = [
+    "Accepted",
+    "AddressError",
+    "ApproxnetError",
+    "Config",
+    "ConfigError",
+    "ConnectError",
+    "Connected",
+    "ConnectionHandle",
+    "ConnectionLost",
+    "Endpoint",
+    "Epoch",
+    "Group",
+    "GroupReport",
+    "Job",
+    "JobAnnounced",
+    "JobComplete",
+    "JobError",
+    "JobReport",
+    "LinkConfig",
+    "MessageAbandoned",
+    "MessageDelivered",
+    "OtherEvent",
+    "ScenarioError",
+    "TensorReady",
+    "TransferResult",
+    "Transmit",
+    "__version__",
+    "sim",
+    "transfer",
+    "transport",
+]
