@@ -90,6 +90,12 @@ pub struct Config {
     pub retransmit: RetransmitPolicy,
     /// Receiver behaviour for damaged approximate regions.
     pub integrity: Integrity,
+    /// The carrying transport checksums the header and precise prefix (real
+    /// UDP, or UDP-Lite with coverage = header + prefix): DATA is sent with
+    /// PREFIX_BY_TRANSPORT and its CRC32C covers the header only, and such
+    /// DATA is accepted. Default false (the simulator and the harness flip
+    /// bits after any transport checksum, so the core checks everything).
+    pub transport_checksums: bool,
     /// Whether received payload bytes are kept and handed to the application
     /// (default true). A simulator that only counts may turn it off.
     pub keep_payloads: bool,
@@ -114,6 +120,7 @@ impl Default for Config {
             queues: 8,
             retransmit: RetransmitPolicy::WhenNeeded,
             integrity: Integrity::AcceptDamaged,
+            transport_checksums: false,
             keep_payloads: true,
             limits: Limits::default(),
         }

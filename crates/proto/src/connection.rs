@@ -633,6 +633,10 @@ impl Connection {
         let mut flags = Flags::default();
         flags.set(Flags::APPROX_CRC, approx);
         flags.set(Flags::TENSOR, elems.is_some());
+        flags.set(
+            Flags::PREFIX_BY_TRANSPORT,
+            cfg.transport_checksums && precise > 0,
+        );
         let (es, ee) = elems.unwrap_or((0, 0));
         let h = HeaderRepr {
             ty: PacketTypeField(PacketType::Data),

@@ -236,6 +236,10 @@ impl RecvSide {
             }
             return DataVerdict::Drop(DropReason::UnknownJob);
         };
+        if h.flags.has(Flags::PREFIX_BY_TRANSPORT) && !cfg.transport_checksums {
+            // Nothing here checked the precise prefix: refuse it.
+            return DataVerdict::Drop(DropReason::BadChecksum);
+        }
         // Split off and check the approximate region's trailer.
         let mut payload = body;
         let mut damaged = false;

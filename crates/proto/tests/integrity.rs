@@ -161,3 +161,29 @@ fn tensor_packets_hold_whole_elements() {
     assert_eq!(data.len(), 4000);
     assert_eq!(&data[..8], &[0, 0, 0, 0, 0, 0, 0x80, 0x3f]);
 }
+
+#[test]
+fn prefix_delegated_to_the_transport_only_where_trusted() {
+    let mut spec = JobSpec::new(1.0).unwrap();
+    for i in 0..20 {
+        spec = spec.message(0, message(i));
+    }
+    // Both sides trust the transport: the job completes, payloads intact.
+    let trusting = Config {
+        transport_checksums: true,
+        ..cfg()
+    };
+    let mut pair = Pair::symmetric(trusting, link(0.0), 8);
+    run(&mut pair, spec.clone());
+    assert_eq!(delivered(&pair.server_events).len(), 20);
+    // A receiver that does not trust its transport refuses such DATA.
+    let mut pair = Pair::new(trusting, cfg(), link(0.0), link(0.0), 8);
+    let h = pair
+        .client
+        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
+        .unwrap();
+    pair.client.send_job(pair.now, h, spec).unwrap();
+    pair.run_until(approxnet_proto::time::Duration::from_millis(20), |_| false);
+    assert!(delivered(&pair.server_events).is_empty());
+    assert!(pair.server.stats().dropped(DropReason::BadChecksum) > 0);
+}

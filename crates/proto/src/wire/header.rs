@@ -29,7 +29,9 @@
 //!
 //! The CRC32C covers bytes 0..44 (with the network-writable CE flag masked
 //! out) followed by the first `precise len` bytes of the body (seed 002
-//! section 3: header and precise data are checked, approximate data is not).
+//! section 3: header and precise data are checked, approximate data is not),
+//! or the header alone when the PREFIX_BY_TRANSPORT flag delegates the
+//! prefix to the transport's checksum.
 //! Control packets are always precise: their precise length must equal the
 //! body length.
 
@@ -141,6 +143,11 @@ impl Flags {
     pub const TENSOR: u8 = 0x10;
     /// ACK for a JOB packet: the receiver knows this job.
     pub const JOB_KNOWN: u8 = 0x20;
+    /// DATA whose precise prefix is protected by the carrying transport's
+    /// checksum (UDP, or UDP-Lite with coverage = header + prefix): the
+    /// CRC32C then covers the header only. Receivers accept it only when
+    /// configured to trust their transport's checksum.
+    pub const PREFIX_BY_TRANSPORT: u8 = 0x40;
 
     /// Whether every bit of `bit` is set.
     pub fn has(self, bit: u8) -> bool {
@@ -280,7 +287,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
         let mut head = [0u8; field::CRC];
         head.copy_from_slice(&b[..field::CRC]);
         head[field::FLAGS] &= !Flags::CE;
-        let precise = (self.precise_len() as usize).min(b.len() - HEADER_LEN);
+        let precise = if self.flags().has(Flags::PREFIX_BY_TRANSPORT) {
+            0
+        } else {
+            (self.precise_len() as usize).min(b.len() - HEADER_LEN)
+        };
         let c = super::crc::crc32c(&head);
         super::crc::crc32c_append(c, &b[HEADER_LEN..HEADER_LEN + precise])
     }
