@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Sweep the NetApprox study (seed 000 section 7.1) over schemes and MSRs.
+
+Each figure is one scenario file here plus a sweep; every run writes its
+CSVs under results/tmp/netapprox/<fig>/<scheme>-<msr>/ and one line to
+experiments/netapprox/results/<fig>[-quick].csv.
+
+  python3 experiments/netapprox/run.py fig5 --quick     # k = 4, 16 hosts, 4 ms
+  python3 experiments/netapprox/run.py fig5             # full k = 12, 192 hosts, 20 ms
+  python3 experiments/netapprox/run.py all --quick
+
+Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
+fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
+Full), fig12 (Base -> RC -> MRDF -> Full), fig13 (non-approximate co-runner),
+fig14 (fairness), dml (seed 001 section 3.1).
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SIM = os.path.join(ROOT, "target-sim", "release", "approxnet-sim")
+
+MSRS = [0.125, 0.25, 0.5, 0.75, 1.0]
+BASELINES = ["atp-full", "dctcp-ss", "dctcp-es", "pfabric-ss", "pfabric-es", "udp"]
+QUICK = ["topology.k=4", "topology.hosts=16", "duration_ms=4.0", "jobs.0.stop_ms=3.0"]
+
+
+def sweep(scenario, schemes, msrs, job=0, extra=()):
+    for s in schemes:
+        for m in msrs:
+            sets = [f'jobs.{job}.scheme="{s}"', f"jobs.{job}.msr={m}"] + list(extra)
+            if s.startswith("pfabric"):
+                sets.append('switch.buffer_preset="pfabric"')
+            yield f"{s}-{m}", scenario, sets
+
+
+def plan(fig, quick):
+    q = QUICK if quick else []
+    if fig in ("fig5", "fig6"):
+        scen = "fig5_fbkv.toml" if fig == "fig5" else "fig6_fbhd.toml"
+        return list(sweep(scen, BASELINES, MSRS, extra=q))
+    if fig == "fig9":
+        return list(sweep("fig9_incast.toml", ["atp-full", "dctcp-ss", "dctcp-es"], MSRS, extra=q))
+    if fig == "fig10":
+        return [("atp-full-0.5", "fig10_timeline.toml", [])]
+    if fig == "fig11":
+        return list(sweep("fig5_fbkv.toml", ["dctcp-es", "atp-fixtlr", "atp-fixprio", "atp-full"], MSRS, extra=q))
+    if fig == "fig12":
+        return list(sweep("fig5_fbkv.toml", ["atp-base", "atp-rc", "atp-mrdf", "atp-full"], MSRS, extra=q))
+    if fig == "fig13":
+        runs = []
+        for s in ["atp-full", "dctcp-es"]:
+            for ratio in [0.25, 0.5, 0.75]:
+                tot = 0.5
+                sets = [f'jobs.1.scheme="{s}"', f"jobs.0.load={tot * (1 - ratio)}",
+                        f"jobs.1.load={tot * ratio}", "jobs.1.msr=0.5"]
+                runs.append((f"{s}-approx{ratio}", "fig13_nonapprox.toml", sets))
+        return runs
+    if fig == "fig14":
+        runs = []
+        for s in ["atp-full", "atp-fixprio", "atp-fixtlr"]:
+            sets = [f'jobs.{i}.scheme="{s}"' for i in range(3)]
+            runs.append((s, "fig14_fairness.toml", sets))
+            runs.append((s + "-alone", "fig14_fairness.toml", sets + ["jobs.1.load=0.0", "jobs.2.load=0.0"]))
+        return runs
+    if fig == "dml":
+        runs = [("dctcp", "dml_seed001.toml", ['jobs.1.scheme="dctcp"', "jobs.1.msr=1.0"])]
+        for b in [0.10, 0.15, 0.20, 0.25, 0.30, 0.35]:
+            runs.append((f"bounded-{b}", "dml_seed001.toml", [f"jobs.1.msr={1 - b:.2f}"]))
+        if quick:
+            for r in runs:
+                r[2].extend(["duration_ms=5.0", "jobs.0.stop_ms=3.0", "jobs.1.stop_ms=3.0"])
+        return runs
+    raise SystemExit(f"unknown figure {fig!r}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("fig")
+    ap.add_argument("--quick", action="store_true", help="k = 4 fat-tree, short runs (CI size)")
+    a = ap.parse_args()
+    if not os.path.exists(SIM):
+        subprocess.run(["cargo", "build", "--release", "-p", "approxnet-sim"], check=True, cwd=ROOT,
+                       env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")))
+    figs = ["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "dml"] if a.fig == "all" else [a.fig]
+    for fig in figs:
+        tag = fig + ("-quick" if a.quick else "")
+        rows = []
+        for label, scen, sets in plan(fig, a.quick):
+            out = os.path.join(ROOT, "results", "tmp", "netapprox", tag, label)
+            cmd = [SIM, "run", os.path.join(HERE, scen), "--out", out, "--quiet", "--no-flows"]
+            for s in sets:
+                cmd += ["--set", s]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            with open(os.path.join(out, "summary.json")) as f:
+                summ = json.load(f)
+            for c in summ["classes"]:
+                row = dict(run=label, cls=c["name"], scheme=c["scheme"], msr=c["msr"], jobs=c["jobs"],
+                           done=c["done"], jct_mean_us=c["jct_mean_us"], jct_p50_us=c["jct_p50_us"],
+                           jct_p99_us=c["jct_p99_us"], loss_rate=c["loss_rate"], max_job_loss=c["max_job_loss"],
+                           delivered_fraction=c["delivered_fraction"], queue_mean_bytes=summ["queue_mean_bytes"],
+                           queue_p99_bytes=summ["queue_p99_bytes"], drops=summ["drops"], wall_s=summ["wall_s"])
+                rows.append(row)
+                print(f"{tag:<14} {label:<22} {c['name']:<12} done {c['done']:>7}/{c['jobs']:<7} "
+                      f"jct {c['jct_mean_us'] or float('nan'):>9.1f} us  p99 {c['jct_p99_us'] or float('nan'):>9.1f}  "
+                      f"loss {c['loss_rate']:.4f}  q {summ['queue_mean_bytes']:.0f} B", flush=True)
+        path = os.path.join(HERE, "results", f"{tag}.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+        print(f"written {os.path.relpath(path, ROOT)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
