@@ -293,43 +293,52 @@ impl RecvSide {
         if self.buffered + cost + slot_cost > cfg.limits.max_buffered_bytes && !is_next {
             return DataVerdict::Drop(DropReason::CapExceeded);
         }
-        let part = g.partial.entry(h.msg_id).or_insert_with(|| Partial {
-            got: vec![None; h.pkt_count as usize],
-            charged: slot_cost,
-            ..Partial::default()
-        });
-        if part.got.len() != h.pkt_count as usize {
-            return DataVerdict::Drop(DropReason::Inconsistent);
-        }
-        let slot = &mut part.got[h.pkt_index as usize];
-        if slot.is_some() {
-            return DataVerdict::Ack;
-        }
-        *slot = Some(if keep { payload.to_vec() } else { Vec::new() });
-        if first_of_msg {
-            self.buffered += slot_cost;
-        }
-        self.buffered += cost;
-        part.charged += cost;
-        part.got_count += 1;
-        part.damaged |= damaged;
-        part.unchecked |= unchecked;
-        part.precise += h.precise_len as usize;
-        job.packets += 1;
-        job.bytes += payload.len() as u64;
-        if part.got_count < h.pkt_count {
-            return DataVerdict::Ack;
-        }
-        // Message complete.
-        let part = g.partial.remove(&h.msg_id).unwrap_or_default();
-        self.buffered -= part.charged;
+        let (bytes, precise, damaged, unchecked) = if h.pkt_count == 1 && first_of_msg {
+            // A one-packet message completes at once: no reassembly state.
+            job.packets += 1;
+            job.bytes += payload.len() as u64;
+            let bytes = if keep { payload.to_vec() } else { Vec::new() };
+            (bytes, h.precise_len as usize, damaged, unchecked)
+        } else {
+            let part = g.partial.entry(h.msg_id).or_insert_with(|| Partial {
+                got: vec![None; h.pkt_count as usize],
+                charged: slot_cost,
+                ..Partial::default()
+            });
+            if part.got.len() != h.pkt_count as usize {
+                return DataVerdict::Drop(DropReason::Inconsistent);
+            }
+            let slot = &mut part.got[h.pkt_index as usize];
+            if slot.is_some() {
+                return DataVerdict::Ack;
+            }
+            *slot = Some(if keep { payload.to_vec() } else { Vec::new() });
+            if first_of_msg {
+                self.buffered += slot_cost;
+            }
+            self.buffered += cost;
+            part.charged += cost;
+            part.got_count += 1;
+            part.damaged |= damaged;
+            part.unchecked |= unchecked;
+            part.precise += h.precise_len as usize;
+            job.packets += 1;
+            job.bytes += payload.len() as u64;
+            if part.got_count < h.pkt_count {
+                return DataVerdict::Ack;
+            }
+            // Message complete.
+            let part = g.partial.remove(&h.msg_id).unwrap_or_default();
+            self.buffered -= part.charged;
+            let bytes = if part.got.len() == 1 {
+                part.got.into_iter().next().flatten().unwrap_or_default()
+            } else {
+                part.got.into_iter().flatten().collect::<Vec<_>>().concat()
+            };
+            (bytes, part.precise, part.damaged, part.unchecked)
+        };
         g.done.insert(h.msg_id as usize);
         g.delivered += 1;
-        let bytes = if part.got.len() == 1 {
-            part.got.into_iter().next().flatten().unwrap_or_default()
-        } else {
-            part.got.into_iter().flatten().collect::<Vec<_>>().concat()
-        };
         if let Some(t) = &mut job.tensor {
             t.put(h.msg_id, &bytes);
             if !job.tensor_ready && g.delivered >= g.must {
@@ -345,9 +354,9 @@ impl RecvSide {
         }
         let msg = Held {
             payload: bytes,
-            precise: part.precise,
-            damaged: part.damaged,
-            unchecked: part.unchecked,
+            precise,
+            damaged,
+            unchecked,
         };
         let deliver = |job: u32, group: u16, id: u32, m: Held| Event::MessageDelivered {
             job,
