@@ -184,8 +184,17 @@ impl AtpAdapter {
         let mut buf = std::mem::take(&mut self.buf);
         let mut events = Vec::new();
         {
+            let mtu = self.setup.mtu as u64;
             let ep = self.endpoint(host, v);
-            while let Some(t) = ep.poll_transmit(now, &mut buf) {
+            loop {
+                if io.room < mtu + 28 {
+                    io.blocked = true;
+                    break;
+                }
+                let Some(t) = ep.poll_transmit(now, &mut buf) else {
+                    break;
+                };
+                io.room = io.room.saturating_sub(t.len as u64 + 28);
                 let Some((dst, dv)) = host_of(t.dst) else {
                     continue;
                 };

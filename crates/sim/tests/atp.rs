@@ -70,3 +70,20 @@ fn atp_and_dctcp_jobs_share_one_network() {
         .collect();
     assert_eq!(classes.len(), 2);
 }
+
+#[test]
+fn host_nic_backlog_stays_under_the_adapter_limit() {
+    let b = run(PAIR, &["atp.nic_buffer_kb=6.0", "jobs.0.load=0.9"]);
+    let net = &b.sim.net;
+    for h in 0..net.host_count() as u32 {
+        let nic = &net.ports[net.nic(h) as usize];
+        let max = nic
+            .queues
+            .iter()
+            .map(|q| q.stats.max_bytes)
+            .max()
+            .unwrap_or(0);
+        assert!(max <= 6_000, "host {h} NIC held {max} bytes");
+    }
+    assert!(b.sim.jobs.iter().all(|j| j.done.is_some()));
+}

@@ -262,7 +262,20 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             record_epochs: a.record_epochs,
             seed: f.seed,
         };
-        sim.set_adapter(Box::new(AtpAdapter::new(setup, hosts as usize)));
+        let nic_kb = a.nic_buffer_kb.unwrap_or(64.0);
+        if !(nic_kb >= 0.0 && nic_kb.is_finite()) {
+            return Err(invalid(
+                "atp.nic_buffer_kb",
+                format!("{nic_kb}"),
+                ">= 0 (0 = unlimited)",
+            ));
+        }
+        let nic_limit = if nic_kb == 0.0 {
+            u64::MAX
+        } else {
+            ((nic_kb * 1000.0) as u64).max(2 * (mtu as u64 + 28))
+        };
+        sim.set_adapter(Box::new(AtpAdapter::new(setup, hosts as usize)), nic_limit);
     }
     let o = &f.output;
     let every = o.queue_sample_us.unwrap_or(0.0);

@@ -140,6 +140,10 @@ pub struct AtpFile {
     /// RTT assumed before the first sample, microseconds (default: the
     /// topology's unloaded RTT).
     pub initial_rtt_us: Option<f64>,
+    /// Host NIC backlog (KB) above which a host's endpoints are not polled
+    /// for more datagrams until it drains to half (default 64; a real host's
+    /// socket would block). 0 = unlimited.
+    pub nic_buffer_kb: Option<f64>,
     /// Record every rate-control epoch to epochs.csv.
     #[serde(default)]
     pub record_epochs: bool,

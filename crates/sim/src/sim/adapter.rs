@@ -52,9 +52,17 @@ pub enum JobUpdate {
     },
 }
 
-/// What an adapter call produced.
+/// What an adapter call produced, and how much the calling host's NIC may
+/// still take.
 #[derive(Debug, Default)]
 pub struct HostIo {
+    /// Bytes the NIC queue of the host being driven can still take; the
+    /// adapter stops pulling datagrams from its endpoints when this runs
+    /// out (as a real driver stops when the socket would block).
+    pub room: u64,
+    /// Set by the adapter when it stopped because `room` ran out: the
+    /// simulator calls [`HostAdapter::on_timer`] again once the NIC drains.
+    pub blocked: bool,
     /// Datagrams to send.
     pub out: Vec<Datagram>,
     /// `(host, when)`: the host's endpoint wants `on_timer` at `when`.

@@ -1,6 +1,6 @@
 //! Jobs and native flows: starting them, feeding them packets and timers.
 
-use super::adapter::{HostIo, JobUpdate};
+use super::adapter::JobUpdate;
 use super::Simulator;
 use crate::event::Ev;
 use crate::packet::{Hdr, Kind, Packet};
@@ -14,14 +14,16 @@ impl Simulator {
         let job = &self.jobs[j as usize];
         match job.scheme {
             Scheme::Atp(_) => {
+                let src = job.src;
+                let mut io = self.host_io(src);
                 let Some(mut a) = self.adapter.take() else {
                     return; // no adapter installed: the job never completes
                 };
-                let mut io = HostIo::default();
+                let job = &self.jobs[j as usize];
                 a.start_job(now, job, &mut io);
                 self.jobs[j as usize].sent_msgs = self.jobs[j as usize].msgs.len() as u32;
                 self.adapter = Some(a);
-                self.apply_io(now, io);
+                self.apply_io(now, src, io);
             }
             Scheme::Native(proto, approx) => {
                 let n = job.msgs.len();

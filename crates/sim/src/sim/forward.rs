@@ -124,17 +124,17 @@ impl Simulator {
         }
         match p.hdr.kind {
             Kind::Datagram => {
+                let mut io = self.host_io(host);
                 let Some(mut a) = self.adapter.take() else {
                     self.pool.free(id);
                     return;
                 };
-                let mut io = HostIo::default();
                 let p = self.pool.get(id);
                 let (sport, dport) = ((p.hdr.seq >> 16) as u16, p.hdr.seq as u16);
                 a.on_datagram(now, host, dport, (p.src, sport), &p.payload, &mut io);
                 self.adapter = Some(a);
                 self.pool.free(id);
-                self.apply_io(now, io);
+                self.apply_io(now, host, io);
             }
             Kind::Data | Kind::Ack => {
                 let (hdr, ce, corrupted, flow) = (p.hdr, p.ce, p.corrupted, p.flow);
@@ -150,7 +150,10 @@ impl Simulator {
     }
 
     /// Sends what an adapter call produced and arms the hosts' timers.
-    pub(super) fn apply_io(&mut self, now: Instant, io: HostIo) {
+    pub(super) fn apply_io(&mut self, now: Instant, host: u32, io: HostIo) {
+        if io.blocked {
+            self.nic_blocked[host as usize] = true;
+        }
         let hb = self.adapter.as_ref().map_or(28, |a| a.header_bytes());
         for d in io.out {
             let p = Packet {

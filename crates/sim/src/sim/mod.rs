@@ -69,6 +69,9 @@ pub struct Simulator {
     outbox: Outbox,
     adapter: Option<Box<dyn HostAdapter>>,
     host_timer: Vec<Option<Instant>>,
+    /// Bytes a host NIC may hold before the adapter stops pulling datagrams.
+    nic_limit: u64,
+    nic_blocked: Vec<bool>,
     sample_every: Option<Duration>,
     sample_ports: Vec<u32>,
     progress: Option<Progress>,
@@ -93,15 +96,29 @@ impl Simulator {
             outbox: Vec::new(),
             adapter: None,
             host_timer: vec![None; hosts],
+            nic_limit: u64::MAX,
+            nic_blocked: vec![false; hosts],
             sample_every: None,
             sample_ports: Vec::new(),
             progress: None,
         }
     }
 
-    /// Installs the adapter that runs endpoint (ATP) jobs.
-    pub fn set_adapter(&mut self, a: Box<dyn HostAdapter>) {
+    /// Installs the adapter that runs endpoint (ATP) jobs; `nic_limit` is
+    /// the NIC backlog (bytes) above which the adapter stops pulling
+    /// datagrams from a host's endpoints until the NIC drains to half.
+    pub fn set_adapter(&mut self, a: Box<dyn HostAdapter>, nic_limit: u64) {
         self.adapter = Some(a);
+        self.nic_limit = nic_limit;
+    }
+
+    /// A fresh [`HostIo`] with the room left on `host`'s NIC.
+    pub(crate) fn host_io(&self, host: u32) -> HostIo {
+        let backlog = self.net.ports[self.net.nic(host) as usize].backlog_bytes();
+        HostIo {
+            room: self.nic_limit.saturating_sub(backlog),
+            ..HostIo::default()
+        }
     }
 
     /// The installed endpoint adapter, if any.
@@ -186,12 +203,12 @@ impl Simulator {
         if self.host_timer[host as usize] == Some(now) {
             self.host_timer[host as usize] = None;
         }
+        let mut io = self.host_io(host);
         let Some(mut a) = self.adapter.take() else {
             return;
         };
-        let mut io = HostIo::default();
         a.on_timer(now, host, &mut io);
         self.adapter = Some(a);
-        self.apply_io(now, io);
+        self.apply_io(now, host, io);
     }
 }
