@@ -26,7 +26,9 @@ B=anxbench-b
 IPA=10.231.0.1
 IPB=10.231.0.2
 
+SERVER_PID=
 cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
     ip netns del "$A" 2>/dev/null || true
     ip netns del "$B" 2>/dev/null || true
 }
@@ -58,9 +60,13 @@ class_bytes() { # bytes sent by class 1:10 so far
 class_drops() {
     ip netns exec "$A" tc -s qdisc show dev anxb-a | awk '/bfifo/ {f=1} f && /dropped/ {gsub(",","",$7); print $7; exit}'
 }
-wait_listen() { # proto port
+wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)
+    local hex files
+    hex=$(printf '%04X' "$2")
+    if [ "$1" = t ]; then files="/proc/net/tcp"; else files="/proc/net/udp /proc/net/udplite"; fi
     for _ in $(seq 1 100); do
-        if ip netns exec "$B" ss -H -ln"$1" "sport = :$2" | grep -q .; then return 0; fi
+        # shellcheck disable=SC2086
+        if ip netns exec "$B" cat $files 2>/dev/null | awk '{print $2}' | grep -qi ":$hex\$"; then return 0; fi
         sleep 0.05
     done
     echo "server on port $2 did not start" >&2
@@ -75,6 +81,7 @@ record() { # name bytes_before drops_before client_json
 : > "$OUT/runs.jsonl"
 b0=$(class_bytes); d0=$(class_drops)
 ip netns exec "$B" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server.json" &
+SERVER_PID=$!
 wait_listen t 7701
 ip netns exec "$A" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json > "$OUT/tcp_client.json"
 wait
@@ -83,6 +90,7 @@ record tcp-cubic "$b0" "$d0" "$OUT/tcp_client.json"
 for msr in $MSRS; do
     b0=$(class_bytes); d0=$(class_drops)
     ip netns exec "$B" "$BIN" server --bind "$IPB:7700" --idle 2 --json > "$OUT/atp_server_$msr.json" &
+    SERVER_PID=$!
     wait_listen u 7700
     ip netns exec "$A" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr "$msr" \
         --line-rate-gbps "$ATP_LINE_RATE" ${ATP_ARGS:-} --json > "$OUT/atp_client_$msr.json" || true

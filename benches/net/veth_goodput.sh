@@ -17,6 +17,7 @@ LINE_RATE=${LINE_RATE:-20}      # ATP's Rmax in Gbps (the veth path has no fixed
 SIZES=${SIZES:-fixed:65536}
 MESSAGES=${MESSAGES:-64}
 ATP_ARGS=${ATP_ARGS:-}            # extra approxnet-perf client options
+ATP_SERVER_ARGS=${ATP_SERVER_ARGS:-}  # extra approxnet-perf server options (e.g. --udplite)
 WINDOW=${WINDOW:-2}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
@@ -26,7 +27,9 @@ B=anxbench-b
 IPA=10.231.0.1
 IPB=10.231.0.2
 
+SERVER_PID=
 cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
     ip netns del "$A" 2>/dev/null || true
     ip netns del "$B" 2>/dev/null || true
 }
@@ -49,9 +52,13 @@ ip -n "$A" link set anxb-a up
 ip -n "$B" link set anxb-b up
 
 # Waits (bounded) until a server in namespace B listens on a port.
-wait_listen() { # proto port
+wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)
+    local hex files
+    hex=$(printf '%04X' "$2")
+    if [ "$1" = t ]; then files="/proc/net/tcp"; else files="/proc/net/udp /proc/net/udplite"; fi
     for _ in $(seq 1 100); do
-        if ip netns exec "$B" ss -H -ln"$1" "sport = :$2" | grep -q .; then return 0; fi
+        # shellcheck disable=SC2086
+        if ip netns exec "$B" cat $files 2>/dev/null | awk '{print $2}' | grep -qi ":$hex\$"; then return 0; fi
         sleep 0.05
     done
     echo "server on port $2 did not start" >&2
@@ -60,13 +67,15 @@ wait_listen() { # proto port
 
 for rep in $(seq 1 "$REPS"); do
     ip netns exec "$B" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server_$rep.json" &
+    SERVER_PID=$!
     wait_listen t 7701
     ip netns exec "$A" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json \
         > "$OUT/tcp_client_$rep.json"
     wait
 
-    ip netns exec "$B" "$BIN" server --bind "$IPB:7700" --idle 2 --line-rate-gbps "$LINE_RATE" --json \
+    ip netns exec "$B" "$BIN" server --bind "$IPB:7700" --idle 2 --line-rate-gbps "$LINE_RATE" ${ATP_SERVER_ARGS:-} --json \
         > "$OUT/atp_server_$rep.json" &
+    SERVER_PID=$!
     wait_listen u 7700
     ip netns exec "$A" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr 1.0 \
         --sizes "$SIZES" --messages "$MESSAGES" --window "$WINDOW" --line-rate-gbps "$LINE_RATE" ${ATP_ARGS:-} --json \

@@ -319,7 +319,7 @@ fn drop_name(r: DropReason) -> &'static str {
 }
 
 /// Serves jobs; stops after `max_jobs` receiver completions or `idle`
-/// without events once something arrived (`None`: never).
+/// without events, counted from startup (`None`: never).
 pub(crate) fn server(
     bind: SocketAddr,
     cfg: RuntimeConfig,
@@ -337,15 +337,17 @@ pub(crate) fn server(
     let mut job_bytes = 0u64;
     let mut groups: BTreeMap<u16, GroupTotals> = BTreeMap::new();
     while jobs < max_jobs {
-        let wait = match (first, idle) {
-            (Some(_), Some(i)) => {
+        // `last` starts at startup, so an idle limit also ends a server
+        // that never hears from a client.
+        let wait = match idle {
+            Some(i) => {
                 let left = i.saturating_sub(last.elapsed());
                 if left.is_zero() {
                     break;
                 }
                 Some(left)
             }
-            _ => Some(Duration::from_secs(1)),
+            None => Some(Duration::from_secs(1)),
         };
         let Some((_, ev)) = ep.next_event(wait).map_err(|e| e.to_string())? else {
             continue;
