@@ -174,3 +174,49 @@ fn endpoints_can_move_between_threads_and_tasks() {
     assert_send::<Endpoint>();
     assert_send::<approxnet_net::AsyncEndpoint>();
 }
+
+#[test]
+fn tensor_job_arrives_with_its_values() {
+    use approxnet_proto::tensor::TensorSpec;
+    let values: Vec<f32> = (0..20_000).map(|i| i as f32 * 0.5).collect();
+    let server = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let addr = server.local_addr();
+    let t = thread::spawn(move || {
+        let mut server = server;
+        let mut ready = None;
+        loop {
+            match server
+                .next_event(BOUND)
+                .unwrap()
+                .expect("event within bound")
+                .1
+            {
+                Event::TensorReady {
+                    data,
+                    missing,
+                    fraction,
+                    ..
+                } => ready = Some((data, missing, fraction)),
+                Event::JobComplete {
+                    role: Role::Receiver,
+                    ..
+                } => return ready,
+                _ => {}
+            }
+        }
+    });
+    let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let h = client.connect(addr).unwrap();
+    let job = client
+        .send_job(h, JobSpec::tensor(TensorSpec::from_f32(&values, 1.0)))
+        .unwrap();
+    client.wait_job(h, job, BOUND).unwrap();
+    let (data, missing, fraction) = t.join().unwrap().expect("TensorReady before completion");
+    assert!(missing.is_empty());
+    assert_eq!(fraction, 1.0);
+    let got: Vec<f32> = data
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_eq!(got, values);
+}
