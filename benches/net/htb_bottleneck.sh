@@ -14,6 +14,7 @@ set -euo pipefail
 RATE=${RATE:-1gbit}
 RATE_BPS=${RATE_BPS:-1000000000}
 DUR=${DUR:-5}
+NICE=${NICE:-0}                    # e.g. -10: both transports get more CPU on a busy host
 QUEUE_BYTES=${QUEUE_BYTES:-262144}   # bfifo leaf: 256 KB (~2 ms at 1 Gbit/s)
 ATP_LINE_RATE=${ATP_LINE_RATE:-1}   # ATP's Rmax in Gbps (the sender's NIC rate)
 MSRS=${MSRS:-"1.0 0.5"}
@@ -80,19 +81,19 @@ record() { # name bytes_before drops_before client_json
 
 : > "$OUT/runs.jsonl"
 b0=$(class_bytes); d0=$(class_drops)
-ip netns exec "$B" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server.json" &
+ip netns exec "$B" nice -n "$NICE" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server.json" &
 SERVER_PID=$!
 wait_listen t 7701
-ip netns exec "$A" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json > "$OUT/tcp_client.json"
+ip netns exec "$A" nice -n "$NICE" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json > "$OUT/tcp_client.json"
 wait
 record tcp-cubic "$b0" "$d0" "$OUT/tcp_client.json"
 
 for msr in $MSRS; do
     b0=$(class_bytes); d0=$(class_drops)
-    ip netns exec "$B" "$BIN" server --bind "$IPB:7700" --idle 2 --json > "$OUT/atp_server_$msr.json" &
+    ip netns exec "$B" nice -n "$NICE" "$BIN" server --bind "$IPB:7700" --idle 2 --json > "$OUT/atp_server_$msr.json" &
     SERVER_PID=$!
     wait_listen u 7700
-    ip netns exec "$A" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr "$msr" \
+    ip netns exec "$A" nice -n "$NICE" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr "$msr" \
         --line-rate-gbps "$ATP_LINE_RATE" ${ATP_ARGS:-} --json > "$OUT/atp_client_$msr.json" || true
     wait
     record "atp-msr-$msr" "$b0" "$d0" "$OUT/atp_client_$msr.json"

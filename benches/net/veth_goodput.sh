@@ -12,6 +12,7 @@
 set -euo pipefail
 
 DUR=${DUR:-5}
+NICE=${NICE:-0}                    # e.g. -10: both transports get more CPU on a busy host
 REPS=${REPS:-3}
 LINE_RATE=${LINE_RATE:-20}      # ATP's Rmax in Gbps (the veth path has no fixed rate)
 SIZES=${SIZES:-fixed:65536}
@@ -66,18 +67,18 @@ wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)
 }
 
 for rep in $(seq 1 "$REPS"); do
-    ip netns exec "$B" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server_$rep.json" &
+    ip netns exec "$B" nice -n "$NICE" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server_$rep.json" &
     SERVER_PID=$!
     wait_listen t 7701
-    ip netns exec "$A" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json \
+    ip netns exec "$A" nice -n "$NICE" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json \
         > "$OUT/tcp_client_$rep.json"
     wait
 
-    ip netns exec "$B" "$BIN" server --bind "$IPB:7700" --idle 2 --line-rate-gbps "$LINE_RATE" ${ATP_SERVER_ARGS:-} --json \
+    ip netns exec "$B" nice -n "$NICE" "$BIN" server --bind "$IPB:7700" --idle 2 --line-rate-gbps "$LINE_RATE" ${ATP_SERVER_ARGS:-} --json \
         > "$OUT/atp_server_$rep.json" &
     SERVER_PID=$!
     wait_listen u 7700
-    ip netns exec "$A" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr 1.0 \
+    ip netns exec "$A" nice -n "$NICE" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr 1.0 \
         --sizes "$SIZES" --messages "$MESSAGES" --window "$WINDOW" --line-rate-gbps "$LINE_RATE" ${ATP_ARGS:-} --json \
         > "$OUT/atp_client_$rep.json" || true
     wait
