@@ -1,0 +1,278 @@
+"""Shared plumbing of the testbed experiments (experiments/testbed/exp*.py).
+
+Starts bounded processes inside testbed hosts and waits for their `ready`
+line, runs `approxnet-perf` (ATP) servers and clients, samples one switch
+port's per-queue `tc -s` counters over time, and writes CSV / JSON results.
+Every wait has a deadline; the experiments tear the testbed down in a
+`finally` (the `Testbed` context manager).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+import select
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+RESULTS = HERE / "results"
+if str(REPO / "python") not in sys.path:
+    sys.path.insert(0, str(REPO / "python"))
+
+from approxnet import testbed  # noqa: E402
+from approxnet.testbed.status import parse_qdiscs  # noqa: E402
+
+TOOLS = [sys.executable, str(HERE / "tools.py")]
+ATP_PORT = 7700
+START_S = 10.0
+
+
+class ExperimentError(RuntimeError):
+    """A process of an experiment failed or did not start in time."""
+
+
+def perf_binary() -> Path | None:
+    """`approxnet-perf`: $APPROXNET_PERF, else target/release, else target-net/release."""
+    env = os.environ.get("APPROXNET_PERF")
+    cands = [Path(env)] if env else []
+    cands += [REPO / "target/release/approxnet-perf", REPO / "target-net/release/approxnet-perf"]
+    return next((c for c in cands if c.is_file() and os.access(c, os.X_OK)), None)
+
+
+def require_perf() -> str:
+    b = perf_binary()
+    if b is None:
+        raise SystemExit(
+            "approxnet-perf is not built: cargo build --release -p approxnet-net --bin approxnet-perf"
+        )
+    return str(b)
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise SystemExit("run as root (network namespaces, tc)")
+
+
+def load_config(path: Path, name: str | None = None) -> testbed.Config:
+    cfg = testbed.load(path)
+    return dataclasses.replace(cfg, name=name) if name else cfg
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+# --------------------------------------------------------------------------
+# processes
+
+
+def start(
+    tb: testbed.Testbed, host: str, argv: Sequence[str], ready: str = "ready",
+    on_stderr: bool = False,
+) -> subprocess.Popen[str]:
+    """Start `argv` in `host`; return once it printed a line starting with `ready`."""
+    p = tb.exec(host, list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+    stream = p.stderr if on_stderr else p.stdout
+    assert stream is not None
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline:
+        if not select.select([stream], [], [], max(deadline - time.monotonic(), 0.01))[0]:
+            break
+        line = stream.readline()
+        if not line:
+            break
+        if line.startswith(ready):
+            return p
+    kill(p)
+    raise ExperimentError(f"{host}: {' '.join(argv[:3])} did not start")
+
+
+def finish(p: subprocess.Popen[str], timeout: float, eof: bool = False) -> dict[str, Any]:
+    """Wait (bounded) and parse the last JSON line of stdout; `eof` closes
+    the process's stdin first (the tools' signal to stop)."""
+    try:
+        out, err = p.communicate(input="" if eof else None, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill(p)
+        raise ExperimentError(f"process did not finish within {timeout} s") from None
+    return _last_json(out, err, p.returncode)
+
+
+def run(tb: testbed.Testbed, host: str, argv: Sequence[str], timeout: float) -> dict[str, Any]:
+    """Run to completion (bounded) and parse the last JSON line of stdout."""
+    done = tb.run(host, list(argv), timeout=timeout, capture_output=True, text=True)
+    return _last_json(done.stdout, done.stderr, done.returncode)
+
+
+def _last_json(out: str, err: str, rc: int | None) -> dict[str, Any]:
+    for line in reversed(out.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise ExperimentError(f"no JSON output (exit {rc}): {err.strip()[-400:]}")
+
+
+def kill(p: subprocess.Popen[str]) -> None:
+    if p.stdin is not None and p.stdin.closed:
+        p.stdin = None  # communicate() would flush a closed pipe
+    if p.poll() is None:
+        p.kill()
+    try:
+        p.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError):
+        pass
+
+
+def stop(p: subprocess.Popen[str], timeout: float = 5.0) -> dict[str, Any]:
+    """Close a tool's stdin (its signal to stop) and parse its JSON line;
+    kill it if it does not exit in `timeout`."""
+    try:
+        return finish(p, timeout, eof=True)
+    except (ExperimentError, ValueError):
+        kill(p)
+        return {}
+
+
+# --------------------------------------------------------------------------
+# ATP (approxnet-perf)
+
+
+def atp_server(tb: testbed.Testbed, host: str, jobs: int, idle: float = 1.0,
+               port: int = ATP_PORT) -> subprocess.Popen[str]:
+    argv = [require_perf(), "server", "--bind", f"0.0.0.0:{port}", "--jobs", str(jobs),
+            "--idle", str(idle), "--json"]
+    return start(tb, host, argv, ready="approxnet-perf server on", on_stderr=True)
+
+
+def atp_client_argv(server: str, msr: float, messages: int, size: int, jobs: int,
+                    line_rate_gbps: float, duration: float = 60.0, window: int = 1,
+                    seed: int = 1, port: int = ATP_PORT) -> list[str]:
+    return [require_perf(), "client", "--server", f"{server}:{port}", "--msr", str(msr),
+            "--messages", str(messages), "--sizes", f"fixed:{size}", "--jobs", str(jobs),
+            "--window", str(window), "--duration", str(duration),
+            "--line-rate-gbps", str(line_rate_gbps), "--seed", str(seed), "--json"]
+
+
+# --------------------------------------------------------------------------
+# tc sampling
+
+
+class QueueSampler:
+    """Polls one switch egress port's per-queue counters every `period` s in
+    a thread (one `tc -s -j qdisc show` per sample), until `stop()`."""
+
+    def __init__(self, tb: testbed.Testbed, switch: str, port: str, period: float = 0.02,
+                 limit_s: float = 60.0) -> None:
+        self.argv = ["tc", "-n", tb.namespace(switch), "-s", "-j", "qdisc", "show", "dev", port]
+        self.switch, self.port, self.period, self.limit_s = switch, port, period, limit_s
+        self.samples: list[tuple[float, list[Any]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> QueueSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        end = time.monotonic() + self.limit_s
+        while not self._stop.is_set() and time.monotonic() < end:
+            t = time.monotonic()
+            out = subprocess.run(self.argv, capture_output=True, text=True, check=False)
+            if out.returncode == 0:
+                self.samples.append((t, parse_qdiscs(self.switch, self.port, json.loads(out.stdout))))
+            self._stop.wait(max(self.period - (time.monotonic() - t), 0.0))
+
+    def rows(self, origin: float) -> list[dict[str, Any]]:
+        """Per sample interval: per-queue Mbit/s sent, drops, backlog (bytes)."""
+        rows = []
+        for (t0, a), (t1, b) in zip(self.samples, self.samples[1:], strict=False):
+            dt = t1 - t0
+            row: dict[str, Any] = {"t_s": round(t1 - origin, 4)}
+            for qa, qb in zip(a, b, strict=True):
+                q = qa.queue
+                row[f"q{q}_mbps"] = round((qb.sent_bytes - qa.sent_bytes) * 8 / dt / 1e6, 2)
+                row[f"q{q}_drops"] = qb.dropped - qa.dropped
+                row[f"q{q}_backlog_B"] = qb.backlog_bytes
+            rows.append(row)
+        return rows
+
+
+def port_counters(tb: testbed.Testbed, switch: str, port: str) -> dict[int, Any]:
+    out = subprocess.run(["tc", "-n", tb.namespace(switch), "-s", "-j", "qdisc", "show", "dev",
+                          port], capture_output=True, text=True, check=True)
+    return {q.queue: q for q in parse_qdiscs(switch, port, json.loads(out.stdout))}
+
+
+def counter_delta(before: dict[int, Any], after: dict[int, Any]) -> dict[str, int]:
+    """Sent frames / bytes and drops per queue between two `port_counters`."""
+    d: dict[str, int] = {}
+    for q, b in after.items():
+        a = before[q]
+        if b.sent_packets - a.sent_packets or b.dropped - a.dropped:
+            d[f"q{q}_sent_pkts"] = b.sent_packets - a.sent_packets
+            d[f"q{q}_drops"] = b.dropped - a.dropped
+    return d
+
+
+# --------------------------------------------------------------------------
+# statistics and files
+
+
+def summary(values: Sequence[float]) -> dict[str, float]:
+    v = sorted(values)
+    if not v:
+        return {"n": 0, "mean": math.nan, "p50": math.nan, "p90": math.nan, "p99": math.nan,
+                "max": math.nan}
+
+    def q(p: float) -> float:
+        return v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
+
+    return {"n": len(v), "mean": statistics.fmean(v), "p50": q(0.5), "p90": q(0.9),
+            "p99": q(0.99), "max": v[-1]}
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()})
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+
+
+def environment() -> dict[str, Any]:
+    """What to record with every result: time, load average, binary, kernel."""
+    return {
+        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "loadavg_start": loadavg(),
+        "cpus": os.cpu_count(),
+        "kernel": os.uname().release,
+        "approxnet_perf": str(perf_binary()),
+        "python": sys.executable,
+    }
