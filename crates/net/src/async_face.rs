@@ -83,6 +83,15 @@ impl AsyncEndpoint {
         }
     }
 
+    /// Waits for a peer to open a connection (see [`crate::Endpoint::accept`]).
+    pub async fn accept(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> io::Result<Option<ConnectionHandle>> {
+        let deadline = timeout.map(|t| TokioInstant::now() + t);
+        self.drive_until(deadline, |q| q.take_accepted()).await
+    }
+
     /// Queues a job; returns its id at once.
     pub fn send_job(&mut self, h: ConnectionHandle, spec: JobSpec) -> Result<u32, SendJobError> {
         let now = self.d.now();

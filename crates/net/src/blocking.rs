@@ -55,6 +55,14 @@ impl Endpoint {
         }
     }
 
+    /// Waits for a peer to open a connection (its first job arrives) and
+    /// returns it; other events stay queued for [`Endpoint::next_event`].
+    /// `None` when `timeout` passes first.
+    pub fn accept(&mut self, timeout: Option<Duration>) -> io::Result<Option<ConnectionHandle>> {
+        let deadline = timeout.map(|t| StdInstant::now() + t);
+        self.drive_until(deadline, |q| q.take_accepted())
+    }
+
     /// Queues a job on a connection; returns its id at once.
     pub fn send_job(&mut self, h: ConnectionHandle, spec: JobSpec) -> Result<u32, SendJobError> {
         let now = self.d.now();

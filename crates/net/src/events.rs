@@ -48,6 +48,15 @@ impl EventQueue {
         self.bytes
     }
 
+    /// The first `Accepted` event's connection, removed from the queue.
+    pub(crate) fn take_accepted(&mut self) -> Option<ConnectionHandle> {
+        let i = self
+            .q
+            .iter()
+            .position(|(_, e)| matches!(e, Event::Accepted))?;
+        self.remove(i).map(|(h, _)| h)
+    }
+
     /// `Connected` (or the connection's loss) for `h`, removed from the queue.
     pub(crate) fn take_connected(
         &mut self,

@@ -40,7 +40,13 @@ fn serve(mut server: Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::JobRep
 fn job_with_msr_one_completes_over_udp() {
     let server = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
     let addr = server.local_addr();
-    let t = thread::spawn(move || serve(server, 1));
+    let t = thread::spawn(move || {
+        let mut server = server;
+        let conn = server.accept(BOUND).unwrap().expect("a peer connects");
+        assert_eq!(server.core().connection_count(), 1);
+        assert!(server.core().peer(conn).is_some());
+        serve(server, 1)
+    });
     let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
     let h = client.connect(addr).expect("handshake");
     let job = client
