@@ -1,0 +1,167 @@
+"""Experiment 3: slack-based priority on the kernel switch (seed 000 Fig. 10).
+
+One ATP client h1 -> h3 (MSR 0.5: initial TLR 0.5 -> queue 4) runs jobs
+back to back for `--seconds`, while a paced UDP background h2 -> h4
+(`--bg-mbps`, default 600) moves between switch queues on a schedule
+(default: queue 4, then 3 at T/3, then 2 at 2T/3), like the seed's
+foreground / background experiment. Recorded:
+
+* the ATP sender's per-epoch TLR, measured loss (rho), rate and queue
+  (`approxnet-perf client --json` "timeline": up to 200 samples, core time
+  since its first epoch, aligned here to the launch time of the client);
+* the bottleneck port's per-queue throughput, drops and backlog from
+  `tc -s -j qdisc show` every `--period` s (port xl -> xr).
+
+    sudo PYTHONPATH=python .venv/bin/python experiments/testbed/exp3_dynamic_priority.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import common as c
+
+BG_PORT = 7950
+
+
+def phases(schedule: list[tuple[float, int]], seconds: float) -> list[tuple[float, float, int]]:
+    ends = [t for t, _ in schedule[1:]] + [seconds]
+    return [(t, e, q) for (t, q), e in zip(schedule, ends, strict=True)]
+
+
+def summarise(timeline: list[dict[str, Any]], tc_rows: list[dict[str, Any]],
+              schedule: list[tuple[float, int]], seconds: float) -> list[dict[str, Any]]:
+    out = []
+    for t0, t1, bq in phases(schedule, seconds):
+        ep = [s for s in timeline if t0 <= s["t_s"] < t1]
+        tc = [r for r in tc_rows if t0 <= r["t_s"] < t1]
+        row: dict[str, Any] = {"from_s": t0, "to_s": t1, "bg_queue": bq, "epochs": len(ep)}
+        if ep:
+            qs = [s["queue"] for s in ep]
+            row["atp_queue_mode"] = statistics.mode(qs)
+            row["atp_queues_seen"] = ";".join(f"{q}:{qs.count(q)}" for q in sorted(set(qs)))
+            row["atp_tlr_mean"] = statistics.fmean(s["tlr"] for s in ep)
+            row["atp_rho_mean"] = statistics.fmean(s["rho"] for s in ep)
+            row["atp_rate_gbps_mean"] = statistics.fmean(s["rate_gbps"] for s in ep)
+        for q in range(8):
+            v = [r.get(f"q{q}_mbps", 0.0) for r in tc]
+            d = sum(r.get(f"q{q}_drops", 0) for r in tc)
+            if v and (max(v) > 1 or d):
+                row[f"q{q}_mbps_mean"] = round(statistics.fmean(v), 1)
+                row[f"q{q}_drops"] = d
+        out.append(row)
+    return out
+
+
+def plot(path: Path, timeline: list[dict[str, Any]], tc_rows: list[dict[str, Any]],
+         schedule: list[tuple[float, int]], seconds: float, msr: float, bg_mbps: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
+    t = [s["t_s"] for s in timeline]
+    ax[0].plot(t, [s["tlr"] for s in timeline], label="TLR", drawstyle="steps-post")
+    ax[0].plot(t, [s["rho"] for s in timeline], ".", ms=3, label="measured loss (epoch)")
+    ax[0].set_ylabel("loss rate")
+    ax[0].set_ylim(-0.02, 1.02)
+    ax[0].legend(loc="upper right", fontsize=8)
+    ax[1].plot(t, [s["rate_gbps"] for s in timeline], drawstyle="steps-post")
+    ax[1].set_ylabel("ATP rate (Gbit/s)")
+    bt = [x for p in phases(schedule, seconds) for x in (p[0], p[1])]
+    bq = [p[2] for p in phases(schedule, seconds) for _ in (0, 1)]
+    ax[2].plot(t, [s["queue"] for s in timeline], drawstyle="steps-post", label="ATP job")
+    ax[2].plot(bt, bq, "--", color="gray", label="background")
+    ax[2].set_ylabel("queue (0 = highest)")
+    ax[2].set_ylim(7.5, -0.5)
+    ax[2].legend(loc="upper right", fontsize=8)
+    tt = [r["t_s"] for r in tc_rows]
+    for q in range(8):
+        v = [r.get(f"q{q}_mbps", 0.0) for r in tc_rows]
+        if v and max(v) > 20:
+            ax[3].plot(tt, v, label=f"queue {q}", lw=1, color=f"C{q}")
+    ax[3].set_ylabel("bottleneck tx (Mbit/s)")
+    ax[3].set_xlabel("time (s)")
+    ax[3].legend(loc="upper right", fontsize=8, ncol=4)
+    for a in ax:
+        for p in schedule[1:]:
+            a.axvline(p[0], color="k", lw=0.5, ls=":")
+    fig.suptitle(f"ATP MSR {msr} vs a {bg_mbps:.0f} Mbit/s background moved between queues "
+                 "(tc + endpoint epochs)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", type=Path, default=c.HERE / "dumbbell.toml")
+    p.add_argument("--name", help="testbed name (default: the config's)")
+    p.add_argument("--msr", type=float, default=0.5)
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--bg-mbps", type=float, default=600.0)
+    p.add_argument("--schedule", help="t:queue,... (default 0:4,T/3:3,2T/3:2)")
+    p.add_argument("--messages", type=int, default=256, help="messages per job (16 MiB jobs)")
+    p.add_argument("--size", type=int, default=65536)
+    p.add_argument("--line-rate-gbps", type=float, default=1.0)
+    p.add_argument("--period", type=float, default=0.025, help="tc sampling period (s)")
+    p.add_argument("--out", type=Path, default=c.RESULTS / "exp3_dynamic_priority")
+    p.add_argument("--no-plot", action="store_true")
+    a = p.parse_args(argv)
+    c.require_root()
+    c.require_perf()
+    T = a.seconds
+    sched_s = a.schedule or f"0:4,{T / 3:.3f}:3,{2 * T / 3:.3f}:2"
+    schedule = sorted((float(x), int(q)) for x, q in (s.split(":") for s in sched_s.split(",")))
+    env = c.environment()
+    cfg = c.load_config(a.config, a.name)
+    with c.testbed.up(cfg) as tb:
+        sink = c.start(tb, "h4", [*c.TOOLS, "sink", "--port", str(BG_PORT), "--seconds",
+                                  str(T + 30)])
+        srv = c.atp_server(tb, "h3", jobs=1_000_000, idle=1.0)
+        try:
+            with c.QueueSampler(tb, "xl", "xr", period=a.period, limit_s=T + 30) as sampler:
+                bg = c.start(tb, "h2", [*c.TOOLS, "cbr", "--dst", tb.address("h4"), "--port",
+                                        str(BG_PORT), "--rate-mbps", str(a.bg_mbps),
+                                        "--seconds", str(T + 0.3), "--schedule", sched_s])
+                t_client = time.monotonic()
+                r = c.run(tb, "h1", c.atp_client_argv(tb.address("h3"), a.msr, a.messages,
+                                                       a.size, 1_000_000, a.line_rate_gbps,
+                                                       duration=T, window=2), timeout=T + 30)
+                bg_out = c.finish(bg, timeout=10)
+                time.sleep(0.1)
+            server = c.finish(srv, timeout=10)
+        finally:
+            c.kill(srv)
+            c.stop(sink)
+    origin = bg_out["t0"]
+    offset = t_client - origin
+    timeline = [{**s, "t_s": round(offset + s["t_ms"] / 1e3, 4)} for s in r["timeline"]]
+    tc_rows = sampler.rows(origin)
+    summary = summarise(timeline, tc_rows, schedule, T)
+    env["loadavg_end"] = c.loadavg()
+    env["args"] = {k: str(v) for k, v in vars(a).items()}
+    keep = {k: v for k, v in r.items() if k != "timeline"}
+    c.write_csv(a.out.parent / (a.out.name + "_atp.csv"), timeline)
+    c.write_csv(a.out.parent / (a.out.name + "_tc.csv"), tc_rows)
+    c.write_csv(a.out.parent / (a.out.name + "_phases.csv"), summary)
+    c.write_json(a.out.with_suffix(".json"), {
+        "environment": env, "schedule": schedule, "client_offset_s": offset,
+        "background": bg_out, "atp_client": keep, "atp_server": server, "phases": summary})
+    if not a.no_plot:
+        plot(a.out.with_suffix(".png"), timeline, tc_rows, schedule, T, a.msr, a.bg_mbps)
+    for row in summary:
+        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})
+    print(f"ATP: {r['jobs_completed']} jobs, failed {r['jobs_failed']}, measured loss "
+          f"{r['measured_loss']:.4f}, background achieved {bg_out['achieved_mbps']:.0f} Mbit/s; "
+          f"load average {env['loadavg_start']} -> {env['loadavg_end']}; results {a.out}*")
+    return 0 if r["jobs_failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
