@@ -9,7 +9,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CARGO  ?= cargo
 
-.PHONY: demo demo-atp test test-rust test-python lint setup setup-python bench clean
+.PHONY: demo demo-atp test test-rust test-python lint lint-python setup setup-python bench clean
 
 demo: setup
 	$(CARGO) build --release -q -p approxnet-proto --example atp_demo
@@ -31,22 +31,45 @@ lint:
 test-rust:
 	$(CARGO) test --workspace -q
 
-test-python: setup-python
-	@if [ -d python/tests ]; then \
-	  PYTHONPATH=python $(PY) -m pytest -q -W error python/tests; \
-	fi
+# The suite runs against the installed package (maturin develop installs
+# python/approxnet in editable mode with the freshly built _native module).
+test-python: setup-python lint-python
+	$(PY) -m pytest -q -W error python/tests
+
+# ruff + mypy over the package's own modules (the testbed lints itself).
+PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
+  python/approxnet/sim.py python/approxnet/transport.py python/approxnet/repro.py \
+  python/approxnet/cli python/tests/test_bindings.py python/tests/test_cli.py \
+  python/tests/test_sim_api.py python/tests/conftest.py python/approxnet/__main__.py
+lint-python: setup-python
+	$(VENV)/bin/ruff check -q $(wildcard $(PY_LINTED))
+	$(VENV)/bin/ruff format -q --check $(wildcard $(PY_LINTED))
+	cd python && ../$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.transport -m approxnet.repro -m approxnet
 
 setup: setup-python
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust (rustup) first"; exit 1; }
 	@rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
 	@bash scripts/install-testbed-deps.sh
 
-setup-python: $(VENV)/.ready
+# setup-python: .venv with the tools, then the package built and installed
+# into it (maturin develop --release: editable Python sources plus the
+# native module approxnet._native from crates/py). Rebuilt only when a Rust
+# source the module is made of, a manifest or pyproject.toml changed, or
+# when the built module is missing.
+PY_NATIVE_DEPS := $(shell find crates/py/src crates/proto/src crates/sim/src -type f 2>/dev/null) \
+  $(wildcard data/workloads/*) crates/py/Cargo.toml crates/proto/Cargo.toml crates/sim/Cargo.toml Cargo.toml Cargo.lock pyproject.toml
+
+setup-python: $(VENV)/.built
+	@ls python/approxnet/_native*.so >/dev/null 2>&1 || { rm -f $(VENV)/.built; $(MAKE) --no-print-directory $(VENV)/.built; }
 
 $(VENV)/.ready: scripts/python-requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r scripts/python-requirements.txt
+	touch $@
+
+$(VENV)/.built: $(VENV)/.ready $(PY_NATIVE_DEPS)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q >/dev/null
 	touch $@
 
 bench:

@@ -31,9 +31,15 @@ __all__ = [
     "ScenarioError",
     "SimResult",
     "expand_grid",
+    "format_override",
+    "parse_param",
+    "point_name",
+    "run_point",
     "run",
     "schemes",
     "sizes",
+    "sweep",
+    "sweep_ray",
 ]
 
 
@@ -145,3 +151,155 @@ def format_override(key: str, value: Any) -> str:
     else:
         v = json.dumps(str(value))
     return f"{key}={v}"
+
+
+def parse_param(spec: str) -> tuple[str, list[Any]]:
+    """``"jobs.0.msr=0.25,0.5,1"`` -> ``("jobs.0.msr", [0.25, 0.5, 1.0])``.
+    Values that parse as numbers become numbers; others stay strings."""
+    key, sep, values = spec.partition("=")
+    key = key.strip()
+    if not sep or not key or not values.strip():
+        raise ScenarioError(
+            f"parameter {spec!r}: expected key.path=v1,v2,... e.g. jobs.0.msr=0.5,1"
+        )
+    out: list[Any] = []
+    for v in values.split(","):
+        v = v.strip().strip('"')
+        if not v:
+            raise ScenarioError(f"parameter {spec!r}: empty value")
+        try:
+            out.append(int(v))
+        except ValueError:
+            try:
+                out.append(float(v))
+            except ValueError:
+                out.append(v)
+    return key, out
+
+
+def point_name(point: Mapping[str, Any]) -> str:
+    """A directory name for one sweep point: ``scheme=udp,msr=0.5``."""
+    if not point:
+        return "base"
+    parts = [f"{k.rsplit('.', 1)[-1]}={v}" for k, v in point.items()]
+    return ",".join(parts).replace("/", "_").replace(" ", "_")
+
+
+def run_point(
+    scenario: str,
+    is_path: bool,
+    base_overrides: Sequence[str],
+    point: Mapping[str, Any],
+    out_dir: str | None,
+) -> list[dict[str, Any]]:
+    """Runs one sweep point; returns one row per job class, the point's
+    parameters first. A top-level function so that worker processes (and
+    Ray) can pickle it."""
+    sets = list(base_overrides) + [format_override(k, v) for k, v in point.items()]
+    if out_dir is None:
+        with tempfile.TemporaryDirectory(prefix="approxnet-sweep-") as tmp:
+            summary = json.loads(sim_run(scenario, is_path, tmp, sets, False))
+    else:
+        summary = json.loads(sim_run(scenario, is_path, out_dir, sets, False))
+    rows = []
+    for c in summary.get("classes", []):
+        row: dict[str, Any] = dict(point)
+        row.update({f"class_{k}" if k == "name" else k: v for k, v in c.items()})
+        row["sim_s"] = summary.get("sim_s")
+        row["wall_s"] = summary.get("wall_s")
+        row["drops"] = summary.get("drops")
+        rows.append(row)
+    return rows
+
+
+def sweep(
+    scenario: str | os.PathLike[str],
+    params: Mapping[str, Iterable[Any]],
+    *,
+    overrides: Sequence[str] = (),
+    out: str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    on_done: Any = None,
+) -> pd.DataFrame:
+    """Runs every combination of ``params`` in parallel worker processes
+    and returns one row per (point, job class). With ``out``, each point's
+    records go to ``out/<point name>/`` and the table to ``out/sweep.csv``.
+    ``on_done(done, total)`` is called after each point (for progress bars).
+    ``workers=1`` runs in this process."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    text = os.fspath(scenario)
+    is_path = _is_path(scenario)
+    if is_path and not Path(text).is_file():
+        raise ScenarioError(f"cannot read scenario {text}: no such file")
+    points = list(expand_grid(params))
+    base = [str(o) for o in overrides]
+    out_dir = Path(out) if out is not None else None
+
+    def dest(p: Mapping[str, Any]) -> str | None:
+        return str(out_dir / point_name(p)) if out_dir is not None else None
+
+    results: dict[int, list[dict[str, Any]]] = {}
+    total = len(points)
+    n = workers if workers is not None else min(total, os.cpu_count() or 1)
+    if n <= 1 or total <= 1:
+        for i, p in enumerate(points):
+            results[i] = run_point(text, is_path, base, p, dest(p))
+            if on_done is not None:
+                on_done(i + 1, total)
+    else:
+        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn")) as ex:
+            futs = {
+                ex.submit(run_point, text, is_path, base, p, dest(p)): i
+                for i, p in enumerate(points)
+            }
+            try:
+                for done, f in enumerate(as_completed(futs), start=1):
+                    results[futs[f]] = f.result()
+                    if on_done is not None:
+                        on_done(done, total)
+            except BaseException:
+                ex.shutdown(wait=False, cancel_futures=True)
+                raise
+    rows = [r for i in range(total) for r in results[i]]
+    df = pd.DataFrame(rows)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        df.to_csv(out_dir / "sweep.csv", index=False)
+    return df
+
+
+def sweep_ray(
+    address: str,
+    scenario: str | os.PathLike[str],
+    params: Mapping[str, Iterable[Any]],
+    *,
+    overrides: Sequence[str] = (),
+    on_done: Any = None,
+) -> pd.DataFrame:
+    """Like :func:`sweep`, on a Ray cluster at ``address`` (Ray must be
+    installed: ``pip install 'ray[default]'``). Records stay on the workers;
+    the table comes back."""
+    import ray  # raises ImportError when Ray is not installed
+
+    text = os.fspath(scenario)
+    is_path = _is_path(scenario)
+    if is_path:
+        # Workers may not share this filesystem: ship the text.
+        text = Path(text).read_text()
+        is_path = False
+    points = list(expand_grid(params))
+    base = [str(o) for o in overrides]
+    ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    remote = ray.remote(run_point)
+    refs = {remote.remote(text, is_path, base, p, None): i for i, p in enumerate(points)}
+    results: dict[int, list[dict[str, Any]]] = {}
+    pending = list(refs)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for r in ready:
+            results[refs[r]] = ray.get(r)
+        if on_done is not None:
+            on_done(len(results), len(points))
+    return pd.DataFrame([r for i in range(len(points)) for r in results[i]])

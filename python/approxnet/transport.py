@@ -103,19 +103,21 @@ def transfer(
     :class:`~approxnet.JobError` for a job the core refuses and
     :class:`~approxnet.ConfigError` for bad link or endpoint settings.
     """
-    shortcuts = {
+    shortcuts: dict[str, float | int | None] = {
         "loss": loss,
         "delay_us": delay_us,
         "rate_gbps": rate_gbps,
         "buffer_bytes": buffer_bytes,
     }
-    given = {k: v for k, v in shortcuts.items() if v is not None}
+    given = sorted(k for k, v in shortcuts.items() if v is not None)
     if link is None:
-        link = LinkConfig(**given)
+        link = LinkConfig(
+            loss=loss, delay_us=delay_us, rate_gbps=rate_gbps, buffer_bytes=buffer_bytes
+        )
     elif given:
         from ._native import ConfigError
 
-        raise ConfigError(f"give either link= or {', '.join(sorted(given))}, not both")
+        raise ConfigError(f"give either link= or {', '.join(given)}, not both")
     t = _transfer(
         job,
         link=link,

@@ -2,7 +2,7 @@
 //! Numbers arrive as Python floats / ints in human units (Gbps, us, ms) and
 //! are checked here or by the core; nothing is clamped.
 
-use crate::errors::{Error, Result};
+use crate::errors::{Error, Int, Result};
 use approxnet_proto::config::{Integrity, RetransmitPolicy};
 use approxnet_proto::harness::LinkConfig;
 use approxnet_proto::{Config, Duration, Rate, Variant};
@@ -63,13 +63,13 @@ impl PyConfig {
     fn new(
         variant: Option<&str>,
         line_rate_gbps: Option<f64>,
-        mtu: Option<i64>,
+        mtu: Option<Int>,
         initial_rtt_us: Option<f64>,
         min_rto_us: Option<f64>,
-        reorder_threshold: Option<i64>,
+        reorder_threshold: Option<Int>,
         idle_timeout_ms: Option<f64>,
         pacing_burst_us: Option<f64>,
-        queues: Option<i64>,
+        queues: Option<Int>,
         retransmit: Option<&str>,
         integrity: Option<&str>,
         keep_payloads: Option<bool>,
@@ -88,7 +88,7 @@ impl PyConfig {
             c.line_rate = rate("line_rate_gbps", x)?;
         }
         if let Some(x) = mtu {
-            c.mtu = count("mtu", x, 65_507)? as usize;
+            c.mtu = count("mtu", x.0, 65_507)? as usize;
         }
         if let Some(x) = initial_rtt_us {
             c.initial_rtt = duration("initial_rtt_us", x, 1e3)?;
@@ -97,7 +97,7 @@ impl PyConfig {
             c.min_rto = duration("min_rto_us", x, 1e3)?;
         }
         if let Some(x) = reorder_threshold {
-            c.reorder_threshold = count("reorder_threshold", x, u32::MAX as u64)? as u32;
+            c.reorder_threshold = count("reorder_threshold", x.0, u32::MAX as u64)? as u32;
         }
         if let Some(x) = idle_timeout_ms {
             c.idle_timeout = duration("idle_timeout_ms", x, 1e6)?;
@@ -106,7 +106,7 @@ impl PyConfig {
             c.pacing_burst = duration("pacing_burst_us", x, 1e3)?;
         }
         if let Some(x) = queues {
-            c.queues = count("queues", x, 255)? as u8;
+            c.queues = count("queues", x.0, 255)? as u8;
         }
         if let Some(r) = retransmit {
             c.retransmit = match r {
@@ -212,8 +212,8 @@ impl PyLinkConfig {
     fn new(
         delay_us: Option<f64>,
         rate_gbps: Option<f64>,
-        buffer_bytes: Option<i64>,
-        ecn_threshold_bytes: Option<i64>,
+        buffer_bytes: Option<Int>,
+        ecn_threshold_bytes: Option<Int>,
         loss: Option<f64>,
         burst_enter: Option<f64>,
         burst_exit: Option<f64>,
@@ -222,7 +222,7 @@ impl PyLinkConfig {
         reorder_delay_us: Option<f64>,
         duplicate: Option<f64>,
         bit_flip: Option<f64>,
-        bit_flip_from: Option<i64>,
+        bit_flip_from: Option<Int>,
     ) -> Result<Self> {
         let mut l = LinkConfig::default();
         if let Some(x) = delay_us {
@@ -232,10 +232,10 @@ impl PyLinkConfig {
             l.rate = rate("rate_gbps", x)?;
         }
         if let Some(x) = buffer_bytes {
-            l.buffer = count("buffer_bytes", x, 1 << 40)? as usize;
+            l.buffer = count("buffer_bytes", x.0, 1 << 40)? as usize;
         }
         if let Some(x) = ecn_threshold_bytes {
-            l.ecn_threshold = count("ecn_threshold_bytes", x, 1 << 40)? as usize;
+            l.ecn_threshold = count("ecn_threshold_bytes", x.0, 1 << 40)? as usize;
         }
         if let Some(x) = loss {
             l.loss = probability("loss", x)?;
@@ -262,7 +262,7 @@ impl PyLinkConfig {
             l.bit_flip = probability("bit_flip", x)?;
         }
         if let Some(x) = bit_flip_from {
-            l.bit_flip_from = count("bit_flip_from", x, 1 << 20)? as usize;
+            l.bit_flip_from = count("bit_flip_from", x.0, 1 << 20)? as usize;
         }
         Ok(PyLinkConfig { inner: l })
     }

@@ -143,3 +143,21 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", py.get_type::<exc::ScenarioError>())?;
     Ok(())
 }
+
+/// A Python int argument of any size, saturated into `i64` so that range
+/// checks (and their typed errors) see huge values instead of an
+/// `OverflowError` from the conversion.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Int(pub(crate) i64);
+
+impl<'py> FromPyObject<'py> for Int {
+    fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        match ob.extract::<i64>() {
+            Ok(v) => Ok(Int(v)),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(ob.py()) => {
+                Ok(Int(if ob.lt(0)? { i64::MIN } else { i64::MAX }))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! `Job` (a job of messages in groups, or one tensor) and `Group`.
 
-use crate::errors::{Error, Result};
+use crate::errors::{Error, Int, Result};
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::tensor::TensorSpec;
 use approxnet_proto::wire::Dtype;
@@ -65,9 +65,9 @@ impl PyJob {
     }
 
     /// Defines (or redefines) group `id` with its own MSR; returns the job.
-    fn group(mut slf: PyRefMut<'_, Self>, id: i64, msr: f64) -> Result<PyRefMut<'_, Self>> {
+    fn group(mut slf: PyRefMut<'_, Self>, id: Int, msr: f64) -> Result<PyRefMut<'_, Self>> {
         slf.no_tensor()?;
-        let id = group_id(id)?;
+        let id = group_id(id.0)?;
         let spec = std::mem::replace(&mut slf.spec, JobSpec::new(1.0)?);
         slf.spec = match spec.clone().group(id, msr) {
             Ok(s) => s,
@@ -84,15 +84,15 @@ impl PyJob {
     #[pyo3(signature = (group, data, precise_len = None))]
     fn message<'a>(
         mut slf: PyRefMut<'a, Self>,
-        group: i64,
+        group: Int,
         data: &[u8],
-        precise_len: Option<i64>,
+        precise_len: Option<Int>,
     ) -> Result<PyRefMut<'a, Self>> {
         slf.no_tensor()?;
-        let group = group_id(group)?;
+        let group = group_id(group.0)?;
         let precise_len = match precise_len {
             None => data.len(),
-            Some(p) => length("precise_len", p)?,
+            Some(p) => length("precise_len", p.0)?,
         };
         slf.spec.messages.push(MessageSpec {
             group,
@@ -104,17 +104,17 @@ impl PyJob {
 
     /// Adds `count` messages of `size` zero bytes (never materialised at the
     /// sender) to `group`; for experiments that only need sizes. Returns the job.
-    #[pyo3(signature = (group, size, count = 1))]
+    #[pyo3(signature = (group, size, count = None))]
     fn synthetic(
         mut slf: PyRefMut<'_, Self>,
-        group: i64,
-        size: i64,
-        count: i64,
+        group: Int,
+        size: Int,
+        count: Option<Int>,
     ) -> Result<PyRefMut<'_, Self>> {
         slf.no_tensor()?;
-        let group = group_id(group)?;
-        let size = length("size", size)?;
-        let count = length("count", count)?;
+        let group = group_id(group.0)?;
+        let size = length("size", size.0)?;
+        let count = length("count", count.map_or(1, |c| c.0))?;
         if count > 1 << 24 {
             return Err(Error::JobValue(format!(
                 "count must be at most {}, got {count}",
@@ -151,9 +151,11 @@ impl PyJob {
             "float16" => Dtype::F16,
             "float32" => Dtype::F32,
             "float64" => Dtype::F64,
-            _ => return Err(Error::JobValue(format!(
+            _ => {
+                return Err(Error::JobValue(format!(
                 "tensor dtype must be float16, float32 or float64 (native byte order), got {name}"
-            ))),
+            )))
+            }
         };
         let shape = arr.shape().to_vec();
         let data = bytes_of(py, arr).map_err(|e| Error::JobValue(format!("tensor: {e}")))?;

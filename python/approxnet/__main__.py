@@ -1,0 +1,6 @@
+"""``python -m approxnet ...`` is the ``approxnet`` command."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()
