@@ -1,8 +1,8 @@
 //! The async face: the same endpoint driven by a tokio task.
 //!
 //! Readiness comes from tokio's reactor (`AsyncFd`), timers from
-//! `tokio::time` (1 ms resolution, so the pacing lookahead is at least 1 ms
-//! here). Each `async fn` drives the endpoint while it waits; the endpoint
+//! `tokio::time` (1 ms resolution, so the core's pacing credit is at least
+//! 2 ms here). Each `async fn` drives the endpoint while it waits; the endpoint
 //! is owned by one task (`&mut self`), with no background task or lock.
 
 use crate::config::RuntimeConfig;
@@ -42,8 +42,14 @@ pub struct AsyncEndpoint {
 
 impl AsyncEndpoint {
     /// Opens a socket on `addr` and an endpoint on it. Must be called
-    /// inside a tokio runtime with I/O and time enabled.
-    pub fn bind(addr: SocketAddr, cfg: RuntimeConfig) -> Result<AsyncEndpoint, BindError> {
+    /// inside a tokio runtime with I/O and time enabled. tokio's timers wake
+    /// up to a tick (1 ms) late, so the core's `pacing_burst` is raised to
+    /// at least two ticks here.
+    pub fn bind(addr: SocketAddr, mut cfg: RuntimeConfig) -> Result<AsyncEndpoint, BindError> {
+        let two_ticks = approxnet_proto::Duration::from_nanos(2 * TOKIO_TICK.as_nanos() as u64);
+        if cfg.proto.pacing_burst < two_ticks {
+            cfg.proto.pacing_burst = two_ticks;
+        }
         let ep = ProtoEndpoint::new(cfg.proto, cfg.seed)?;
         let sock = Socket::bind(addr, &cfg.socket)?;
         if tokio::runtime::Handle::try_current().is_err() {
@@ -57,7 +63,7 @@ impl AsyncEndpoint {
         let io = unsafe { AsyncFd::register(FdRef(sock.as_raw_fd())) }.map_err(io::Error::from)?;
         Ok(AsyncEndpoint {
             io,
-            d: Driver::new(ep, sock, cfg, TOKIO_TICK),
+            d: Driver::new(ep, sock, cfg, Duration::ZERO),
         })
     }
 

@@ -35,11 +35,19 @@ impl Default for MarkingPolicy {
 /// docs/runtime.md).
 pub const REAL_MIN_RTO: approxnet_proto::Duration = approxnet_proto::Duration::from_millis(20);
 
+/// How far pacing may fall behind and catch up in a burst on a real host
+/// (the core's `pacing_burst`; its simulator default is 10 us). A user-space
+/// sender's timer wake-ups come tens of microseconds to milliseconds late;
+/// without this credit the time is lost for good.
+pub const REAL_PACING_BURST: approxnet_proto::Duration = approxnet_proto::Duration::from_millis(1);
+
 /// Everything needed to open a runtime endpoint.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
     /// The protocol core's configuration (rates, timers, caps); the default
-    /// is the core's, except `min_rto` = [`REAL_MIN_RTO`].
+    /// is the core's, except `min_rto` = [`REAL_MIN_RTO`], `pacing_burst` =
+    /// [`REAL_PACING_BURST`] and `transport_checksums` = true (the socket's
+    /// checksum covers header and precise prefix; both ends must agree).
     pub proto: Config,
     /// Seed of the core's random choices.
     pub seed: u64,
@@ -72,6 +80,10 @@ pub struct RuntimeConfig {
     /// samples grow by up to this much. 0 sends each paced packet at its
     /// own wake-up (measured: a third of the goodput at 1 Gbit/s).
     pub pacing_lookahead: Duration,
+    /// How long after a timer falls due the driver may sleep on, so that
+    /// paced packets leave in batches (the core catches up on them within
+    /// `proto.pacing_burst`). Every timer fires up to this much late.
+    pub pacing_batch: Duration,
 }
 
 impl Default for RuntimeConfig {
@@ -79,6 +91,10 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             proto: Config {
                 min_rto: REAL_MIN_RTO,
+                pacing_burst: REAL_PACING_BURST,
+                // UDP checksums everything; UDP-Lite covers header + precise
+                // prefix: the core need not CRC the prefix again.
+                transport_checksums: true,
                 ..Config::default()
             },
             seed: 0x5eed,
@@ -94,6 +110,7 @@ impl Default for RuntimeConfig {
             max_event_bytes: 256 << 20,
             epoch_history: 1024,
             pacing_lookahead: Duration::from_millis(1),
+            pacing_batch: Duration::ZERO,
         }
     }
 }

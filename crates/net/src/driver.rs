@@ -63,6 +63,7 @@ pub(crate) struct Driver {
     cfg: RuntimeConfig,
     mtu: usize,
     lookahead: Duration,
+    batch: Duration,
     scratch: Vec<u8>,
     pub(crate) stats: RuntimeStats,
 }
@@ -72,7 +73,7 @@ impl Driver {
         ep: ProtoEndpoint,
         sock: Socket,
         cfg: RuntimeConfig,
-        min_lookahead: Duration,
+        min_batch: Duration,
     ) -> Driver {
         let mtu = ep.config().mtu;
         let slot = if sock.gro_enabled() {
@@ -87,7 +88,8 @@ impl Driver {
             clock: Clock::new(),
             events: EventQueue::default(),
             epochs: VecDeque::new(),
-            lookahead: cfg.pacing_lookahead.max(min_lookahead),
+            lookahead: cfg.pacing_lookahead,
+            batch: cfg.pacing_batch.max(min_batch),
             cfg,
             mtu,
             scratch: vec![0; mtu.max(2048)],
@@ -287,10 +289,11 @@ impl Driver {
     /// (until the next core timer; `None`: no timer).
     pub(crate) fn wait_spec(&mut self) -> (bool, Option<Duration>) {
         let early = self.early_core();
+        let batch = self.batch;
         let timeout = self.ep.poll_timeout().map(|t| {
             self.clock.until(Instant::from_nanos(
                 t.as_nanos().saturating_sub(early.as_nanos()),
-            ))
+            )) + batch
         });
         let blocked = !self.sq.is_empty();
         // While the kernel refuses datagrams, a due pacing timer cannot be

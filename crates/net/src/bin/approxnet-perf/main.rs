@@ -4,7 +4,7 @@
 //! approxnet-perf server [--bind 0.0.0.0:7700] [--jobs N] [--idle SECS] [--udplite] [--json]
 //! approxnet-perf client --server ADDR [--msr 1.0 | --groups 1.0,0.5] [--sizes fixed:65536]
 //!                [--messages 64] [--duration 5] [--jobs N] [--window 2] [--precise 1.0]
-//!                [--line-rate-gbps 10] [--lookahead-us 1000] [--seed 1] [--udplite] [--json]
+//!                [--line-rate-gbps 10] [--seed 1] [--udplite] [--json]
 //! approxnet-perf tcp-server [--bind 0.0.0.0:7701] [--json]
 //! approxnet-perf tcp-client --server ADDR [--duration 5] [--cc cubic] [--json]
 //! ```
@@ -42,7 +42,8 @@ approxnet-perf: iperf-like load for the approxnet runtime
   approxnet-perf tcp-server [--bind 0.0.0.0:7701] [--json]
   approxnet-perf tcp-client --server IP:PORT [--duration 5] [--cc cubic] [--json]
 
-Common ATP options: --line-rate-gbps 10 --lookahead-us 1000 --min-rto-us 20000
+Common ATP options (defaults: RuntimeConfig): --line-rate-gbps 10 --min-rto-us
+  --pacing-burst-us --lookahead-us --batch-us --ack-every --transport-checksums 0|1
   --recv-budget 1024 --seed 1; server: --keep-payloads 0|1.
 The client reports goodput, measured loss, delivered fraction per group,
 JCT percentiles, retransmissions, time per switch queue and a sampled
@@ -56,7 +57,14 @@ fn runtime_config(a: &mut Args) -> Result<RuntimeConfig, String> {
     let rate: f64 = a.get("line-rate-gbps", 10.0)?;
     cfg.proto.line_rate = Rate::gbps(rate);
     cfg.seed = a.get("seed", 1u64)?;
-    cfg.pacing_lookahead = Duration::from_micros(a.get("lookahead-us", 1000u64)?);
+    cfg.pacing_lookahead =
+        Duration::from_micros(a.get("lookahead-us", cfg.pacing_lookahead.as_micros() as u64)?);
+    cfg.pacing_batch =
+        Duration::from_micros(a.get("batch-us", cfg.pacing_batch.as_micros() as u64)?);
+    let burst: u64 = a.get("pacing-burst-us", cfg.proto.pacing_burst.as_nanos() / 1000)?;
+    cfg.proto.pacing_burst = approxnet_proto::Duration::from_micros(burst);
+    cfg.proto.ack_every = a.get("ack-every", cfg.proto.ack_every)?;
+    cfg.proto.transport_checksums = a.get("transport-checksums", 1u8)? != 0;
     cfg.recv_budget = a.get("recv-budget", cfg.recv_budget)?;
     let rto_us: u64 = a.get("min-rto-us", cfg.proto.min_rto.as_nanos() / 1000)?;
     cfg.proto.min_rto = approxnet_proto::Duration::from_micros(rto_us);
