@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -230,6 +231,19 @@ def counter_delta(before: dict[int, Any], after: dict[int, Any]) -> dict[str, in
             d[f"q{q}_sent_pkts"] = b.sent_packets - a.sent_packets
             d[f"q{q}_drops"] = b.dropped - a.dropped
     return d
+
+
+def udp_snmp(tb: testbed.Testbed, host: str) -> dict[str, int]:
+    """The host's UDP counters from /proc/net/snmp (per namespace): datagrams
+    the kernel dropped at a full socket buffer show up as RcvbufErrors."""
+    out = tb.run(host, ["cat", "/proc/net/snmp"], timeout=5, capture_output=True, text=True)
+    lines = [ln.split()[1:] for ln in out.stdout.splitlines() if ln.startswith("Udp:")]
+    return {k: int(v) for k, v in zip(lines[0], lines[1], strict=True)} if len(lines) >= 2 else {}
+
+
+def snmp_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    keys = ("InDatagrams", "RcvbufErrors", "InErrors")
+    return {f"rx_udp_{k}": after.get(k, 0) - before.get(k, 0) for k in keys}
 
 
 # --------------------------------------------------------------------------

@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                                                 "--schedule", f"0:{a.bg_queue}"])
                         time.sleep(0.2)
                     before = c.port_counters(tb, "xl", "xr")
+                    snmp0 = c.udp_snmp(tb, "h3")
                     t0 = time.monotonic()
                     try:
                         row = run_scheme(tb, scheme, msr, a, seed=1 + 100 * i + k)
@@ -169,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                     row["wall_s"] = round(time.monotonic() - t0, 2)
                     row["bg_achieved_mbps"] = round(bg_out.get("achieved_mbps", 0.0), 1)
                     row.update(c.counter_delta(before, c.port_counters(tb, "xl", "xr")))
+                    row.update(c.snmp_delta(snmp0, c.udp_snmp(tb, "h3")))
                     row["loadavg1"] = c.loadavg()[0]
                     rows.append(row)
                     print(f"msr {msr:<5} {scheme:<13} jct p50 {row.get('jct_p50_ms', math.nan):8.1f}"

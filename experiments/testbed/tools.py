@@ -18,7 +18,8 @@ Approximate jobs over kernel transports (seed 000 section 7.1):
   as the socket takes them (UDP GSO batches); no feedback, no guarantee.
   JCT = last datagram of the job at the receiver - job start at the sender.
 
-Helpers: `cbr` (paced UDP with a DSCP queue schedule), `sink` (a bound UDP
+Helpers: `exec-at T PROGRAM ARGS...` (sleep until monotonic T, then exec),
+`cbr` (paced UDP with a DSCP queue schedule), `sink` (a bound UDP
 socket that never reads: the kernel drops, no ICMP), `fct-send` /
 `fct-server` (short non-approximate TCP flows and their completion times).
 """
@@ -29,6 +30,7 @@ import argparse
 import errno
 import json
 import math
+import os
 import random
 import select
 import socket
@@ -132,8 +134,10 @@ def tcp_job_server(port: int, timeout: float, conns: int) -> dict[str, Any]:
 def tcp_job_send(
     dst: str, port: int, mode: str, msr: float, messages: int, size: int, jobs: int,
     cc: str | None, tos: int, seed: int, timeout: float, job_base: int,
+    seconds: float = math.inf,
 ) -> dict[str, Any]:
-    """SampleSend (`ss`) or EarlySend (`es`) over one kernel TCP connection."""
+    """SampleSend (`ss`) or EarlySend (`es`) over one kernel TCP connection:
+    `jobs` jobs one after another, but no new job after `seconds`."""
     rng = random.Random(seed)
     s = _connect(dst, port, tos, cc, 5.0)
     deadline = time.monotonic() + timeout
@@ -141,7 +145,10 @@ def tcp_job_send(
     payload = bytes(size)
     out = []
     pending = b""
+    start = time.monotonic()
     for j in range(job_base, job_base + jobs):
+        if time.monotonic() - start >= seconds:
+            break
         if mode == "ss":
             chosen = sorted(rng.sample(range(messages), need_n))
         else:
@@ -175,7 +182,8 @@ def tcp_job_send(
                     "messages_sent": sent_msgs, "bytes_sent": sent_bytes})
     used = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
     s.close()
-    return {"mode": mode, "cc": used, "need": need_n, "jobs": out}
+    return {"mode": mode, "cc": used, "need": need_n, "start": start, "end": time.monotonic(),
+            "jobs": out}
 
 
 def _has_done(pending: bytes, job: int) -> bool:
@@ -350,7 +358,8 @@ def sink(port: int, seconds: float) -> dict[str, Any]:
 
 
 def fct_server(port: int, timeout: float) -> dict[str, Any]:
-    """Accept connections until `timeout`; read `n` bytes (8-byte header), reply 1 byte."""
+    """Accept connections until stdin closes or `timeout`; read `n` bytes
+    (8-byte header), reply 1 byte."""
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
@@ -361,11 +370,12 @@ def fct_server(port: int, timeout: float) -> dict[str, Any]:
     view = memoryview(buf)
     served = 0
     while time.monotonic() < deadline:
-        srv.settimeout(max(deadline - time.monotonic(), 0.01))
-        try:
-            c, _ = srv.accept()
-        except TimeoutError:
-            break
+        r, _, _ = select.select([srv, sys.stdin], [], [], max(deadline - time.monotonic(), 0.01))
+        if sys.stdin in r and not sys.stdin.readline():
+            break  # the orchestrator closed stdin: done
+        if srv not in r:
+            continue
+        c, _ = srv.accept()
         c.settimeout(max(deadline - time.monotonic(), 0.01))
         try:
             if not _recv_exact(c, view, 8):
@@ -406,7 +416,17 @@ def fct_send(dst: str, port: int, flows: int, size: int, gap: float, cc: str | N
     return {"size": size, "flows": out}
 
 
+def exec_at(at: float, argv: list[str]) -> None:
+    """Sleep until monotonic time `at` (bounded by 30 s), then exec `argv`:
+    starts several senders at the same instant (incast)."""
+    time.sleep(min(max(at - time.monotonic(), 0.0), 30.0))
+    os.execv(argv[0], argv)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["exec-at"]:  # exec-at T PROGRAM ARGS... (no option parsing)
+        exec_at(float(argv[1]), argv[2:])
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -427,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--timeout", type=float, default=60)
     a.add_argument("--job-base", type=int, default=0)
+    a.add_argument("--seconds", type=float, default=math.inf, help="no new job after this")
     a = sub.add_parser("udp-job-send")
     a.add_argument("--dst", required=True)
     a.add_argument("--port", type=int, required=True)
@@ -467,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         r = tcp_job_server(x.port, x.timeout, x.conns)
     elif x.cmd == "tcp-job-send":
         r = tcp_job_send(x.dst, x.port, x.mode, x.msr, x.messages, x.size, x.jobs, x.cc,
-                         x.tos, x.seed, x.timeout, x.job_base)
+                         x.tos, x.seed, x.timeout, x.job_base, x.seconds)
     elif x.cmd == "udp-job-send":
         r = udp_job_send(x.dst, x.port, x.messages, x.size, x.jobs, x.tos, x.job_base)
     elif x.cmd == "udp-job-recv":
