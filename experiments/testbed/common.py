@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from subprocess import PIPE
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -54,9 +53,8 @@ def perf_binary() -> Path | None:
 def require_perf() -> str:
     b = perf_binary()
     if b is None:
-        raise SystemExit(
-            "approxnet-perf is not built: cargo build --release -p approxnet-net --bin approxnet-perf"
-        )
+        raise SystemExit("approxnet-perf is not built: "
+                         "cargo build --release -p approxnet-net --bin approxnet-perf")
     return str(b)
 
 
@@ -198,7 +196,8 @@ class QueueSampler:
             t = time.monotonic()
             out = subprocess.run(self.argv, capture_output=True, text=True, check=False)
             if out.returncode == 0:
-                self.samples.append((t, parse_qdiscs(self.switch, self.port, json.loads(out.stdout))))
+                qs = parse_qdiscs(self.switch, self.port, json.loads(out.stdout))
+                self.samples.append((t, qs))
             self._stop.wait(max(self.period - (time.monotonic() - t), 0.0))
 
     def rows(self, origin: float) -> list[dict[str, Any]]:

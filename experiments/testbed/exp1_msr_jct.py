@@ -173,8 +173,9 @@ def main(argv: list[str] | None = None) -> int:
                     row.update(c.snmp_delta(snmp0, c.udp_snmp(tb, "h3")))
                     row["loadavg1"] = c.loadavg()[0]
                     rows.append(row)
-                    print(f"msr {msr:<5} {scheme:<13} jct p50 {row.get('jct_p50_ms', math.nan):8.1f}"
-                          f" ms  p99 {row.get('jct_p99_ms', math.nan):8.1f} ms  delivered "
+                    print(f"msr {msr:<5} {scheme:<13} jct p50 "
+                          f"{row.get('jct_p50_ms', math.nan):8.1f} ms  p99 "
+                          f"{row.get('jct_p99_ms', math.nan):8.1f} ms  delivered "
                           f"{row.get('delivered_fraction', math.nan):.3f}  loss "
                           f"{row.get('loss', math.nan):.4f}  {row.get('error', '')}", flush=True)
         finally:
