@@ -5,7 +5,9 @@ with every scheme, while h2 -> h4 sends a paced UDP background (default
 300 Mbit/s in queue 0, i.e. non-approximate, highest priority) through the
 same 1 Gbps trunk. Schemes (seed 000 section 7.1):
 
-* `atp`: approxnet-perf client/server (ATP, MSR, slack-based queue);
+* `atp`: approxnet-perf client/server (ATP, MSR, slack-based queue) with
+  line rate `--line-rate-gbps` (default 1, the bottleneck); `atp:10` the
+  same with a 10 Gbit/s line rate (h1's NIC);
 * `tcp-<cc>-ss`: kernel TCP SampleSend (send ceil(MSR N) sampled messages);
 * `tcp-<cc>-es`: kernel TCP EarlySend (send all, stop once the receiver has
   ceil(MSR N));
@@ -28,7 +30,7 @@ from typing import Any
 
 import common as c
 
-SCHEMES = ["atp", "tcp-cubic-ss", "tcp-cubic-es", "tcp-bbr-ss", "tcp-bbr-es", "udp"]
+SCHEMES = ["atp", "atp:10", "tcp-cubic-ss", "tcp-cubic-es", "tcp-bbr-ss", "tcp-bbr-es", "udp"]
 TCP_PORT, UDP_PORT, BG_PORT = 7800, 7900, 7950
 
 
@@ -37,11 +39,12 @@ def run_scheme(tb: c.testbed.Testbed, scheme: str, msr: float, a: argparse.Names
     dst = tb.address("h3")
     bound = 5.0 + a.jobs * 3.0
     row: dict[str, Any] = {"msr": msr, "scheme": scheme}
-    if scheme == "atp":
+    if scheme == "atp" or scheme.startswith("atp:"):
+        rate = float(scheme[4:]) if scheme.startswith("atp:") else a.line_rate_gbps
         srv = c.atp_server(tb, "h3", jobs=a.jobs)
         try:
             r = c.run(tb, "h1", c.atp_client_argv(dst, msr, a.messages, a.size, a.jobs,
-                                                  a.line_rate_gbps, seed=seed), timeout=bound)
+                                                  rate, seed=seed), timeout=bound)
             c.finish(srv, timeout=10)
         finally:
             c.kill(srv)
@@ -120,6 +123,29 @@ def run_scheme(tb: c.testbed.Testbed, scheme: str, msr: float, a: argparse.Names
     return row
 
 
+def plot(path: Path, rows: list[dict[str, Any]]) -> None:
+    """JCT (median, bar to p99) against MSR, one line per scheme."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for k, scheme in enumerate(dict.fromkeys(r["scheme"] for r in rows)):
+        rs = [r for r in rows if r["scheme"] == scheme and "jct_p50_ms" in r]
+        x = [r["msr"] + (k - 3) * 0.006 for r in rs]
+        y = [r["jct_p50_ms"] for r in rs]
+        hi = [max(r["jct_p99_ms"] - r["jct_p50_ms"], 0.0) for r in rs]
+        ax.errorbar(x, y, yerr=[[0.0] * len(y), hi], marker="o", ms=4, capsize=2, label=scheme)
+    ax.set_xlabel("MSR")
+    ax.set_ylabel("JCT (ms): median, bar to p99")
+    ax.set_title("Jobs through a 1 Gbit/s bottleneck with a 300 Mbit/s background", fontsize=10)
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -129,13 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--schemes", default=",".join(SCHEMES))
     p.add_argument("--messages", type=int, default=32, help="messages per job")
     p.add_argument("--size", type=int, default=65536, help="bytes per message")
-    p.add_argument("--jobs", type=int, default=8, help="jobs per (MSR, scheme), one at a time")
+    p.add_argument("--jobs", type=int, default=12, help="jobs per (MSR, scheme), one at a time")
     p.add_argument("--bg-mbps", type=float, default=300.0, help="background rate (0: none)")
     p.add_argument("--bg-queue", type=int, default=0)
     p.add_argument("--line-rate-gbps", type=float, default=1.0,
                    help="ATP's line rate Rmax in Gbit/s (default: the bottleneck's 1)")
     p.add_argument("--mtu", type=int, default=1500)
     p.add_argument("--out", type=Path, default=c.RESULTS / "exp1_msr_jct")
+    p.add_argument("--no-plot", action="store_true")
     a = p.parse_args(argv)
     c.require_root()
     c.require_perf()
@@ -185,14 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     env["args"] = {k: str(v) for k, v in vars(a).items()}
     c.write_csv(a.out.with_suffix(".csv"), rows)
     c.write_json(a.out.with_suffix(".json"), {"environment": env, "rows": rows})
-    atp = [r for r in rows if r["scheme"] == "atp" and "loss" in r]
+    if not a.no_plot:
+        plot(a.out.with_suffix(".png"), rows)
+    atp = [r for r in rows if r["scheme"].startswith("atp") and "loss" in r]
     bad = [r for r in atp if not r["loss_ok"]]
     pk = [r for r in atp if r["msr"] < 1 and not r["packet_loss_ok"]]
     print(f"ATP: delivered >= MSR in {len(atp) - len(bad)} of {len(atp)} runs; packet loss > "
           f"1 - MSR in {len(pk)} runs with MSR < 1; "
           f"results in {a.out}.csv / .json; load average {env['loadavg_start']} -> "
           f"{env['loadavg_end']}")
-    return 1 if bad or len(atp) < sum(1 for s in schemes if s == "atp") * len(msrs) else 0
+    return 1 if bad or len(atp) < sum(s.startswith("atp") for s in schemes) * len(msrs) else 0
 
 
 if __name__ == "__main__":

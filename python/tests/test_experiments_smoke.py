@@ -53,7 +53,7 @@ def test_experiment1_tiny(tmp_path: Path) -> None:
     try:
         rc = exp1_msr_jct.main([
             "--name", name, "--msrs", "0.5", "--schemes", "atp,tcp-cubic-ss", "--jobs", "2",
-            "--messages", "16", "--bg-mbps", "100", "--out", str(out),
+            "--messages", "16", "--bg-mbps", "100", "--out", str(out), "--no-plot",
         ])
     finally:
         from approxnet import testbed
