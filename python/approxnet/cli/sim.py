@@ -38,7 +38,8 @@ def _fmt(v: Any) -> str:
 def print_classes(title: str, classes: pd.DataFrame, params: list[str] | None = None) -> None:
     """One table row per job class (and sweep point)."""
     cols = [(p, p.rsplit(".", 1)[-1]) for p in params or []]
-    cols += [(c, h) for c, h in CLASS_COLUMNS if c in classes.columns]
+    swept = {h for _, h in cols}
+    cols += [(c, h) for c, h in CLASS_COLUMNS if c in classes.columns and h not in swept]
     if "class_name" in classes.columns:
         cols = [(("class_name" if c == "name" else c), h) for c, h in cols]
         cols = [(c, h) for c, h in cols if c in classes.columns]
