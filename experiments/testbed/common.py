@@ -35,6 +35,7 @@ from approxnet.testbed.status import parse_qdiscs  # noqa: E402
 
 TOOLS = [sys.executable, str(HERE / "tools.py")]
 ATP_PORT = 7700
+PIPE = subprocess.PIPE
 START_S = 10.0
 
 

@@ -123,7 +123,7 @@ def run_scheme(tb: c.testbed.Testbed, scheme: str, msr: float, a: argparse.Names
     return row
 
 
-def plot(path: Path, rows: list[dict[str, Any]]) -> None:
+def plot(path: Path, rows: list[dict[str, Any]], title: str) -> None:
     """JCT (median, bar to p99) against MSR, one line per scheme."""
     import matplotlib
 
@@ -139,7 +139,7 @@ def plot(path: Path, rows: list[dict[str, Any]]) -> None:
         ax.errorbar(x, y, yerr=[[0.0] * len(y), hi], marker="o", ms=4, capsize=2, label=scheme)
     ax.set_xlabel("MSR")
     ax.set_ylabel("JCT (ms): median, bar to p99")
-    ax.set_title("Jobs through a 1 Gbit/s bottleneck with a 300 Mbit/s background", fontsize=10)
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, ncol=2)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -213,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     c.write_csv(a.out.with_suffix(".csv"), rows)
     c.write_json(a.out.with_suffix(".json"), {"environment": env, "rows": rows})
     if not a.no_plot:
-        plot(a.out.with_suffix(".png"), rows)
+        trunk = cfg.trunks[0].rate_bps / 1e6 if cfg.trunks else math.nan
+        plot(a.out.with_suffix(".png"), rows,
+             f"{a.jobs} jobs of {a.messages} x {a.size} B through a {trunk:.0f} Mbit/s "
+             f"bottleneck, {a.bg_mbps:.0f} Mbit/s background")
     atp = [r for r in rows if r["scheme"].startswith("atp") and "loss" in r]
     bad = [r for r in atp if not r["loss_ok"]]
     pk = [r for r in atp if r["msr"] < 1 and not r["packet_loss_ok"]]

@@ -40,8 +40,8 @@ def drops(r: dict[str, Any]) -> str:
     return " ".join(d) or "0"
 
 
-def exp1() -> str:
-    d = json.loads((RESULTS / "exp1_msr_jct.json").read_text())
+def exp1(name: str = "exp1_msr_jct") -> str:
+    d = json.loads((RESULTS / f"{name}.json").read_text())
     rows = []
     for r in d["rows"]:
         rows.append([fmt(r["msr"], 2), r["scheme"], fmt(r.get("jobs_done")),
@@ -97,8 +97,8 @@ def exp3(name: str) -> str:
          "rho mean", "rate Gbit/s", "tc per queue: Mbit/s / drops"], rows)
 
 
-def exp4() -> str:
-    d = json.loads((RESULTS / "exp4_nonapprox_fct.json").read_text())
+def exp4(name: str = "exp4_nonapprox_fct") -> str:
+    d = json.loads((RESULTS / f"{name}.json").read_text())
     rows = []
     for r in d["rows"]:
         rows.append([r["mode"], fmt(r.get("msr"), 2), f"{r.get('overlapped')}/{r.get('flows')}",
@@ -112,12 +112,16 @@ def exp4() -> str:
 
 
 def main() -> int:
-    parts = [("Experiment 1: JCT across MSR", exp1), ("Experiment 2: incast", exp2),
+    parts = [("Experiment 1: JCT across MSR (1 Gbit/s)", exp1),
+             ("Experiment 1: JCT across MSR (200 Mbit/s)", lambda: exp1("exp1_msr_jct_200m")),
+             ("Experiment 2: incast", exp2),
              ("Experiment 3: dynamic priority (1 Gbit/s)",
               lambda: exp3("exp3_dynamic_priority")),
              ("Experiment 3: dynamic priority (200 Mbit/s)",
               lambda: exp3("exp3_dynamic_priority_200m")),
-             ("Experiment 4: non-approximate FCT", exp4)]
+             ("Experiment 4: non-approximate FCT (1 Gbit/s)", exp4),
+             ("Experiment 4: non-approximate FCT (200 Mbit/s)",
+              lambda: exp4("exp4_nonapprox_fct_200m"))]
     for title, f in parts:
         try:
             body = f()

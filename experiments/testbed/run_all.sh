@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the four testbed experiments with their default (small) sizes, as
-# root, writing experiments/testbed/results/. About 3-5 minutes on the 2-core
+# root, writing experiments/testbed/results/. About 4-6 minutes on the 2-core
 # dev VM. Each experiment builds its own namespace testbed and removes it.
 #
 #   sudo experiments/testbed/run_all.sh            # PYTHON defaults to .venv/bin/python
@@ -15,13 +15,21 @@ if [ ! -x target/release/approxnet-perf ] && [ ! -x target-net/release/approxnet
 fi
 T=experiments/testbed
 start=$(date +%s)
+fails=0
+run() { "$PY" "$@" || { echo "FAILED (exit $?): $*"; fails=$((fails + 1)); }; }
 uptime
-"$PY" $T/exp1_msr_jct.py
-"$PY" $T/exp2_incast.py
-"$PY" $T/exp3_dynamic_priority.py
-"$PY" $T/exp3_dynamic_priority.py --config $T/dumbbell_200m.toml --bg-mbps 150 \
+run $T/exp1_msr_jct.py
+run $T/exp1_msr_jct.py --config $T/dumbbell_200m.toml --line-rate-gbps 0.2 --bg-mbps 60 \
+    --jobs 8 --messages 16 --out $T/results/exp1_msr_jct_200m
+run $T/exp2_incast.py
+run $T/exp3_dynamic_priority.py
+run $T/exp3_dynamic_priority.py --config $T/dumbbell_200m.toml --bg-mbps 150 \
     --line-rate-gbps 0.2 --messages 64 --out $T/results/exp3_dynamic_priority_200m
-"$PY" $T/exp4_nonapprox_fct.py
+run $T/exp4_nonapprox_fct.py
+run $T/exp4_nonapprox_fct.py --config $T/dumbbell_200m.toml --line-rate-gbps 0.2 \
+    --out $T/results/exp4_nonapprox_fct_200m
 "$PY" $T/report.py > $T/results/tables.md
 uptime
-echo "all four experiments in $(( $(date +%s) - start )) s; tables in $T/results/tables.md"
+echo "all four experiments in $(( $(date +%s) - start )) s, $fails failed; tables in $T/results/tables.md"
+ip netns list | grep -E '^anx-x(dumb|slow|inc)-' && echo "namespaces left behind!" && exit 1
+exit $((fails > 0))
