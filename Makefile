@@ -41,10 +41,15 @@ PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
   python/approxnet/sim.py python/approxnet/transport.py python/approxnet/repro.py \
   python/approxnet/cli python/tests/test_bindings.py python/tests/test_cli.py \
   python/tests/test_sim_api.py python/tests/conftest.py python/approxnet/__main__.py
-lint-python: setup-python
+lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(wildcard $(PY_LINTED))
 	$(VENV)/bin/ruff format -q --check $(wildcard $(PY_LINTED))
-	cd python && ../$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.transport -m approxnet.repro -m approxnet
+	$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.transport -m approxnet.repro -m approxnet
+
+# The stub must match the built module (mypy's stubtest; only when either changed).
+$(VENV)/.stubtest: $(VENV)/.built python/approxnet/_native.pyi
+	$(PY) -m mypy.stubtest approxnet._native --mypy-config-file pyproject.toml
+	touch $@
 
 setup: setup-python
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust (rustup) first"; exit 1; }

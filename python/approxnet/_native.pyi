@@ -1,12 +1,45 @@
 """Type stubs of the native module (crates/py); see approxnet/__init__.py."""
 
 from os import PathLike
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
+__all__ = [
+    "__version__",
+    "ApproxnetError",
+    "ConfigError",
+    "JobError",
+    "ConnectError",
+    "AddressError",
+    "ScenarioError",
+    "ConnectionHandle",
+    "GroupReport",
+    "JobReport",
+    "Connected",
+    "Accepted",
+    "JobAnnounced",
+    "MessageDelivered",
+    "MessageAbandoned",
+    "TensorReady",
+    "JobComplete",
+    "Epoch",
+    "ConnectionLost",
+    "OtherEvent",
+    "Config",
+    "LinkConfig",
+    "Group",
+    "Job",
+    "Endpoint",
+    "Transmit",
+    "Transfer",
+    "transfer",
+    "sim_run",
+    "sim_schemes",
+    "sim_sizes",
+]
 
 class ApproxnetError(Exception): ...
 class ConfigError(ApproxnetError): ...
@@ -15,9 +48,10 @@ class ConnectError(ApproxnetError): ...
 class AddressError(ApproxnetError): ...
 class ScenarioError(ApproxnetError): ...
 
+@final
 class Config:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         variant: str | None = None,
         line_rate_gbps: float | None = None,
@@ -33,7 +67,7 @@ class Config:
         keep_payloads: bool | None = None,
         rate_gain: float | None = None,
         rate_start_fraction: float | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def variant(self) -> str: ...
     @property
@@ -49,9 +83,10 @@ class Config:
     @property
     def idle_timeout_ms(self) -> float: ...
 
+@final
 class LinkConfig:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         delay_us: float | None = None,
         rate_gbps: float | None = None,
@@ -66,7 +101,7 @@ class LinkConfig:
         duplicate: float | None = None,
         bit_flip: float | None = None,
         bit_flip_from: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def loss(self) -> float: ...
     @property
@@ -76,14 +111,16 @@ class LinkConfig:
     @property
     def buffer_bytes(self) -> int: ...
 
+@final
 class Group:
     @property
     def id(self) -> int: ...
     @property
     def msr(self) -> float: ...
 
+@final
 class Job:
-    def __init__(self, msr: float = 1.0) -> None: ...
+    def __new__(cls, msr: float = 1.0) -> Self: ...
     def group(self, id: int, msr: float) -> Job: ...
     def message(self, group: int, data: bytes, precise_len: int | None = None) -> Job: ...
     def synthetic(self, group: int, size: int, count: int | None = None) -> Job: ...
@@ -102,10 +139,12 @@ class Job:
     def validate(self, config: Config | None = None) -> None: ...
     def __len__(self) -> int: ...
 
+@final
 class ConnectionHandle:
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class GroupReport:
     @property
     def id(self) -> int: ...
@@ -118,6 +157,7 @@ class GroupReport:
     @property
     def abandoned(self) -> int: ...
 
+@final
 class JobReport:
     @property
     def job(self) -> int: ...
@@ -140,14 +180,17 @@ class JobReport:
     @property
     def loss_rate(self) -> float: ...
 
+@final
 class Connected:
     @property
     def connection(self) -> ConnectionHandle: ...
 
+@final
 class Accepted:
     @property
     def connection(self) -> ConnectionHandle: ...
 
+@final
 class JobAnnounced:
     @property
     def connection(self) -> ConnectionHandle: ...
@@ -156,6 +199,7 @@ class JobAnnounced:
     @property
     def messages(self) -> int: ...
 
+@final
 class MessageDelivered:
     @property
     def connection(self) -> ConnectionHandle: ...
@@ -174,6 +218,7 @@ class MessageDelivered:
     @property
     def unchecked(self) -> bool: ...
 
+@final
 class MessageAbandoned:
     @property
     def connection(self) -> ConnectionHandle: ...
@@ -184,6 +229,7 @@ class MessageAbandoned:
     @property
     def msg(self) -> int: ...
 
+@final
 class TensorReady:
     @property
     def connection(self) -> ConnectionHandle: ...
@@ -197,6 +243,7 @@ class TensorReady:
     def fraction(self) -> float: ...
     def array(self, dtype: str = "float32") -> npt.NDArray[Any]: ...
 
+@final
 class JobComplete:
     @property
     def connection(self) -> ConnectionHandle: ...
@@ -211,6 +258,7 @@ class JobComplete:
     @property
     def ok(self) -> bool: ...
 
+@final
 class Epoch:
     @property
     def connection(self) -> ConnectionHandle: ...
@@ -227,19 +275,21 @@ class Epoch:
     @property
     def length_ns(self) -> int: ...
 
+@final
 class ConnectionLost:
     @property
     def connection(self) -> ConnectionHandle: ...
     @property
     def reason(self) -> str: ...
 
+@final
 class OtherEvent:
     @property
     def connection(self) -> ConnectionHandle: ...
     @property
     def description(self) -> str: ...
 
-Event = (
+_Event: TypeAlias = (
     Connected
     | Accepted
     | JobAnnounced
@@ -252,6 +302,7 @@ Event = (
     | OtherEvent
 )
 
+@final
 class Transmit:
     @property
     def dst(self) -> str: ...
@@ -266,20 +317,22 @@ class Transmit:
     @property
     def checksum_coverage(self) -> int: ...
 
+@final
 class Endpoint:
-    def __init__(self, config: Config | None = None, seed: int = 0) -> None: ...
+    def __new__(cls, config: Config | None = None, seed: int = 0) -> Self: ...
     def connect(self, now: int, peer: str) -> ConnectionHandle: ...
     def send_job(self, now: int, connection: ConnectionHandle, job: Job) -> int: ...
     def close(self, now: int, connection: ConnectionHandle) -> None: ...
     def handle_datagram(self, now: int, peer: str, data: bytes) -> None: ...
     def handle_timeout(self, now: int) -> None: ...
     def poll_transmit(self, now: int) -> Transmit | None: ...
-    def poll_event(self) -> Event | None: ...
+    def poll_event(self) -> _Event | None: ...
     def poll_timeout(self) -> int | None: ...
     @property
     def connection_count(self) -> int: ...
     def stats(self) -> tuple[int, int, int]: ...
 
+@final
 class Transfer:
     @property
     def completed(self) -> bool: ...
@@ -296,9 +349,9 @@ class Transfer:
     @property
     def delivered(self) -> int: ...
     @property
-    def client_events(self) -> list[Event]: ...
+    def client_events(self) -> list[_Event]: ...
     @property
-    def server_events(self) -> list[Event]: ...
+    def server_events(self) -> list[_Event]: ...
     @property
     def forward(self) -> dict[str, int]: ...
     @property
