@@ -15,6 +15,7 @@ import json
 import math
 import os
 import select
+import shlex
 import statistics
 import subprocess
 import sys
@@ -158,10 +159,13 @@ def atp_server(tb: testbed.Testbed, host: str, jobs: int, idle: float = 1.0,
 def atp_client_argv(server: str, msr: float, messages: int, size: int, jobs: int,
                     line_rate_gbps: float, duration: float = 60.0, window: int = 1,
                     seed: int = 1, port: int = ATP_PORT) -> list[str]:
+    """Client argv; extra approxnet-perf client options from $ATP_ARGS
+    (e.g. ATP_ARGS="--lookahead-us 200")."""
     return [require_perf(), "client", "--server", f"{server}:{port}", "--msr", str(msr),
             "--messages", str(messages), "--sizes", f"fixed:{size}", "--jobs", str(jobs),
             "--window", str(window), "--duration", str(duration),
-            "--line-rate-gbps", str(line_rate_gbps), "--seed", str(seed), "--json"]
+            "--line-rate-gbps", str(line_rate_gbps), "--seed", str(seed), "--json",
+            *shlex.split(os.environ.get("ATP_ARGS", ""))]
 
 
 # --------------------------------------------------------------------------
@@ -289,4 +293,5 @@ def environment() -> dict[str, Any]:
         "kernel": os.uname().release,
         "approxnet_perf": str(perf_binary()),
         "python": sys.executable,
+        "atp_args": os.environ.get("ATP_ARGS", ""),
     }

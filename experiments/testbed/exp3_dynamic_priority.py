@@ -1,10 +1,11 @@
 """Experiment 3: slack-based priority on the kernel switch (seed 000 Fig. 10).
 
-One ATP client h1 -> h3 (MSR 0.5: initial TLR 0.5 -> queue 4) runs jobs
-back to back for `--seconds`, while a paced UDP background h2 -> h4
+One ATP client h1 -> h3 runs one large job (MSR 0.5: initial TLR 0.5 ->
+queue 4; `--jobs` more one after another, none started after `--seconds`),
+while a paced UDP background h2 -> h4
 (`--bg-mbps`, default 600) moves between switch queues on a schedule
-(default: queue 4, then 3 at T/3, then 2 at 2T/3), like the seed's
-foreground / background experiment. Recorded:
+(default: queue 4, then 3 at T/3, then 2 at 2T/3, kept until the job
+ends), like the seed's foreground / background experiment. Recorded:
 
 * the ATP sender's per-epoch TLR, measured loss (rho), rate and queue
   (`approxnet-perf client --json` "timeline": up to 200 samples, core time
@@ -103,10 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", type=Path, default=c.HERE / "dumbbell.toml")
     p.add_argument("--name", help="testbed name (default: the config's)")
     p.add_argument("--msr", type=float, default=0.5)
-    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--seconds", type=float, default=3.0,
+                   help="span of the background schedule; no new job after it")
     p.add_argument("--bg-mbps", type=float, default=600.0)
     p.add_argument("--schedule", help="t:queue,... (default 0:4,T/3:3,2T/3:2)")
-    p.add_argument("--messages", type=int, default=256, help="messages per job (16 MiB jobs)")
+    p.add_argument("--messages", type=int, default=1536,
+                   help="messages per job (default 96 MiB: one job outlasts the schedule)")
+    p.add_argument("--jobs", type=int, default=1, help="jobs, one after another")
     p.add_argument("--size", type=int, default=65536)
     p.add_argument("--line-rate-gbps", type=float, default=1.0)
     p.add_argument("--period", type=float, default=0.025, help="tc sampling period (s)")
@@ -126,14 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         srv = c.atp_server(tb, "h3", jobs=1_000_000, idle=1.0)
         try:
             with c.QueueSampler(tb, "xl", "xr", period=a.period, limit_s=T + 30) as sampler:
+                # The background runs until the job is done (stdin closed), at
+                # most T + 30 s; its last queue holds after the schedule ends.
                 bg = c.start(tb, "h2", [*c.TOOLS, "cbr", "--dst", tb.address("h4"), "--port",
                                         str(BG_PORT), "--rate-mbps", str(a.bg_mbps),
-                                        "--seconds", str(T + 0.3), "--schedule", sched_s])
+                                        "--seconds", str(T + 30), "--schedule", sched_s])
                 t_client = time.monotonic()
                 r = c.run(tb, "h1", c.atp_client_argv(tb.address("h3"), a.msr, a.messages,
-                                                       a.size, 1_000_000, a.line_rate_gbps,
-                                                       duration=T, window=2), timeout=T + 30)
-                bg_out = c.finish(bg, timeout=10)
+                                                       a.size, a.jobs, a.line_rate_gbps,
+                                                       duration=T, window=1), timeout=T + 30)
+                bg_out = c.stop(bg, timeout=10)
                 time.sleep(0.1)
             server = c.finish(srv, timeout=10)
         finally:
@@ -143,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     offset = t_client - origin
     timeline = [{**s, "t_s": round(offset + s["t_ms"] / 1e3, 4)} for s in r["timeline"]]
     tc_rows = sampler.rows(origin)
-    summary = summarise(timeline, tc_rows, schedule, T)
+    end = max([T] + [s["t_s"] for s in timeline])
+    summary = summarise(timeline, tc_rows, schedule, end)
     env["loadavg_end"] = c.loadavg()
     env["args"] = {k: str(v) for k, v in vars(a).items()}
     keep = {k: v for k, v in r.items() if k != "timeline"}
@@ -154,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         "environment": env, "schedule": schedule, "client_offset_s": offset,
         "background": bg_out, "atp_client": keep, "atp_server": server, "phases": summary})
     if not a.no_plot:
-        plot(a.out.with_suffix(".png"), timeline, tc_rows, schedule, T, a.msr, a.bg_mbps)
+        plot(a.out.with_suffix(".png"), timeline, tc_rows, schedule, end, a.msr, a.bg_mbps)
     for row in summary:
         print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})
     print(f"ATP: {r['jobs_completed']} jobs, failed {r['jobs_failed']}, measured loss "

@@ -119,6 +119,10 @@ def main() -> int:
               lambda: exp3("exp3_dynamic_priority")),
              ("Experiment 3: dynamic priority (200 Mbit/s)",
               lambda: exp3("exp3_dynamic_priority_200m")),
+             ("Ablation: ATP alone above a queue-7 background, pacing lookahead 1000 us",
+              lambda: exp3("ablation_lookahead_1000us")),
+             ("Ablation: ATP alone above a queue-7 background, pacing lookahead 100 us",
+              lambda: exp3("ablation_lookahead_100us")),
              ("Experiment 4: non-approximate FCT (1 Gbit/s)", exp4),
              ("Experiment 4: non-approximate FCT (200 Mbit/s)",
               lambda: exp4("exp4_nonapprox_fct_200m"))]

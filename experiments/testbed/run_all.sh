@@ -24,7 +24,7 @@ run $T/exp1_msr_jct.py --config $T/dumbbell_200m.toml --line-rate-gbps 0.2 --bg-
 run $T/exp2_incast.py
 run $T/exp3_dynamic_priority.py
 run $T/exp3_dynamic_priority.py --config $T/dumbbell_200m.toml --bg-mbps 150 \
-    --line-rate-gbps 0.2 --messages 64 --out $T/results/exp3_dynamic_priority_200m
+    --line-rate-gbps 0.2 --messages 512 --out $T/results/exp3_dynamic_priority_200m
 run $T/exp4_nonapprox_fct.py
 run $T/exp4_nonapprox_fct.py --config $T/dumbbell_200m.toml --line-rate-gbps 0.2 \
     --out $T/results/exp4_nonapprox_fct_200m
