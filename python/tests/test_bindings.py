@@ -4,6 +4,7 @@ bad input (Hypothesis), and real transfers through the virtual-link harness."""
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -303,3 +304,13 @@ def test_two_endpoints_driven_from_python() -> None:
             server.handle_timeout(now)
     assert all(done.values())
     assert [e.payload for e in got] == payloads  # MSR 1: all of them, in order
+
+
+def test_endpoint_can_be_used_from_another_thread() -> None:
+    ep = Endpoint(seed=1)
+    out: list[object] = []
+    t = threading.Thread(target=lambda: out.append(ep.connect(0, "10.0.0.2:4433")))
+    t.start()
+    t.join()
+    assert len(out) == 1 and ep.connection_count == 1
+    assert ep.poll_transmit(0) is not None

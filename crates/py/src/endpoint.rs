@@ -9,6 +9,7 @@ use approxnet_proto::{Config, Endpoint, Instant};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::net::SocketAddr;
+use std::sync::Mutex;
 
 fn addr(s: &str) -> Result<SocketAddr> {
     s.parse().map_err(|_| {
@@ -52,10 +53,27 @@ impl PyTransmit {
 /// The sans-IO approxnet endpoint (see the crate docs for the call order:
 /// after any input drain `poll_transmit`, then `poll_event`, then arm a timer
 /// at `poll_timeout`).
-#[pyclass(name = "Endpoint", module = "approxnet", unsendable)]
+#[pyclass(name = "Endpoint", module = "approxnet")]
 pub(crate) struct PyEndpoint {
-    inner: Endpoint,
+    // The core's policy objects are `Send` but not `Sync`; a Python object
+    // may be reached from several threads, so it sits behind a mutex that
+    // `&mut self` methods open with `get_mut` (no locking: PyO3's borrow
+    // checking already makes the access exclusive).
+    state: Mutex<State>,
+}
+
+struct State {
+    ep: Endpoint,
     buf: Vec<u8>,
+}
+
+impl PyEndpoint {
+    fn st(&mut self) -> &mut State {
+        self.state.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+    fn ep(&mut self) -> &mut Endpoint {
+        &mut self.st().ep
+    }
 }
 
 #[pymethods]
@@ -65,53 +83,54 @@ impl PyEndpoint {
     #[pyo3(signature = (config = None, seed = 0))]
     fn new(config: Option<&PyConfig>, seed: u64) -> Result<Self> {
         let cfg = config.map_or_else(Config::default, |c| c.inner);
-        let inner = Endpoint::new(cfg, seed)?;
+        let ep = Endpoint::new(cfg, seed)?;
         Ok(PyEndpoint {
-            buf: vec![0; cfg.mtu.max(2048)],
-            inner,
+            state: Mutex::new(State {
+                buf: vec![0; cfg.mtu.max(2048)],
+                ep,
+            }),
         })
     }
 
     /// Opens a connection to `peer` ("ip:port"); jobs may be queued at once.
     fn connect(&mut self, now: u64, peer: &str) -> Result<PyConnectionHandle> {
         let peer = addr(peer)?;
-        let h = self.inner.connect(Instant::from_nanos(now), peer)?;
+        let h = self.ep().connect(Instant::from_nanos(now), peer)?;
         Ok(PyConnectionHandle { inner: h })
     }
 
     /// Queues `job` on a connection; returns the job id.
     fn send_job(&mut self, now: u64, connection: &PyConnectionHandle, job: &PyJob) -> Result<u32> {
         Ok(self
-            .inner
+            .ep()
             .send_job(Instant::from_nanos(now), connection.inner, job.spec.clone())?)
     }
 
     /// Closes a connection once its jobs are done.
     fn close(&mut self, now: u64, connection: &PyConnectionHandle) {
-        self.inner.close(Instant::from_nanos(now), connection.inner);
+        self.ep().close(Instant::from_nanos(now), connection.inner);
     }
 
     /// Feeds a datagram that arrived from `peer` ("ip:port").
     fn handle_datagram(&mut self, now: u64, peer: &str, data: &[u8]) -> Result<()> {
         let peer = addr(peer)?;
-        self.inner
+        self.ep()
             .handle_datagram(Instant::from_nanos(now), peer, data);
         Ok(())
     }
 
     /// The time from `poll_timeout` has come.
     fn handle_timeout(&mut self, now: u64) {
-        self.inner.handle_timeout(Instant::from_nanos(now));
+        self.ep().handle_timeout(Instant::from_nanos(now));
     }
 
     /// The next datagram to send, or None.
     fn poll_transmit(&mut self, py: Python<'_>, now: u64) -> Option<PyTransmit> {
-        let t = self
-            .inner
-            .poll_transmit(Instant::from_nanos(now), &mut self.buf)?;
+        let State { ep, buf } = self.st();
+        let t = ep.poll_transmit(Instant::from_nanos(now), buf)?;
         Some(PyTransmit {
             dst: t.dst.to_string(),
-            data: PyBytes::new(py, &self.buf[..t.len]).unbind(),
+            data: PyBytes::new(py, &buf[..t.len]).unbind(),
             queue: t.queue,
             dscp: t.dscp,
             precise_len: t.precise_len,
@@ -121,7 +140,7 @@ impl PyEndpoint {
 
     /// The next event, or None.
     fn poll_event(&mut self, py: Python<'_>) -> PyResult<Option<PyObject>> {
-        match self.inner.poll_event() {
+        match self.ep().poll_event() {
             Some((h, e)) => Ok(Some(event::to_py(py, h, e)?)),
             None => Ok(None),
         }
@@ -129,26 +148,27 @@ impl PyEndpoint {
 
     /// When `handle_timeout` must next be called (ns), or None.
     fn poll_timeout(&mut self) -> Option<u64> {
-        self.inner.poll_timeout().map(|t| t.as_nanos())
+        self.ep().poll_timeout().map(|t| t.as_nanos())
     }
 
     /// Connections currently held.
     #[getter]
-    fn connection_count(&self) -> usize {
-        self.inner.connection_count()
+    fn connection_count(&mut self) -> usize {
+        self.ep().connection_count()
     }
 
     /// Datagrams accepted and transmitted, and the total dropped.
-    fn stats(&self) -> (u64, u64, u64) {
-        let s = self.inner.stats();
+    fn stats(&mut self) -> (u64, u64, u64) {
+        let s = self.ep().stats();
         (s.accepted, s.transmitted, s.dropped_total())
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&mut self) -> String {
+        let ep = self.ep();
         format!(
             "Endpoint(variant={:?}, connections={})",
-            self.inner.config().variant.name(),
-            self.inner.connection_count()
+            ep.config().variant.name(),
+            ep.connection_count()
         )
     }
 }
