@@ -57,8 +57,8 @@ def exp1(name: str = "exp1_msr_jct") -> str:
          "ATP queue time", "note"], rows)
 
 
-def exp2() -> str:
-    d = json.loads((RESULTS / "exp2_incast.json").read_text())
+def exp2(name: str = "exp2_incast") -> str:
+    d = json.loads((RESULTS / f"{name}.json").read_text())
     rows = []
     for r in d["rows"]:
         rows.append([r["scheme"], fmt(r.get("jobs_done")), fmt(r.get("jct_p50_ms")),
@@ -114,6 +114,8 @@ def exp4(name: str = "exp4_nonapprox_fct") -> str:
 def main() -> int:
     parts = [("Experiment 1: JCT across MSR (1 Gbit/s)", exp1),
              ("Experiment 1: JCT across MSR (200 Mbit/s)", lambda: exp1("exp1_msr_jct_200m")),
+             ("Experiment 1: JCT across MSR (200 Mbit/s, second run)",
+              lambda: exp1("exp1_msr_jct_200m_run2")),
              ("Experiment 2: incast", exp2),
              ("Experiment 3: dynamic priority (1 Gbit/s)",
               lambda: exp3("exp3_dynamic_priority")),
@@ -125,7 +127,13 @@ def main() -> int:
               lambda: exp3("ablation_lookahead_100us")),
              ("Experiment 4: non-approximate FCT (1 Gbit/s)", exp4),
              ("Experiment 4: non-approximate FCT (200 Mbit/s)",
-              lambda: exp4("exp4_nonapprox_fct_200m"))]
+              lambda: exp4("exp4_nonapprox_fct_200m")),
+             ("Experiment 4: non-approximate FCT (200 Mbit/s, second run)",
+              lambda: exp4("exp4_nonapprox_fct_200m_run2")),
+             ("Ablation: incast with ATP min RTO 20 ms",
+              lambda: exp2("ablation_incast_min_rto_20000us")),
+             ("Ablation: incast with ATP min RTO 100 ms",
+              lambda: exp2("ablation_incast_min_rto_100000us"))]
     for title, f in parts:
         try:
             body = f()
