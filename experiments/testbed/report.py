@@ -1,6 +1,8 @@
 """Markdown tables from experiments/testbed/results/*.json (no root needed).
 
-    python3 experiments/testbed/report.py > experiments/testbed/results/tables.md
+    python3 experiments/testbed/report.py [RESULTS_DIR] > experiments/testbed/results/tables.md
+
+Results not present in the directory are listed as "not run".
 """
 
 from __future__ import annotations
@@ -112,6 +114,9 @@ def exp4(name: str = "exp4_nonapprox_fct") -> str:
 
 
 def main() -> int:
+    global RESULTS
+    if len(sys.argv) > 1:
+        RESULTS = Path(sys.argv[1])
     parts = [("Experiment 1: JCT across MSR (1 Gbit/s)", exp1),
              ("Experiment 1: JCT across MSR (200 Mbit/s)", lambda: exp1("exp1_msr_jct_200m")),
              ("Experiment 1: JCT across MSR (200 Mbit/s, second run)",
