@@ -314,3 +314,31 @@ def test_endpoint_can_be_used_from_another_thread() -> None:
     t.join()
     assert len(out) == 1 and ep.connection_count == 1
     assert ep.poll_transmit(0) is not None
+
+
+@FAST
+@given(data=st.binary(max_size=2000))
+def test_arbitrary_datagrams_never_raise(data: bytes) -> None:
+    ep = Endpoint(seed=9)
+    ep.handle_datagram(0, "10.0.0.9:1", data)
+    while ep.poll_transmit(0) is not None:
+        pass
+    while ep.poll_event() is not None:
+        pass
+
+
+def test_precise_prefix_survives_bit_flips_and_strict_mode_retransmits() -> None:
+    body = bytes(range(256)) * 4
+    job = Job(1.0)
+    for _ in range(200):
+        job.message(0, body, precise_len=64)
+    flips = LinkConfig(bit_flip=0.3, bit_flip_from=200)  # past the header and prefix
+    r = approxnet.transfer(job, link=flips, seed=5)
+    assert r.guarantee_held and len(r.delivered) == 200
+    damaged = [e for e in r.delivered if e.damaged]
+    assert damaged, "approximate regions arrive flagged, not dropped"
+    assert all(e.payload[:64] == body[:64] for e in r.delivered)
+    strict = approxnet.transfer(job, link=flips, config=Config(integrity="strict"), seed=5)
+    assert strict.guarantee_held and not any(e.damaged for e in strict.delivered)
+    assert strict.report is not None and strict.report.retransmissions > 0
+    assert all(e.payload == body for e in strict.delivered)
