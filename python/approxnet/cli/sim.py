@@ -106,7 +106,12 @@ def run(scenario: str, out: str | None, sets: tuple[str, ...], no_flows: bool, q
         lambda: simlib.run(scenario, overrides=list(sets), out=dest, flows=not no_flows),
         quiet=quiet,
     )
-    print_classes(f"{res.name} ({res.summary.get('sim_s', 0) * 1e3:.3f} ms simulated)", res.classes)
+    sm = res.summary
+    print_classes(f"{res.name} ({sm.get('sim_s', 0) * 1e3:.3f} ms simulated)", res.classes)
+    click.echo(
+        f"simulated {sm.get('sim_s', 0) * 1e3:.3f} ms in {sm.get('wall_s', 0):.2f} s wall: "
+        f"{sm.get('events', 0)} events, {sm.get('hops', 0)} packet-hops, {sm.get('drops', 0)} drops"
+    )
     click.echo(f"results in {dest}")
 
 
