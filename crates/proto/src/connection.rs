@@ -74,6 +74,7 @@ pub(crate) struct Connection {
     close_sent: Option<Instant>,
     pending_ack: Option<HeaderRepr>,
     unacked: u32,
+    last_sent: Instant,
 }
 
 impl Connection {
@@ -108,6 +109,7 @@ impl Connection {
             close_sent: None,
             pending_ack: None,
             unacked: 0,
+            last_sent: now,
         };
         if let State::Handshaking { nonce } = state {
             c.control.push_back(Control::Hello(nonce));
@@ -167,6 +169,15 @@ impl Connection {
     ) -> Result<u32, JobError> {
         if self.state == State::Closed || self.close_requested {
             return Err(JobError::NoConnection);
+        }
+        // Restart after idle (as TCP does after an RTO of silence): a new
+        // job on a quiet connection starts from the initial rate, not from
+        // whatever earlier jobs' congestion left behind.
+        let idle = !self.send.has_open_jobs()
+            && self.send.in_flight == 0
+            && now - self.last_sent >= self.rto(cfg);
+        if idle {
+            self.rate = self.pol.rate.initial(cfg.line_rate);
         }
         let id = self.send.add_job(now, spec, cfg, &self.pol)?;
         if self.state == State::Established {
@@ -374,6 +385,9 @@ impl Connection {
         }
         if let Some(sent) = self.send.on_acked(h.seq, &self.pol) {
             self.on_rtt_sample(now - sent);
+            if h.flags.has(Flags::ECE) {
+                self.send.epoch.marked += 1;
+            }
         }
         for r in a.ranges() {
             // Only the newest few seqs of each range: every DATA packet is
@@ -532,6 +546,11 @@ impl Connection {
         } else {
             f64::NAN
         };
+        let marked = if count.acked > 0 {
+            count.marked as f64 / count.acked as f64
+        } else {
+            0.0
+        };
         // Connection TLR: eq. 1 over all active groups, weighted by the
         // messages each still has to deliver (exactly eq. 1 for one group).
         let (mut num, mut den) = (0.0, 0.0);
@@ -559,6 +578,7 @@ impl Connection {
                 tlr,
                 max: cfg.line_rate,
                 min: self.rate_min(cfg),
+                marked,
             };
             self.rate = self.pol.rate.next(self.rate, &input);
         }
@@ -626,6 +646,7 @@ impl Connection {
         }
         let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
         let seq = self.send.on_sent(now, &np);
+        self.last_sent = now;
         let queue = self
             .send
             .job_mut(np.job)

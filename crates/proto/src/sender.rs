@@ -129,6 +129,8 @@ pub(crate) struct Flight {
 pub(crate) struct EpochCount {
     pub(crate) acked: u64,
     pub(crate) lost: u64,
+    /// Acknowledged packets that carried a congestion mark (ECN echo).
+    pub(crate) marked: u64,
 }
 
 #[derive(Default, Debug)]
@@ -643,6 +645,11 @@ impl SendSide {
     /// Job by id.
     pub(crate) fn job_mut(&mut self, id: u32) -> Option<&mut SendJob> {
         self.jobs.iter_mut().find(|j| j.id == id)
+    }
+
+    /// Whether a job is still sending (not every message resolved).
+    pub(crate) fn has_open_jobs(&self) -> bool {
+        self.jobs.iter().any(|j| !j.done)
     }
 
     /// Whether anything is outstanding (data or unacknowledged control).

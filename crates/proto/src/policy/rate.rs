@@ -15,6 +15,9 @@ pub struct RateInput {
     pub max: Rate,
     /// Lowest rate: one packet per RTT (`Rmin`).
     pub min: Rate,
+    /// Fraction of the epoch's acknowledged packets that carried an ECN
+    /// mark (0 where queues drop instead of marking).
+    pub marked: f64,
 }
 
 /// Decides the next epoch's sending rate.
@@ -42,23 +45,43 @@ impl RateController for LineRate {
 /// if `rho < TLR`: `R = (1 - m) R + m Rmax` (eq. 2); else `R = R (1 - rho / 2)`
 /// (eq. 3); never below `Rmin` (one packet per RTT).
 ///
-/// One deviation: an epoch with no loss at all (`rho = 0`) also increases.
-/// Read literally, eq. 2 never fires for a TLR of 0 (MSR = 1 traffic), so a
-/// reliable flow that slowed down once could never speed up again.
+/// Two additions, both documented in `docs/ARCHITECTURE.md`:
+/// * an epoch with no loss at all (`rho = 0`) also counts as below target.
+///   Read literally, eq. 2 never fires for a TLR of 0 (MSR = 1 traffic), so
+///   a reliable flow that slowed down once could never speed up again;
+/// * ECN marks, where a queue marks instead of dropping (seed 000 gives the
+///   non-approximate queue DCTCP marking at K = 65), are answered as DCTCP
+///   answers them, which ATP says it enhances: `alpha <- (1 - g) alpha + g F`
+///   with `g = 1/16`, and an epoch with marks but loss within target moves
+///   `R <- R (1 - alpha / 2) + Rmin` (multiplicative cut, one packet per RTT
+///   of additive increase) instead of jumping toward `Rmax`.
 #[derive(Clone, Copy, Debug)]
 pub struct SlackRate {
     /// Gain `m` of eq. 2 (seed 000 gives no value; default 0.125).
     pub gain: f64,
     /// Starting rate as a fraction of `Rmax` (default 1: start at line rate).
     pub start_fraction: f64,
+    /// DCTCP's running estimate of the marked fraction.
+    alpha: f64,
+}
+
+/// DCTCP's EWMA gain `g` (Alizadeh et al. 2010), used for ECN marks.
+const DCTCP_G: f64 = 1.0 / 16.0;
+
+impl SlackRate {
+    /// A controller with gain `m` that starts at `start_fraction` of `Rmax`.
+    pub fn new(gain: f64, start_fraction: f64) -> SlackRate {
+        SlackRate {
+            gain,
+            start_fraction,
+            alpha: 0.0,
+        }
+    }
 }
 
 impl Default for SlackRate {
     fn default() -> Self {
-        SlackRate {
-            gain: 0.125,
-            start_fraction: 1.0,
-        }
+        SlackRate::new(0.125, 1.0)
     }
 }
 
@@ -68,13 +91,17 @@ impl RateController for SlackRate {
     }
     fn next(&mut self, current: Rate, i: &RateInput) -> Rate {
         let r = current.as_bps();
-        let next = if i.rho < i.tlr || i.rho == 0.0 {
-            (1.0 - self.gain) * r + self.gain * i.max.as_bps()
-        } else {
+        self.alpha = (1.0 - DCTCP_G) * self.alpha + DCTCP_G * i.marked.clamp(0.0, 1.0);
+        let below_target = i.rho < i.tlr || i.rho == 0.0;
+        let next = if !below_target {
             r * (1.0 - i.rho / 2.0)
+        } else if i.marked > 0.0 {
+            r * (1.0 - self.alpha / 2.0) + i.min.as_bps()
+        } else {
+            (1.0 - self.gain) * r + self.gain * i.max.as_bps()
         };
-        // Never below Rmin, never above Rmax (Rmin wins if a tiny RTT
-        // makes it exceed Rmax: max is applied last).
+        // Never below Rmin, never above Rmax (Rmax wins if a tiny RTT
+        // makes Rmin exceed it: it is applied last).
         Rate::bps(next.max(i.min.as_bps()).min(i.max.as_bps()))
     }
 }
@@ -85,15 +112,18 @@ mod tests {
 
     #[test]
     fn eq2_eq3_hand_computed_trace() {
-        let mut c = SlackRate {
-            gain: 0.125,
-            start_fraction: 0.5,
-        };
+        let mut c = SlackRate::new(0.125, 0.5);
         let max = Rate::gbps(40.0);
         let min = Rate::gbps(0.1);
         let mut r = c.initial(max);
         assert_eq!(r.as_bps(), 20e9);
-        let inp = |rho, tlr| RateInput { rho, tlr, max, min };
+        let inp = |rho, tlr| RateInput {
+            rho,
+            tlr,
+            max,
+            min,
+            marked: 0.0,
+        };
         // rho 0.1 < TLR 0.25: 0.875 * 20 + 0.125 * 40 = 22.5 Gbps
         r = c.next(r, &inp(0.1, 0.25));
         assert!((r.as_bps() - 22.5e9).abs() < 1.0);
@@ -114,6 +144,28 @@ mod tests {
     }
 
     #[test]
+    fn ecn_marks_cut_like_dctcp_and_add_one_packet_per_rtt() {
+        let mut c = SlackRate::new(0.125, 1.0);
+        let (max, min) = (Rate::gbps(40.0), Rate::gbps(1.0));
+        let inp = |marked| RateInput {
+            rho: 0.0,
+            tlr: 0.0,
+            max,
+            min,
+            marked,
+        };
+        // alpha = 1/16 after one fully marked epoch: 40 * (1 - 1/32) + 1 = 39.75 Gbps
+        let r = c.next(max, &inp(1.0));
+        assert!((r.as_bps() - 39.75e9).abs() < 1.0);
+        // marks keep coming: the rate settles, it does not collapse to Rmin
+        let mut r = r;
+        for _ in 0..200 {
+            r = c.next(r, &inp(0.5));
+        }
+        assert!(r.as_bps() > 3.0 * min.as_bps(), "{r}");
+    }
+
+    #[test]
     fn line_rate_ignores_loss() {
         let max = Rate::gbps(10.0);
         let i = RateInput {
@@ -121,6 +173,7 @@ mod tests {
             tlr: 0.0,
             max,
             min: Rate::mbps(1.0),
+            marked: 0.0,
         };
         assert_eq!(LineRate.next(Rate::gbps(1.0), &i), max);
     }
