@@ -40,6 +40,12 @@ def run_atp(tb: c.testbed.Testbed, hosts: list[str], a: argparse.Namespace) -> d
     bound = 10.0 + a.jobs * 5.0
     srv = c.atp_server(tb, "r", jobs=a.jobs * len(hosts))
     procs = []
+    cap = ack_cap = None
+    if a.capture:
+        cap = c.start(tb, "r", [*c.TOOLS, "capture", "--port", str(c.ATP_PORT), "--seconds",
+                                str(bound)])
+        ack_cap = c.start(tb, hosts[0], [*c.TOOLS, "capture", "--acks", "--port",
+                                         str(c.ATP_PORT), "--seconds", str(bound)])
     try:
         at = time.monotonic() + START_DELAY_S
         for i, h in enumerate(hosts):
@@ -49,10 +55,15 @@ def run_atp(tb: c.testbed.Testbed, hosts: list[str], a: argparse.Namespace) -> d
                                  stderr=c.PIPE, text=True))
         outs = [c.finish(p, timeout=bound) for p in procs]
         server = c.finish(srv, timeout=10)
+        seen = c.stop(cap) if cap is not None else {}
+        ack_seen = c.stop(ack_cap) if ack_cap is not None else {}
     finally:
         for p in procs:
             c.kill(p)
         c.kill(srv)
+        for p in (cap, ack_cap):
+            if p is not None:
+                c.kill(p)
     done = sum(o["jobs_completed"] for o in outs)
     mean = sum(o["jct_ms"]["mean"] * o["jobs_completed"] for o in outs) / max(done, 1)
     pk = sum(o["packets"] for o in outs)
@@ -74,6 +85,17 @@ def run_atp(tb: c.testbed.Testbed, hosts: list[str], a: argparse.Namespace) -> d
         "atp_datagrams_sent": sum(o["runtime"]["datagrams_sent"] for o in outs),
         "atp_server_datagrams_received": server["runtime"]["datagrams_received"],
         "atp_server_cpu_s": server["cpu_s"],
+        # The ACK path: datagrams the receiver sent back, and what the senders got.
+        "atp_server_datagrams_sent": server["runtime"]["datagrams_sent"],
+        "atp_server_send_would_block": server["runtime"]["send_would_block"],
+        "atp_server_send_errors": server["runtime"]["send_errors"],
+        "atp_clients_datagrams_received": sum(o["runtime"]["datagrams_received"] for o in outs),
+        "atp_clients_core_drops": sum(sum(o["runtime"]["core_drops"].values()) for o in outs),
+        **{f"capture_{k}": v for k, v in seen.items() if k in ("data", "late", "late_other_queue")},
+        **{f"capture_{hosts[0]}_acks_{k}": v for k, v in ack_seen.items()
+           if k in ("data", "late", "late_other_queue")},
+        f"{hosts[0]}_lost_packets": outs[0]["lost_packets"],
+        f"{hosts[0]}_packets": outs[0]["packets"],
     }
 
 
@@ -125,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=4, help="jobs per sender, one at a time")
     p.add_argument("--line-rate-gbps", type=float, default=1.0,
                    help="each ATP sender's Rmax (default: the receiver link's 1)")
+    p.add_argument("--capture", action="store_true",
+                   help="count ATP DATA packets arriving >= 3 seqs late at r, and ACKs at s1"
+                   " (AF_PACKET)")
     p.add_argument("--out", type=Path, default=c.RESULTS / "exp2_incast")
     a = p.parse_args(argv)
     c.require_root()

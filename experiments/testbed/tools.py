@@ -19,6 +19,7 @@ Approximate jobs over kernel transports (seed 000 section 7.1):
   JCT = last datagram of the job at the receiver - job start at the sender.
 
 Helpers: `exec-at T PROGRAM ARGS...` (sleep until monotonic T, then exec),
+`capture` (count DATA packets that arrive reordered, per queue change),
 `cbr` (paced UDP with a DSCP queue schedule), `sink` (a bound UDP
 socket that never reads: the kernel drops, no ICMP), `fct-send` /
 `fct-server` (short non-approximate TCP flows and their completion times).
@@ -416,6 +417,61 @@ def fct_send(dst: str, port: int, flows: int, size: int, gap: float, cc: str | N
     return {"size": size, "flows": out}
 
 
+def capture(iface: str, port: int, seconds: float, max_packets: int, reorder: int,
+            acks: bool = False) -> dict[str, Any]:
+    """Watch approxnet DATA packets to UDP `port` arriving on `iface` (an
+    AF_PACKET socket, no tcpdump needed) until stdin closes, `seconds` or
+    `max_packets`. Per connection, counts packets that arrive `reorder` or
+    more transmission seqs behind the newest seen (what the sender's fast
+    loss detection with that threshold would call lost, were the ACKs
+    prompt), and how many of those changed DSCP (queue) against the newest.
+    With `acks`, the same for ACKs coming *from* `port` (by the DATA seq
+    they echo), i.e. reordering on the return path."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+    s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20)
+    s.bind((iface, 0))
+    _ready()
+    deadline = time.monotonic() + seconds
+    conns: dict[int, dict[str, int]] = {}
+    newest: dict[int, tuple[int, int]] = {}
+    seen = 0
+    while seen < max_packets:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([s, sys.stdin], [], [], left)
+        if sys.stdin in r and not sys.stdin.readline():
+            break
+        if s not in r:
+            continue
+        frame = s.recv(256)
+        ip = frame[14:]
+        if len(ip) < 20 + 8 + 28 or ip[9] != 17:
+            continue
+        ihl = (ip[0] & 0x0F) * 4
+        udp = ip[ihl:]
+        if struct.unpack_from("!H", udp, 0 if acks else 2)[0] != port:
+            continue
+        hdr = udp[8:]
+        if len(hdr) < 28 or hdr[1] != (2 if acks else 1):  # ACK or DATA only
+            continue
+        seen += 1
+        conn = struct.unpack_from("!Q", hdr, 4)[0]
+        seq = struct.unpack_from("!I", hdr, 24)[0]
+        tos = ip[1] & 0xFC
+        c = conns.setdefault(conn, {"data": 0, "late": 0, "late_other_queue": 0})
+        c["data"] += 1
+        top = newest.get(conn)
+        if top is None or seq > top[0]:
+            newest[conn] = (seq, tos)
+        elif top[0] - seq >= reorder:
+            c["late"] += 1
+            c["late_other_queue"] += int(tos != top[1])
+    total = {k: sum(c[k] for c in conns.values()) for k in ("data", "late", "late_other_queue")}
+    return {"iface": iface, "acks": acks, "reorder": reorder, "connections": len(conns),
+            **total}
+
+
 def exec_at(at: float, argv: list[str]) -> None:
     """Sleep until monotonic time `at` (bounded by 30 s), then exec `argv`:
     starts several senders at the same instant (incast)."""
@@ -471,6 +527,13 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("sink")
     a.add_argument("--port", type=int, required=True)
     a.add_argument("--seconds", type=float, default=60)
+    a = sub.add_parser("capture")
+    a.add_argument("--iface", default="eth0")
+    a.add_argument("--port", type=int, default=7700)
+    a.add_argument("--seconds", type=float, default=60)
+    a.add_argument("--max-packets", type=int, default=2_000_000)
+    a.add_argument("--reorder", type=int, default=3)
+    a.add_argument("--acks", action="store_true", help="ACKs from --port instead of DATA to it")
     a = sub.add_parser("fct-server")
     a.add_argument("--port", type=int, required=True)
     a.add_argument("--timeout", type=float, default=60)
@@ -497,6 +560,8 @@ def main(argv: list[str] | None = None) -> int:
         r = cbr(x.dst, x.port, x.rate_mbps, x.seconds, x.schedule, x.size, x.burst)
     elif x.cmd == "sink":
         r = sink(x.port, x.seconds)
+    elif x.cmd == "capture":
+        r = capture(x.iface, x.port, x.seconds, x.max_packets, x.reorder, x.acks)
     elif x.cmd == "fct-server":
         r = fct_server(x.port, x.timeout)
     else:
