@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -284,9 +285,24 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, default=str) + "\n")
 
 
+def _provenance() -> dict[str, str]:
+    """Git commit of the checkout and a hash / mtime of the binary used."""
+    out: dict[str, str] = {}
+    git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True, check=False)
+    out["git_head"] = git.stdout.strip()
+    b = perf_binary()
+    if b is not None:
+        out["approxnet_perf_sha256"] = hashlib.sha256(b.read_bytes()).hexdigest()[:16]
+        out["approxnet_perf_mtime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                    time.gmtime(b.stat().st_mtime))
+    return out
+
+
 def environment() -> dict[str, Any]:
     """What to record with every result: time, load average, binary, kernel."""
     return {
+        **_provenance(),
         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "loadavg_start": loadavg(),
         "cpus": os.cpu_count(),
