@@ -163,7 +163,13 @@ impl AsyncEndpoint {
     /// One round: send what is due, wait for readiness or the next timer
     /// (at most `timeout`), receive, send again.
     pub async fn drive(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        self.d.service()?;
+        // A plain non-blocking read first; readiness is cleared only inside
+        // try_io below, so nothing is lost if this finds the socket empty.
+        let seen = self.d.events.pushed();
+        self.d.pump()?;
+        if self.d.events.pushed() != seen {
+            return Ok(()); // new events: let the caller look before waiting
+        }
         let (want_write, timer) = self.d.wait_spec();
         let wait = match (timer, timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),

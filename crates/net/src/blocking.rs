@@ -131,7 +131,11 @@ impl Endpoint {
     /// One round: send what is due, wait for the socket or the next timer
     /// (at most `timeout`), receive, send again.
     pub fn drive(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        self.d.service()?;
+        let seen = self.d.events.pushed();
+        self.d.pump()?;
+        if self.d.events.pushed() != seen {
+            return Ok(()); // new events: let the caller look before blocking
+        }
         let (want_write, timer) = self.d.wait_spec();
         let wait = match (timer, timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),

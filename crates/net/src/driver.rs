@@ -252,6 +252,19 @@ impl Driver {
         approxnet_proto::Duration::from_nanos(self.lookahead_core().as_nanos() / 2)
     }
 
+    /// Reads what is already waiting (without blocking), then services:
+    /// datagrams that arrived while the process was not running are seen
+    /// before timers fire, so a late wake-up does not turn ACKs still in
+    /// the socket buffer into declared losses.
+    pub(crate) fn pump(&mut self) -> io::Result<()> {
+        match self.recv_some() {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        self.service()
+    }
+
     /// Sends what the kernel takes; `Err(WouldBlock)` if datagrams remain.
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.sq.flush(&self.sock)?;

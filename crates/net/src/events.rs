@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 pub(crate) struct EventQueue {
     q: VecDeque<(ConnectionHandle, Event)>,
     bytes: usize,
+    pushed: u64,
 }
 
 fn payload_bytes(e: &Event) -> usize {
@@ -23,6 +24,7 @@ fn payload_bytes(e: &Event) -> usize {
 
 impl EventQueue {
     pub(crate) fn push(&mut self, h: ConnectionHandle, e: Event) {
+        self.pushed += 1;
         self.bytes += payload_bytes(&e);
         self.q.push_back((h, e));
     }
@@ -41,6 +43,11 @@ impl EventQueue {
 
     pub(crate) fn len(&self) -> usize {
         self.q.len()
+    }
+
+    /// Events ever queued (to tell whether a step produced any).
+    pub(crate) fn pushed(&self) -> u64 {
+        self.pushed
     }
 
     /// Payload bytes held by queued events.
