@@ -226,3 +226,21 @@ fn tensor_job_arrives_with_its_values() {
         .collect();
     assert_eq!(got, values);
 }
+
+#[test]
+fn ipv6_loopback_works_where_available() {
+    let v6: SocketAddr = "[::1]:0".parse().unwrap();
+    let Ok(server) = Endpoint::bind(v6, RuntimeConfig::default()) else {
+        eprintln!("skipped: no IPv6 loopback here");
+        return;
+    };
+    let addr = server.local_addr();
+    let t = thread::spawn(move || serve(server, 1));
+    let mut client = Endpoint::bind(v6, RuntimeConfig::default()).unwrap();
+    let h = client.connect(addr).unwrap();
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[5000; 20]).unwrap())
+        .unwrap();
+    assert!(client.wait_job(h, job, BOUND).unwrap().guarantee_held());
+    assert_eq!(t.join().unwrap().0, 20);
+}
