@@ -294,3 +294,87 @@ fn a_slow_application_gets_back_pressure_not_unbounded_events() {
     assert!(report.unwrap().guarantee_held());
     assert_eq!(delivered, 300);
 }
+
+#[test]
+fn an_on_path_attacker_replaying_the_connection_id_from_elsewhere_is_dropped() {
+    use socket2::{Domain, Protocol, Socket, Type};
+    use std::mem::MaybeUninit;
+    // Root only: a raw UDP socket sees the client's datagrams and so the
+    // real connection id, as an on-path attacker would.
+    let raw = match Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::UDP)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skipped: raw socket needs root ({e})");
+            return;
+        }
+    };
+    raw.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut server = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let addr = server.local_addr();
+    let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let h = client.start_connect(addr).unwrap();
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[3000; 50]).unwrap())
+        .unwrap();
+    // Drive both until the sniffer has seen a DATA packet to the server.
+    let deadline = Instant::now() + BOUND;
+    let mut conn_id = None;
+    let mut buf = vec![MaybeUninit::<u8>::uninit(); 65_536];
+    while conn_id.is_none() {
+        assert!(Instant::now() < deadline, "no DATA seen");
+        client.drive(Some(Duration::from_millis(1))).unwrap();
+        server.drive(Some(Duration::from_millis(1))).unwrap();
+        while let Ok(n) = raw.recv(&mut buf) {
+            // SAFETY: recv initialised the first n bytes.
+            let p: Vec<u8> = buf[..n]
+                .iter()
+                .map(|b| unsafe { b.assume_init() })
+                .collect();
+            let ihl = usize::from(p[0] & 0x0f) * 4;
+            let (udp, dport) = (&p[ihl..], u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]));
+            let body = &udp[8..];
+            if dport == addr.port() && body.len() > 48 && body[1] == 1 {
+                conn_id = Some(u64::from_be_bytes(body[4..12].try_into().unwrap()));
+                break;
+            }
+        }
+    }
+    // Replay well-formed DATA with the real id from another port.
+    let attacker = UdpSocket::bind(lo()).unwrap();
+    let mut rng = Rng::new(3);
+    for _ in 0..200 {
+        let body = random_bytes(&mut rng, 500);
+        let seq = rng.next_u64() as u32;
+        attacker
+            .send_to(
+                &craft(PacketType::Data, conn_id.unwrap(), &body, |h| h.seq = seq),
+                addr,
+            )
+            .unwrap();
+    }
+    let mut report = None;
+    let mut delivered = 0;
+    while report.is_none() {
+        assert!(Instant::now() < deadline, "job did not complete");
+        server.drive(Some(Duration::from_millis(1))).unwrap();
+        while let Some((_, ev)) = server.poll_event() {
+            delivered += u32::from(matches!(ev, Event::MessageDelivered { .. }));
+        }
+        if report.is_none() {
+            if let Ok(r) = client.wait_job(h, job, Some(Duration::from_millis(1))) {
+                report = Some(r);
+            }
+        }
+    }
+    assert!(report.unwrap().guarantee_held());
+    // Every replayed datagram is read and refused (bounded wait).
+    while server.core().stats().dropped(DropReason::WrongPeer) < 200 || delivered < 50 {
+        assert!(Instant::now() < deadline, "replayed datagrams not all seen");
+        if let Some((_, ev)) = server.next_event(Some(Duration::from_millis(10))).unwrap() {
+            delivered += u32::from(matches!(ev, Event::MessageDelivered { .. }));
+        }
+    }
+    assert_eq!(delivered, 50, "no forged message delivered");
+    assert_eq!(server.core().stats().dropped(DropReason::WrongPeer), 200);
+}
