@@ -19,9 +19,6 @@ use crate::wire::{
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-/// Sequence numbers walked at the top of each SACK range per ACK.
-const SACK_WALK: u32 = 8;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
     /// Client waiting for HELLO_ACK.
@@ -390,13 +387,7 @@ impl Connection {
             }
         }
         for r in a.ranges() {
-            // Only the newest few seqs of each range: every DATA packet is
-            // ACKed, so older ones were seen in earlier ACKs unless more than
-            // `SACK_WALK` ACKs in a row were lost.
-            let start = r.start.max(r.end.saturating_sub(SACK_WALK));
-            for s in start..r.end {
-                self.send.on_acked(s, &self.pol);
-            }
+            self.send.on_acked_range(r.start, r.end, &self.pol);
         }
         self.send.on_cumulative(a.cumulative, &self.pol);
         self.send.detect_fast(cfg.reorder_threshold, cfg, &self.pol);

@@ -146,6 +146,9 @@ pub(crate) struct SendSide {
     cum_done: u32,
     pub(crate) epoch: EpochCount,
     pub(crate) in_flight: u64,
+    /// Sequence numbers still in flight, for ACK ranges: a range is
+    /// resolved by looking up only the packets it newly covers.
+    unacked: BTreeSet<u32>,
 }
 
 fn order(job: u32, msg: u32) -> u64 {
@@ -443,6 +446,7 @@ impl SendSide {
             fate: Fate::InFlight,
         });
         self.in_flight += 1;
+        self.unacked.insert(seq);
         if let Some(ji) = self.job_index(np.job) {
             let j = &mut self.jobs[ji];
             j.packets += 1;
@@ -473,6 +477,7 @@ impl SendSide {
             x.fate = Fate::Acked;
         }
         if was_in_flight {
+            self.unacked.remove(&seq);
             self.in_flight -= 1;
             self.epoch.acked += 1;
         }
@@ -483,6 +488,20 @@ impl SendSide {
         self.packet_arrived(f.job, f.msg, f.pkt, pol);
         self.pop_resolved();
         was_in_flight.then_some(f.sent)
+    }
+
+    /// Marks acknowledged every in-flight packet in `[start, end)`; costs
+    /// one ordered-set lookup per packet newly acknowledged, however long
+    /// the range.
+    pub(crate) fn on_acked_range(&mut self, start: u32, end: u32, pol: &Policies) {
+        let mut from = start;
+        while from < end {
+            let Some(&s) = self.unacked.range(from..end).next() else {
+                break;
+            };
+            self.on_acked(s, pol);
+            from = s.saturating_add(1);
+        }
     }
 
     /// Processes an ACK's cumulative point (amortised over the connection).
@@ -593,6 +612,7 @@ impl SendSide {
         };
         f.fate = Fate::Lost;
         let f = *f;
+        self.unacked.remove(&seq);
         self.in_flight -= 1;
         self.epoch.lost += 1;
         let Some(ji) = self.job_index(f.job) else {
@@ -663,6 +683,7 @@ impl SendSide {
         self.jobs.clear();
         self.sched.clear();
         self.flights.clear();
+        self.unacked.clear();
         self.in_flight = 0;
         ids
     }

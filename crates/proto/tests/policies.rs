@@ -156,3 +156,26 @@ fn coalesced_acks_keep_the_guarantee_with_fewer_datagrams() {
     let fourth = run_with(4);
     assert!(fourth * 2 < every, "{fourth} ACK datagrams vs {every}");
 }
+
+#[test]
+fn coalesced_acks_after_a_real_loss_cause_no_false_losses() {
+    // One early loss stalls the receiver's cumulative point for good (ATP
+    // retransmits under new sequence numbers), so every later packet is
+    // acknowledged only through SACK ranges; with 32 packets per ACK the
+    // sender must still resolve all of them.
+    let c = Config {
+        ack_every: 32,
+        max_ack_delay: approxnet_proto::time::Duration::from_micros(50),
+        ..cfg()
+    };
+    let mut pair = Pair::symmetric(c, link(0.01), 14);
+    let job = run(&mut pair, JobSpec::uniform(0.9, &vec![1400; 3000]).unwrap());
+    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+    let dropped = pair.forward.stats.random_drops + pair.forward.stats.buffer_drops;
+    assert!(dropped > 0);
+    assert!(
+        s.lost_packets <= dropped + 5,
+        "declared {} lost, the link dropped {dropped}",
+        s.lost_packets
+    );
+}
