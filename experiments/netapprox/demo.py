@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The small NetApprox comparison (issue 3 section 4's demo): k = 4 fat-tree,
+FBKV all-to-all at load 0.5, ATP Full vs DCTCP-ES vs DCTCP-SS vs UDP at
+MSR 0.5 and 1.0. Prints the JCT / loss table and writes an SVG bar chart
+(no plotting library needed) next to the run directories.
+
+  python3 experiments/netapprox/demo.py [--out results/tmp/demo]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCHEMES = ["atp-full", "dctcp-es", "dctcp-ss", "udp"]
+MSRS = [0.5, 1.0]
+
+
+def find_sim():
+    for d in ("target-sim", "target"):
+        p = os.path.join(ROOT, d, "release", "approxnet-sim")
+        if os.path.exists(p):
+            return p
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "approxnet-sim"], check=True, cwd=ROOT)
+    return os.path.join(ROOT, "target", "release", "approxnet-sim")
+
+
+def svg(rows, path):
+    w, h, pad = 640, 320, 50
+    top = max(r["jct"] for r in rows if r["jct"] == r["jct"]) or 1.0
+    bw = (w - 2 * pad) / (len(rows) + len(MSRS))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="10">',
+           f'<text x="{w / 2}" y="16" text-anchor="middle" font-size="13">mean JCT (us), FBKV all-to-all, k = 4 fat-tree</text>']
+    colors = {"atp-full": "#1b7837", "dctcp-es": "#2166ac", "dctcp-ss": "#67a9cf", "udp": "#b2182b"}
+    x = pad
+    for m in MSRS:
+        for r in [r for r in rows if r["msr"] == m]:
+            v = r["jct"] if r["jct"] == r["jct"] else 0.0
+            bh = (h - 2 * pad) * v / top
+            out.append(f'<rect x="{x:.1f}" y="{h - pad - bh:.1f}" width="{bw * 0.9:.1f}" height="{bh:.1f}" fill="{colors[r["scheme"]]}"/>')
+            out.append(f'<text x="{x + bw * 0.45:.1f}" y="{h - pad - bh - 3:.1f}" text-anchor="middle">{v:.0f}</text>')
+            out.append(f'<text x="{x + bw * 0.45:.1f}" y="{h - pad + 12:.1f}" text-anchor="middle">{r["scheme"]}</text>')
+            x += bw
+        out.append(f'<text x="{x - bw * 2:.1f}" y="{h - pad + 26:.1f}" text-anchor="middle">MSR {m}</text>')
+        x += bw
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(ROOT, "results", "tmp", "demo"))
+    a = ap.parse_args()
+    sim = find_sim()
+    rows = []
+    print(f"{'scheme':<10} {'MSR':>4} {'jobs done':>12} {'JCT mean us':>12} {'JCT p99 us':>11} {'loss':>7}")
+    for m in MSRS:
+        for s in SCHEMES:
+            out = os.path.join(a.out, f"{s}-{m}")
+            subprocess.run([sim, "run", os.path.join(HERE, "demo.toml"), "--out", out, "--quiet", "--no-flows",
+                            "--set", f'jobs.0.scheme="{s}"', "--set", f"jobs.0.msr={m}"],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(os.path.join(out, "summary.json")) as f:
+                c = json.load(f)["classes"][0]
+            jct = c["jct_mean_us"] if c["jct_mean_us"] is not None else float("nan")
+            p99 = c["jct_p99_us"] if c["jct_p99_us"] is not None else float("nan")
+            rows.append(dict(scheme=s, msr=m, jct=jct))
+            print(f"{s:<10} {m:>4} {c['done']:>6}/{c['jobs']:<5} {jct:>12.1f} {p99:>11.1f} {c['loss_rate'] * 100:>6.2f}%",
+                  flush=True)
+    path = os.path.join(a.out, "jct.svg")
+    svg(rows, path)
+    print(f"plot: {os.path.relpath(path, ROOT)}; per-run CSVs under {os.path.relpath(a.out, ROOT)}/")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
