@@ -149,6 +149,8 @@ pub enum Event {
     TensorReady {
         /// Job id.
         job: u32,
+        /// Element type of `data`.
+        dtype: crate::wire::Dtype,
         /// Little-endian elements, missing ranges zero-filled.
         data: Vec<u8>,
         /// Missing element ranges `[start, end)`.

@@ -345,6 +345,7 @@ impl RecvSide {
                 job.tensor_ready = true;
                 events.push_back(Event::TensorReady {
                     job: job.id,
+                    dtype: t.dtype(),
                     data: t.data().to_vec(),
                     missing: t.missing(),
                     fraction: t.fraction(),
@@ -432,6 +433,7 @@ impl RecvSide {
             if !job.tensor_ready {
                 events.push_back(Event::TensorReady {
                     job: id,
+                    dtype: t.dtype(),
                     data: t.data().to_vec(),
                     missing: t.missing(),
                     fraction: t.fraction(),

@@ -122,6 +122,11 @@ impl TensorAssembly {
         }
     }
 
+    /// Element type.
+    pub fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+
     /// Bytes the assembly holds.
     pub fn byte_len(&self) -> usize {
         self.data.len()

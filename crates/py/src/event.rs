@@ -318,6 +318,7 @@ pub(crate) fn to_py(py: Python<'_>, h: ConnectionHandle, e: Event) -> PyResult<P
             data,
             missing,
             fraction,
+            ..
         } => TensorReady {
             connection,
             job,
