@@ -17,6 +17,7 @@ combination of the others) in the output directory.
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,9 +121,20 @@ def studies(root: str | os.PathLike[str] | None = None) -> list[Study]:
         return []
     out = []
     for p in sorted(base.glob("*/*.toml")):
+        if not _is_scenario(p):
+            continue  # e.g. testbed configs: not simulator scenarios
         name = f"{p.parent.name}/{p.stem}"
         out.append(Study(name=name, path=p, description=_description(p)))
     return out
+
+
+def _is_scenario(path: Path) -> bool:
+    """Whether a TOML file is a simulator scenario (it has a [topology] table)."""
+    try:
+        with path.open("rb") as f:
+            return "topology" in tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
 
 
 def find(name: str, root: str | os.PathLike[str] | None = None) -> Study:
