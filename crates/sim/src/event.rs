@@ -47,6 +47,11 @@ pub enum Ev {
     },
     /// Take a queue-length sample.
     Sample,
+    /// A training job's compute phase ends.
+    TrainingCompute {
+        /// Training index.
+        id: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -37,6 +37,21 @@ pub struct ClassSummary {
     pub retx_rate: f64,
 }
 
+/// Statistics of one training job.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrainingSummary {
+    /// Name.
+    pub name: String,
+    /// Iterations finished.
+    pub iterations: usize,
+    /// Iterations asked for.
+    pub of: u32,
+    /// Mean iteration time (compute + communication), microseconds.
+    pub iter_mean_us: f64,
+    /// Time from its start to its last iteration's end, if it finished, microseconds.
+    pub jct_us: Option<f64>,
+}
+
 /// Whole-run summary.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
@@ -44,6 +59,8 @@ pub struct Summary {
     pub name: String,
     /// Per class.
     pub classes: Vec<ClassSummary>,
+    /// Per training job.
+    pub trainings: Vec<TrainingSummary>,
     /// Simulated seconds.
     pub sim_s: f64,
     /// Wall seconds of the event loop.
@@ -144,6 +161,27 @@ impl Summary {
                 retx_rate: frac(retx),
             });
         }
+        for t in &sim.trainings {
+            let it = &t.state.iterations;
+            let d: Vec<f64> = it
+                .iter()
+                .map(|(a, b)| (*b - *a).as_nanos() as f64 / 1e3)
+                .collect();
+            out.trainings.push(TrainingSummary {
+                name: t.state.spec.name.clone(),
+                iterations: it.len(),
+                of: t.state.spec.iterations,
+                iter_mean_us: if d.is_empty() {
+                    f64::NAN
+                } else {
+                    d.iter().sum::<f64>() / d.len() as f64
+                },
+                jct_us: t
+                    .state
+                    .done()
+                    .map(|e| (e - t.state.spec.start).as_nanos() as f64 / 1e3),
+            });
+        }
         let mut q: Vec<f64> = sim.samples.iter().map(|s| s.bytes as f64).collect();
         if !q.is_empty() {
             out.queue_mean_bytes = q.iter().sum::<f64>() / q.len() as f64;
@@ -187,6 +225,18 @@ impl Summary {
                 c.retx_rate
             );
         }
+        for t in &self.trainings {
+            let _ = writeln!(
+                s,
+                "training {}: {}/{} iterations, mean iteration {:.1} us, {}",
+                t.name,
+                t.iterations,
+                t.of,
+                t.iter_mean_us,
+                t.jct_us
+                    .map_or("not finished".to_string(), |j| format!("JCT {j:.1} us"))
+            );
+        }
         let _ = writeln!(
             s,
             "simulated {:.3} ms in {:.2} s wall: {} events, {} packet-hops ({:.2} M hops/s), {} drops, peak {} packets",
@@ -228,8 +278,22 @@ impl Summary {
                 )
             })
             .collect();
+        let trainings: Vec<String> = self
+            .trainings
+            .iter()
+            .map(|t| {
+                format!(
+                    "{{\"name\":{:?},\"iterations\":{},\"of\":{},\"iter_mean_us\":{},\"jct_us\":{}}}",
+                    t.name,
+                    t.iterations,
+                    t.of,
+                    num(t.iter_mean_us),
+                    t.jct_us.map_or("null".into(), num)
+                )
+            })
+            .collect();
         format!(
-            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}]}}\n",
+            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}],\"trainings\":[{}]}}\n",
             self.name,
             num(self.sim_s),
             num(self.wall_s),
@@ -242,7 +306,8 @@ impl Summary {
             num(self.queue_mean_bytes),
             num(self.queue_p99_bytes),
             self.peak_packets,
-            classes.join(",")
+            classes.join(","),
+            trainings.join(",")
         )
     }
 }
@@ -341,6 +406,24 @@ pub fn write_all(
                 s.bytes,
                 s.pkts
             )?;
+        }
+        w.flush()?;
+    }
+    if !sim.trainings.is_empty() {
+        let mut w = BufWriter::new(std::fs::File::create(dir.join("trainings.csv"))?);
+        writeln!(w, "training,iteration,start_ns,end_ns,duration_ns")?;
+        for t in &sim.trainings {
+            for (i, (a, b)) in t.state.iterations.iter().enumerate() {
+                writeln!(
+                    w,
+                    "{},{},{},{},{}",
+                    t.state.spec.name,
+                    i,
+                    a.as_nanos(),
+                    b.as_nanos(),
+                    (*b - *a).as_nanos()
+                )?;
+            }
         }
         w.flush()?;
     }

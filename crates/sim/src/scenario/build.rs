@@ -1,6 +1,6 @@
 //! From a checked scenario file to a ready [`Simulator`].
 
-use super::schema::{JobFile, ScenarioFile, SwitchFile};
+use super::schema::{JobFile, ScenarioFile, SwitchFile, TrainingFile};
 use super::{invalid, ScenarioError};
 use crate::atp::{AtpAdapter, AtpSetup};
 use crate::job::{Job, JobCounters};
@@ -12,8 +12,10 @@ use crate::net::sched::{Drr, Scheduler};
 use crate::net::NetworkBuilder;
 use crate::scheme::{self, Proto, Scheme, SenderApprox};
 use crate::sim::SamplePorts;
+use crate::sim::TrainingRun;
 use crate::topology::{self, Fabric};
 use crate::transport::flow::TransportParams;
+use crate::workload::training::{Collective, Training, TrainingSpec};
 use crate::workload::{self, cdf, JobClass, Pattern, SizeDist};
 use crate::Simulator;
 use approxnet_proto::time::{Duration, Instant};
@@ -206,12 +208,18 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
     let hosts = net.host_count() as u32;
     let mut sim = Simulator::new(net, tp, end, f.seed);
 
-    let classes = f
+    let mut classes = f
         .jobs
         .iter()
         .enumerate()
         .map(|(i, j)| job_class(i, j, schemes[i], hosts, end))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut runs = Vec::new();
+    for (i, t) in f.training.iter().enumerate() {
+        let (class, run) = training(i, t, hosts, classes.len() as u32)?;
+        classes.push(class);
+        runs.push(run);
+    }
     for c in &classes {
         if c.queue as u32 >= f.switch.queues.unwrap_or(DEFAULT_QUEUES) {
             return Err(invalid(
@@ -244,7 +252,10 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
         };
         sim.add_job(job, c.queue);
     }
-    if schemes.iter().any(|s| s.is_atp()) {
+    for r in runs {
+        sim.add_training(r);
+    }
+    if classes.iter().any(|c| c.scheme.is_atp()) {
         let a = &f.atp;
         let mtu = a.mtu.unwrap_or(approxnet_proto::units::DEFAULT_MTU as u32);
         if !(256..=9000).contains(&mtu) {
@@ -576,4 +587,122 @@ fn job_class(
         max_jobs: j.max_jobs,
         queue: j.queue,
     })
+}
+
+fn training(
+    i: usize,
+    t: &TrainingFile,
+    hosts: u32,
+    class: u32,
+) -> Result<(JobClass, TrainingRun), ScenarioError> {
+    let key = |k: &str| format!("training.{i}.{k}");
+    let scheme = Scheme::parse(&t.scheme).ok_or_else(|| {
+        invalid(
+            key("scheme"),
+            format!("unknown scheme {:?}", t.scheme),
+            scheme::NAMES.join(", "),
+        )
+    })?;
+    let host_ok = |h: u32, k: &str| {
+        if h < hosts {
+            Ok(h)
+        } else {
+            Err(invalid(
+                key(k),
+                format!("host {h}"),
+                format!("0 ..= {}", hosts - 1),
+            ))
+        }
+    };
+    if t.workers.len() < 2 {
+        return Err(invalid(
+            key("workers"),
+            format!("{} workers", t.workers.len()),
+            "at least 2 hosts",
+        ));
+    }
+    for &w in &t.workers {
+        host_ok(w, "workers")?;
+    }
+    let collective = match t.collective.as_str() {
+        "ps" => {
+            let server = host_ok(
+                t.server
+                    .ok_or_else(|| invalid(key("server"), "missing", "a host index"))?,
+                "server",
+            )?;
+            if t.workers.contains(&server) {
+                return Err(invalid(
+                    key("server"),
+                    format!("{server} is also a worker"),
+                    "a host that is not a worker",
+                ));
+            }
+            Collective::ParameterServer { server }
+        }
+        "ring" => Collective::Ring,
+        o => {
+            return Err(invalid(
+                key("collective"),
+                format!("unknown {o:?}"),
+                "ps, ring",
+            ))
+        }
+    };
+    if !(t.msr > 0.0 && t.msr <= 1.0) {
+        return Err(invalid(key("msr"), format!("{}", t.msr), "0 < msr <= 1"));
+    }
+    if t.iterations == 0 || t.messages == 0 {
+        return Err(invalid(
+            key("iterations"),
+            "iterations and messages must be >= 1",
+            ">= 1",
+        ));
+    }
+    if !(t.compute_us >= 0.0 && t.compute_us.is_finite()) {
+        return Err(invalid(
+            key("compute_us"),
+            format!("{}", t.compute_us),
+            ">= 0",
+        ));
+    }
+    let gradient_bytes = (positive(&key("gradient_kb"), t.gradient_kb)? * 1000.0) as u64;
+    let name = t.name.clone().unwrap_or_else(|| format!("training{i}"));
+    let approximate = t.approximate.unwrap_or(t.msr < 1.0)
+        && !matches!(scheme, Scheme::Native(p, SenderApprox::Exact) if p != Proto::Udp);
+    let start = Instant::from_nanos((t.start_ms.max(0.0) * 1e6) as u64);
+    let spec = TrainingSpec {
+        name: name.clone(),
+        workers: t.workers.clone(),
+        collective,
+        iterations: t.iterations,
+        compute: us(t.compute_us),
+        gradient_bytes,
+        messages: t.messages,
+        start,
+    };
+    let c = JobClass {
+        name,
+        pattern: Pattern::Pairs(Vec::new()),
+        senders: Vec::new(),
+        sizes: SizeDist::Fixed(gradient_bytes.max(1)),
+        messages: t.messages,
+        load: 0.0,
+        msr: t.msr,
+        scheme,
+        approximate,
+        start,
+        stop: start,
+        max_jobs: 0,
+        queue: t.queue,
+    };
+    let run = TrainingRun {
+        state: Training::new(spec),
+        class,
+        scheme,
+        msr: t.msr,
+        approximate,
+        queue: t.queue,
+    };
+    Ok((c, run))
 }

@@ -28,6 +28,9 @@ pub struct ScenarioFile {
     /// Job classes.
     #[serde(default)]
     pub jobs: Vec<JobFile>,
+    /// Distributed-training jobs.
+    #[serde(default)]
+    pub training: Vec<TrainingFile>,
     /// What to record.
     #[serde(default)]
     pub output: OutputFile,
@@ -214,4 +217,46 @@ pub struct OutputFile {
     pub queue_ports: Option<String>,
     /// Write flows.csv (default true).
     pub flows: Option<bool>,
+}
+
+/// One `[[training]]` job (seed 001: compute + communication phases with
+/// an iteration barrier).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingFile {
+    /// Name in the output.
+    pub name: Option<String>,
+    /// `ps` (parameter server) or `ring` (ring all-reduce).
+    pub collective: String,
+    /// Worker hosts.
+    pub workers: Vec<u32>,
+    /// Parameter-server host (`ps` only).
+    pub server: Option<u32>,
+    /// Iterations.
+    #[serde(default = "ten")]
+    pub iterations: u32,
+    /// Compute time per iteration, microseconds.
+    pub compute_us: f64,
+    /// Gradient bytes per worker, KB.
+    pub gradient_kb: f64,
+    /// Messages each transfer is split into (MSR granularity).
+    #[serde(default = "one_u32")]
+    pub messages: u32,
+    /// Fraction of each transfer that must arrive (1 - loss bound).
+    #[serde(default = "one_f64")]
+    pub msr: f64,
+    /// Transport scheme of the transfers.
+    pub scheme: String,
+    /// Transfers may stop at the MSR (default: MSR < 1).
+    pub approximate: Option<bool>,
+    /// First compute phase starts, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Switch queue for native transports.
+    #[serde(default)]
+    pub queue: u8,
+}
+
+fn ten() -> u32 {
+    10
 }

@@ -127,8 +127,10 @@ impl Simulator {
                 let job = &mut self.jobs[j as usize];
                 job.delivered = delivered;
                 job.delivered_bytes = bytes;
+                let mut finished = false;
                 if job.done.is_none() && delivered >= job.needed.min(job.sent_msgs) {
                     job.done = Some(now);
+                    finished = true;
                     if job.approximate && delivered < job.sent_msgs {
                         // EarlySend: enough arrived, stop sending the rest
                         self.flows[fid as usize].cancelled = true;
@@ -146,6 +148,9 @@ impl Simulator {
                         ..Packet::default()
                     };
                     self.send_from_host(now, dst, p);
+                }
+                if finished {
+                    self.job_finished(now, j);
                 }
             }
             Kind::Ack => {
@@ -167,11 +172,16 @@ impl Simulator {
                 }
             }
             JobUpdate::Finished { job, ok, counters } => {
+                let mut finished = false;
                 if let Some(j) = self.jobs.get_mut(job as usize) {
                     j.counters = counters;
                     if ok && j.done.is_none() {
                         j.done = Some(now);
+                        finished = true;
                     }
+                }
+                if finished {
+                    self.job_finished(now, job);
                 }
             }
         }

@@ -9,6 +9,7 @@ pub mod adapter;
 mod flows;
 mod forward;
 mod sample;
+mod training;
 
 use crate::event::{Ev, EventList};
 use crate::job::Job;
@@ -20,6 +21,7 @@ use adapter::{HostAdapter, HostIo};
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::{Duration, Instant};
 pub use sample::{QueueSample, SamplePorts};
+pub use training::TrainingRun;
 
 /// Whole-run counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -57,6 +59,10 @@ pub struct Simulator {
     pub jobs: Vec<Job>,
     /// Queue of each job (native transports).
     pub job_queue: Vec<u8>,
+    /// Distributed-training jobs.
+    pub trainings: Vec<TrainingRun>,
+    /// The training job that owns each job, if any.
+    job_training: Vec<Option<u32>>,
     /// Native transport parameters.
     pub tp: TransportParams,
     /// Counters.
@@ -88,6 +94,8 @@ impl Simulator {
             flows: Vec::new(),
             jobs: Vec::new(),
             job_queue: Vec::new(),
+            trainings: Vec::new(),
+            job_training: Vec::new(),
             tp,
             counters: Counters::default(),
             samples: Vec::new(),
@@ -172,6 +180,7 @@ impl Simulator {
             Ev::EndpointTimer { host } => self.endpoint_timer(now, host),
             Ev::JobStart { job } => self.start_job(now, job),
             Ev::Sample => self.take_sample(now),
+            Ev::TrainingCompute { id } => self.training_compute(now, id),
         }
     }
 

@@ -8,6 +8,7 @@
 //! (application bytes) the given fraction of the sender's link rate.
 
 pub mod cdf;
+pub mod training;
 
 use crate::scheme::Scheme;
 use approxnet_proto::rng::Rng;
