@@ -1,32 +1,23 @@
 //! From a checked scenario file to a ready [`Simulator`].
 
-use super::schema::{JobFile, ScenarioFile, SwitchFile, TrainingFile};
+use super::classes::{job_class, training};
+use super::schema::ScenarioFile;
+use super::switch::{port_config, DEFAULT_BUFFER_KB, DEFAULT_QUEUES};
 use super::{invalid, ScenarioError};
 use crate::atp::{AtpAdapter, AtpSetup};
 use crate::job::{Job, JobCounters};
 use crate::net::link::LinkSpec;
 use crate::net::port::PortConfig;
-use crate::net::queue::{Discipline, EcnThreshold, QueueConfig};
 use crate::net::routing::Ecmp;
-use crate::net::sched::{Drr, Scheduler};
 use crate::net::NetworkBuilder;
-use crate::scheme::{self, Proto, Scheme, SenderApprox};
+use crate::scheme::{self, Proto, Scheme};
 use crate::sim::SamplePorts;
-use crate::sim::TrainingRun;
 use crate::topology::{self, Fabric};
 use crate::transport::flow::TransportParams;
-use crate::workload::training::{Collective, Training, TrainingSpec};
-use crate::workload::{self, cdf, JobClass, Pattern, SizeDist};
+use crate::workload::{self, JobClass};
 use crate::Simulator;
 use approxnet_proto::time::{Duration, Instant};
 use approxnet_proto::units::Rate;
-
-/// Seed 000 section 7.1: "eight priority queues".
-const DEFAULT_QUEUES: u32 = 8;
-/// Seed 000 section 7.1: "a total buffer space of 1.5 MB".
-const DEFAULT_BUFFER_KB: f64 = 1500.0;
-/// Seed 000 section 7.1: ECN "marking threshold of 65" packets.
-const DEFAULT_ECN_K_PKTS: u32 = 65;
 
 /// A built scenario.
 pub struct Built {
@@ -40,11 +31,11 @@ pub struct Built {
     pub base_rtt: Duration,
 }
 
-fn us(x: f64) -> Duration {
+pub(super) fn us(x: f64) -> Duration {
     Duration::from_nanos((x * 1e3).round() as u64)
 }
 
-fn positive(key: &str, v: f64) -> Result<f64, ScenarioError> {
+pub(super) fn positive(key: &str, v: f64) -> Result<f64, ScenarioError> {
     if v.is_finite() && v > 0.0 {
         Ok(v)
     } else {
@@ -365,344 +356,4 @@ fn transport_params(
         None => Duration::from_nanos(3 * rtt.as_nanos()),
     };
     Ok(tp)
-}
-
-fn port_config(
-    s: &SwitchFile,
-    any_pfabric: bool,
-    mtu: u32,
-    bdp: u64,
-) -> Result<PortConfig, ScenarioError> {
-    let n = s.queues.unwrap_or(DEFAULT_QUEUES);
-    if !(1..=64).contains(&n) {
-        return Err(invalid("switch.queues", format!("{n}"), "1 ..= 64"));
-    }
-    let n = n as usize;
-    let total = (s.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB) * 1000.0) as u64;
-    let discipline = match s.discipline.as_deref().unwrap_or("auto") {
-        "auto" if any_pfabric => Discipline::PFabric,
-        "auto" | "fifo" => Discipline::Fifo,
-        "pfabric" => Discipline::PFabric,
-        o => {
-            return Err(invalid(
-                "switch.discipline",
-                format!("unknown {o:?}"),
-                "auto, fifo, pfabric",
-            ))
-        }
-    };
-    let preset = s
-        .buffer_preset
-        .as_deref()
-        .unwrap_or(if discipline == Discipline::PFabric {
-            "pfabric"
-        } else {
-            "shared"
-        });
-    let mut limits: Vec<u64> = match preset {
-        "shared" => vec![total; n],
-        // seed 000 section 5.2: the lowest queue 1 MTU, +1 MTU per higher
-        // queue up to queue 1; queue 0 (non-approximate) gets the rest
-        "netapprox" => {
-            let mut v: Vec<u64> = (0..n).map(|q| (n - q) as u64 * mtu as u64).collect();
-            v[0] = total.saturating_sub(v[1..].iter().sum());
-            v
-        }
-        // pFabric: tiny per-port buffers, about 2 BDP (pFabric section 5: 36 KB at 10 Gbps)
-        "pfabric" => {
-            let b = s
-                .pfabric_queue_kb
-                .map_or(2 * bdp, |kb| (kb * 1000.0) as u64);
-            vec![b.max(mtu as u64); n]
-        }
-        o => {
-            return Err(invalid(
-                "switch.buffer_preset",
-                format!("unknown {o:?}"),
-                "shared, netapprox, pfabric",
-            ))
-        }
-    };
-    if let Some(q) = &s.queue_buffer_kb {
-        if q.len() != n {
-            return Err(invalid(
-                "switch.queue_buffer_kb",
-                format!("{} entries for {n} queues", q.len()),
-                "one entry per queue",
-            ));
-        }
-        limits = q.iter().map(|kb| (kb * 1000.0) as u64).collect();
-    }
-    let ecn = match (s.ecn_k_pkts, s.ecn_k_kb) {
-        (Some(_), Some(_)) => {
-            return Err(invalid(
-                "switch.ecn_k_pkts",
-                "both ecn_k_pkts and ecn_k_kb given",
-                "one of them",
-            ))
-        }
-        (Some(0), None) => None,
-        (Some(k), None) => Some(EcnThreshold::Packets(k)),
-        (None, Some(kb)) => Some(EcnThreshold::Bytes((kb * 1000.0) as u64)),
-        (None, None) if discipline == Discipline::PFabric => None,
-        (None, None) => Some(EcnThreshold::Packets(DEFAULT_ECN_K_PKTS)),
-    };
-    let marking: Vec<bool> = match &s.ecn_queues {
-        Some(list) => {
-            if let Some(bad) = list.iter().find(|&&q| q as usize >= n) {
-                return Err(invalid(
-                    "switch.ecn_queues",
-                    format!("queue {bad}"),
-                    format!("0 ..= {}", n - 1),
-                ));
-            }
-            (0..n).map(|q| list.contains(&(q as u32))).collect()
-        }
-        // seed 000 section 7.1: only the non-approximate queue marks
-        None if preset == "netapprox" => (0..n).map(|q| q == 0).collect(),
-        None => vec![true; n],
-    };
-    let scheduler = match s.scheduler.as_deref().unwrap_or("strict") {
-        "strict" => Scheduler::Strict,
-        "drr" => {
-            let w = s.weights.clone().unwrap_or_else(|| vec![1.0; n]);
-            if w.len() != n || w.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
-                return Err(invalid(
-                    "switch.weights",
-                    format!("{w:?}"),
-                    format!("{n} positive numbers"),
-                ));
-            }
-            Scheduler::Drr(Drr::new(&w, mtu as u64))
-        }
-        o => {
-            return Err(invalid(
-                "switch.scheduler",
-                format!("unknown {o:?}"),
-                "strict, drr",
-            ))
-        }
-    };
-    Ok(PortConfig {
-        queues: (0..n)
-            .map(|q| QueueConfig {
-                limit_bytes: limits[q],
-                ecn: if marking[q] { ecn } else { None },
-                discipline,
-            })
-            .collect(),
-        scheduler,
-    })
-}
-
-fn job_class(
-    i: usize,
-    j: &JobFile,
-    scheme: Scheme,
-    hosts: u32,
-    end: Instant,
-) -> Result<JobClass, ScenarioError> {
-    let key = |k: &str| format!("jobs.{i}.{k}");
-    let sizes = SizeDist::by_name(&j.sizes).ok_or_else(|| {
-        invalid(
-            key("sizes"),
-            format!("unknown {:?}", j.sizes),
-            cdf::NAMES.join(", "),
-        )
-    })?;
-    if !(j.msr > 0.0 && j.msr <= 1.0) {
-        return Err(invalid(key("msr"), format!("{}", j.msr), "0 < msr <= 1"));
-    }
-    if !(j.load >= 0.0 && j.load.is_finite()) {
-        return Err(invalid(key("load"), format!("{}", j.load), ">= 0"));
-    }
-    if j.messages == 0 {
-        return Err(invalid(key("messages"), "0", ">= 1"));
-    }
-    let host_ok = |h: u32, k: &str| {
-        if h < hosts {
-            Ok(h)
-        } else {
-            Err(invalid(
-                key(k),
-                format!("host {h}"),
-                format!("0 ..= {}", hosts - 1),
-            ))
-        }
-    };
-    let pattern = match j.pattern.as_str() {
-        "all_to_all" => Pattern::AllToAll,
-        "incast" => Pattern::Incast {
-            target: host_ok(j.target.unwrap_or(0), "target")?,
-        },
-        "bulk" => Pattern::Bulk {
-            target: host_ok(j.target.unwrap_or(0), "target")?,
-            jitter_ns: (j.jitter_us.max(0.0) * 1e3) as u64,
-        },
-        "pairs" => {
-            let p = j
-                .pairs
-                .as_ref()
-                .ok_or_else(|| invalid(key("pairs"), "missing", "[[src, dst], ...]"))?;
-            let mut v = Vec::new();
-            for &[s, d] in p {
-                v.push((host_ok(s, "pairs")?, host_ok(d, "pairs")?));
-            }
-            Pattern::Pairs(v)
-        }
-        o => {
-            return Err(invalid(
-                key("pattern"),
-                format!("unknown {o:?}"),
-                "all_to_all, incast, pairs, bulk",
-            ))
-        }
-    };
-    let senders = match &j.senders {
-        Some(s) => s
-            .iter()
-            .map(|&h| host_ok(h, "senders"))
-            .collect::<Result<Vec<_>, _>>()?,
-        None => Vec::new(),
-    };
-    let ms = |x: f64| Instant::from_nanos((x * 1e6).max(0.0) as u64);
-    Ok(JobClass {
-        name: j
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("{}-{}", j.sizes, scheme)),
-        pattern,
-        senders,
-        sizes,
-        messages: j.messages,
-        load: j.load,
-        msr: j.msr,
-        scheme,
-        // a plain reliable scheme ("dctcp", "pfabric") delivers every message;
-        // approximation needs "-ss" / "-es", ATP, or UDP (which counts arrivals)
-        approximate: j.approximate.unwrap_or(j.msr < 1.0)
-            && !matches!(scheme, Scheme::Native(p, SenderApprox::Exact) if p != Proto::Udp),
-        start: ms(j.start_ms),
-        stop: j.stop_ms.map_or(end, ms).min(end),
-        max_jobs: j.max_jobs,
-        queue: j.queue,
-    })
-}
-
-fn training(
-    i: usize,
-    t: &TrainingFile,
-    hosts: u32,
-    class: u32,
-) -> Result<(JobClass, TrainingRun), ScenarioError> {
-    let key = |k: &str| format!("training.{i}.{k}");
-    let scheme = Scheme::parse(&t.scheme).ok_or_else(|| {
-        invalid(
-            key("scheme"),
-            format!("unknown scheme {:?}", t.scheme),
-            scheme::NAMES.join(", "),
-        )
-    })?;
-    let host_ok = |h: u32, k: &str| {
-        if h < hosts {
-            Ok(h)
-        } else {
-            Err(invalid(
-                key(k),
-                format!("host {h}"),
-                format!("0 ..= {}", hosts - 1),
-            ))
-        }
-    };
-    if t.workers.len() < 2 {
-        return Err(invalid(
-            key("workers"),
-            format!("{} workers", t.workers.len()),
-            "at least 2 hosts",
-        ));
-    }
-    for &w in &t.workers {
-        host_ok(w, "workers")?;
-    }
-    let collective = match t.collective.as_str() {
-        "ps" => {
-            let server = host_ok(
-                t.server
-                    .ok_or_else(|| invalid(key("server"), "missing", "a host index"))?,
-                "server",
-            )?;
-            if t.workers.contains(&server) {
-                return Err(invalid(
-                    key("server"),
-                    format!("{server} is also a worker"),
-                    "a host that is not a worker",
-                ));
-            }
-            Collective::ParameterServer { server }
-        }
-        "ring" => Collective::Ring,
-        o => {
-            return Err(invalid(
-                key("collective"),
-                format!("unknown {o:?}"),
-                "ps, ring",
-            ))
-        }
-    };
-    if !(t.msr > 0.0 && t.msr <= 1.0) {
-        return Err(invalid(key("msr"), format!("{}", t.msr), "0 < msr <= 1"));
-    }
-    if t.iterations == 0 || t.messages == 0 {
-        return Err(invalid(
-            key("iterations"),
-            "iterations and messages must be >= 1",
-            ">= 1",
-        ));
-    }
-    if !(t.compute_us >= 0.0 && t.compute_us.is_finite()) {
-        return Err(invalid(
-            key("compute_us"),
-            format!("{}", t.compute_us),
-            ">= 0",
-        ));
-    }
-    let gradient_bytes = (positive(&key("gradient_kb"), t.gradient_kb)? * 1000.0) as u64;
-    let name = t.name.clone().unwrap_or_else(|| format!("training{i}"));
-    let approximate = t.approximate.unwrap_or(t.msr < 1.0)
-        && !matches!(scheme, Scheme::Native(p, SenderApprox::Exact) if p != Proto::Udp);
-    let start = Instant::from_nanos((t.start_ms.max(0.0) * 1e6) as u64);
-    let spec = TrainingSpec {
-        name: name.clone(),
-        workers: t.workers.clone(),
-        collective,
-        iterations: t.iterations,
-        compute: us(t.compute_us),
-        gradient_bytes,
-        messages: t.messages,
-        start,
-    };
-    let c = JobClass {
-        name,
-        pattern: Pattern::Pairs(Vec::new()),
-        senders: Vec::new(),
-        sizes: SizeDist::Fixed(gradient_bytes.max(1)),
-        messages: t.messages,
-        load: 0.0,
-        msr: t.msr,
-        scheme,
-        approximate,
-        start,
-        stop: start,
-        max_jobs: 0,
-        queue: t.queue,
-    };
-    let run = TrainingRun {
-        state: Training::new(spec),
-        class,
-        scheme,
-        msr: t.msr,
-        approximate,
-        queue: t.queue,
-    };
-    Ok((c, run))
 }

@@ -2,7 +2,9 @@
 //! check every value, and build a ready-to-run [`Simulator`].
 
 mod build;
+mod classes;
 pub mod schema;
+mod switch;
 
 pub use build::{build, Built};
 pub use schema::ScenarioFile;

@@ -1,0 +1,222 @@
+//! `[[jobs]]` and `[[training]]`: job classes and training jobs.
+
+use super::build::{positive, us};
+use super::schema::{JobFile, TrainingFile};
+use super::{invalid, ScenarioError};
+use crate::scheme::{self, Proto, Scheme, SenderApprox};
+use crate::sim::TrainingRun;
+use crate::workload::training::{Collective, Training, TrainingSpec};
+use crate::workload::{cdf, JobClass, Pattern, SizeDist};
+use approxnet_proto::time::Instant;
+
+pub(super) fn job_class(
+    i: usize,
+    j: &JobFile,
+    scheme: Scheme,
+    hosts: u32,
+    end: Instant,
+) -> Result<JobClass, ScenarioError> {
+    let key = |k: &str| format!("jobs.{i}.{k}");
+    let sizes = SizeDist::by_name(&j.sizes).ok_or_else(|| {
+        invalid(
+            key("sizes"),
+            format!("unknown {:?}", j.sizes),
+            cdf::NAMES.join(", "),
+        )
+    })?;
+    if !(j.msr > 0.0 && j.msr <= 1.0) {
+        return Err(invalid(key("msr"), format!("{}", j.msr), "0 < msr <= 1"));
+    }
+    if !(j.load >= 0.0 && j.load.is_finite()) {
+        return Err(invalid(key("load"), format!("{}", j.load), ">= 0"));
+    }
+    if j.messages == 0 {
+        return Err(invalid(key("messages"), "0", ">= 1"));
+    }
+    let host_ok = |h: u32, k: &str| {
+        if h < hosts {
+            Ok(h)
+        } else {
+            Err(invalid(
+                key(k),
+                format!("host {h}"),
+                format!("0 ..= {}", hosts - 1),
+            ))
+        }
+    };
+    let pattern = match j.pattern.as_str() {
+        "all_to_all" => Pattern::AllToAll,
+        "incast" => Pattern::Incast {
+            target: host_ok(j.target.unwrap_or(0), "target")?,
+        },
+        "bulk" => Pattern::Bulk {
+            target: host_ok(j.target.unwrap_or(0), "target")?,
+            jitter_ns: (j.jitter_us.max(0.0) * 1e3) as u64,
+        },
+        "pairs" => {
+            let p = j
+                .pairs
+                .as_ref()
+                .ok_or_else(|| invalid(key("pairs"), "missing", "[[src, dst], ...]"))?;
+            let mut v = Vec::new();
+            for &[s, d] in p {
+                v.push((host_ok(s, "pairs")?, host_ok(d, "pairs")?));
+            }
+            Pattern::Pairs(v)
+        }
+        o => {
+            return Err(invalid(
+                key("pattern"),
+                format!("unknown {o:?}"),
+                "all_to_all, incast, pairs, bulk",
+            ))
+        }
+    };
+    let senders = match &j.senders {
+        Some(s) => s
+            .iter()
+            .map(|&h| host_ok(h, "senders"))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let ms = |x: f64| Instant::from_nanos((x * 1e6).max(0.0) as u64);
+    Ok(JobClass {
+        name: j
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", j.sizes, scheme)),
+        pattern,
+        senders,
+        sizes,
+        messages: j.messages,
+        load: j.load,
+        msr: j.msr,
+        scheme,
+        // a plain reliable scheme ("dctcp", "pfabric") delivers every message;
+        // approximation needs "-ss" / "-es", ATP, or UDP (which counts arrivals)
+        approximate: j.approximate.unwrap_or(j.msr < 1.0)
+            && !matches!(scheme, Scheme::Native(p, SenderApprox::Exact) if p != Proto::Udp),
+        start: ms(j.start_ms),
+        stop: j.stop_ms.map_or(end, ms).min(end),
+        max_jobs: j.max_jobs,
+        queue: j.queue,
+    })
+}
+
+pub(super) fn training(
+    i: usize,
+    t: &TrainingFile,
+    hosts: u32,
+    class: u32,
+) -> Result<(JobClass, TrainingRun), ScenarioError> {
+    let key = |k: &str| format!("training.{i}.{k}");
+    let scheme = Scheme::parse(&t.scheme).ok_or_else(|| {
+        invalid(
+            key("scheme"),
+            format!("unknown scheme {:?}", t.scheme),
+            scheme::NAMES.join(", "),
+        )
+    })?;
+    let host_ok = |h: u32, k: &str| {
+        if h < hosts {
+            Ok(h)
+        } else {
+            Err(invalid(
+                key(k),
+                format!("host {h}"),
+                format!("0 ..= {}", hosts - 1),
+            ))
+        }
+    };
+    if t.workers.len() < 2 {
+        return Err(invalid(
+            key("workers"),
+            format!("{} workers", t.workers.len()),
+            "at least 2 hosts",
+        ));
+    }
+    for &w in &t.workers {
+        host_ok(w, "workers")?;
+    }
+    let collective = match t.collective.as_str() {
+        "ps" => {
+            let server = host_ok(
+                t.server
+                    .ok_or_else(|| invalid(key("server"), "missing", "a host index"))?,
+                "server",
+            )?;
+            if t.workers.contains(&server) {
+                return Err(invalid(
+                    key("server"),
+                    format!("{server} is also a worker"),
+                    "a host that is not a worker",
+                ));
+            }
+            Collective::ParameterServer { server }
+        }
+        "ring" => Collective::Ring,
+        o => {
+            return Err(invalid(
+                key("collective"),
+                format!("unknown {o:?}"),
+                "ps, ring",
+            ))
+        }
+    };
+    if !(t.msr > 0.0 && t.msr <= 1.0) {
+        return Err(invalid(key("msr"), format!("{}", t.msr), "0 < msr <= 1"));
+    }
+    if t.iterations == 0 || t.messages == 0 {
+        return Err(invalid(
+            key("iterations"),
+            "iterations and messages must be >= 1",
+            ">= 1",
+        ));
+    }
+    if !(t.compute_us >= 0.0 && t.compute_us.is_finite()) {
+        return Err(invalid(
+            key("compute_us"),
+            format!("{}", t.compute_us),
+            ">= 0",
+        ));
+    }
+    let gradient_bytes = (positive(&key("gradient_kb"), t.gradient_kb)? * 1000.0) as u64;
+    let name = t.name.clone().unwrap_or_else(|| format!("training{i}"));
+    let approximate = t.approximate.unwrap_or(t.msr < 1.0)
+        && !matches!(scheme, Scheme::Native(p, SenderApprox::Exact) if p != Proto::Udp);
+    let start = Instant::from_nanos((t.start_ms.max(0.0) * 1e6) as u64);
+    let spec = TrainingSpec {
+        name: name.clone(),
+        workers: t.workers.clone(),
+        collective,
+        iterations: t.iterations,
+        compute: us(t.compute_us),
+        gradient_bytes,
+        messages: t.messages,
+        start,
+    };
+    let c = JobClass {
+        name,
+        pattern: Pattern::Pairs(Vec::new()),
+        senders: Vec::new(),
+        sizes: SizeDist::Fixed(gradient_bytes.max(1)),
+        messages: t.messages,
+        load: 0.0,
+        msr: t.msr,
+        scheme,
+        approximate,
+        start,
+        stop: start,
+        max_jobs: 0,
+        queue: t.queue,
+    };
+    let run = TrainingRun {
+        state: Training::new(spec),
+        class,
+        scheme,
+        msr: t.msr,
+        approximate,
+        queue: t.queue,
+    };
+    Ok((c, run))
+}

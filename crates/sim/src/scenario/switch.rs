@@ -1,0 +1,142 @@
+//! `[switch]`: queue layout, buffers, ECN and scheduler of switch ports.
+
+use super::schema::SwitchFile;
+use super::{invalid, ScenarioError};
+use crate::net::port::PortConfig;
+use crate::net::queue::{Discipline, EcnThreshold, QueueConfig};
+use crate::net::sched::{Drr, Scheduler};
+
+/// Seed 000 section 7.1: "eight priority queues".
+pub(super) const DEFAULT_QUEUES: u32 = 8;
+/// Seed 000 section 7.1: "a total buffer space of 1.5 MB".
+pub(super) const DEFAULT_BUFFER_KB: f64 = 1500.0;
+/// Seed 000 section 7.1: ECN "marking threshold of 65" packets.
+const DEFAULT_ECN_K_PKTS: u32 = 65;
+
+pub(super) fn port_config(
+    s: &SwitchFile,
+    any_pfabric: bool,
+    mtu: u32,
+    bdp: u64,
+) -> Result<PortConfig, ScenarioError> {
+    let n = s.queues.unwrap_or(DEFAULT_QUEUES);
+    if !(1..=64).contains(&n) {
+        return Err(invalid("switch.queues", format!("{n}"), "1 ..= 64"));
+    }
+    let n = n as usize;
+    let total = (s.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB) * 1000.0) as u64;
+    let discipline = match s.discipline.as_deref().unwrap_or("auto") {
+        "auto" if any_pfabric => Discipline::PFabric,
+        "auto" | "fifo" => Discipline::Fifo,
+        "pfabric" => Discipline::PFabric,
+        o => {
+            return Err(invalid(
+                "switch.discipline",
+                format!("unknown {o:?}"),
+                "auto, fifo, pfabric",
+            ))
+        }
+    };
+    let preset = s
+        .buffer_preset
+        .as_deref()
+        .unwrap_or(if discipline == Discipline::PFabric {
+            "pfabric"
+        } else {
+            "shared"
+        });
+    let mut limits: Vec<u64> = match preset {
+        "shared" => vec![total; n],
+        // seed 000 section 5.2: the lowest queue 1 MTU, +1 MTU per higher
+        // queue up to queue 1; queue 0 (non-approximate) gets the rest
+        "netapprox" => {
+            let mut v: Vec<u64> = (0..n).map(|q| (n - q) as u64 * mtu as u64).collect();
+            v[0] = total.saturating_sub(v[1..].iter().sum());
+            v
+        }
+        // pFabric: tiny per-port buffers, about 2 BDP (pFabric section 5: 36 KB at 10 Gbps)
+        "pfabric" => {
+            let b = s
+                .pfabric_queue_kb
+                .map_or(2 * bdp, |kb| (kb * 1000.0) as u64);
+            vec![b.max(mtu as u64); n]
+        }
+        o => {
+            return Err(invalid(
+                "switch.buffer_preset",
+                format!("unknown {o:?}"),
+                "shared, netapprox, pfabric",
+            ))
+        }
+    };
+    if let Some(q) = &s.queue_buffer_kb {
+        if q.len() != n {
+            return Err(invalid(
+                "switch.queue_buffer_kb",
+                format!("{} entries for {n} queues", q.len()),
+                "one entry per queue",
+            ));
+        }
+        limits = q.iter().map(|kb| (kb * 1000.0) as u64).collect();
+    }
+    let ecn = match (s.ecn_k_pkts, s.ecn_k_kb) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "switch.ecn_k_pkts",
+                "both ecn_k_pkts and ecn_k_kb given",
+                "one of them",
+            ))
+        }
+        (Some(0), None) => None,
+        (Some(k), None) => Some(EcnThreshold::Packets(k)),
+        (None, Some(kb)) => Some(EcnThreshold::Bytes((kb * 1000.0) as u64)),
+        (None, None) if discipline == Discipline::PFabric => None,
+        (None, None) => Some(EcnThreshold::Packets(DEFAULT_ECN_K_PKTS)),
+    };
+    let marking: Vec<bool> = match &s.ecn_queues {
+        Some(list) => {
+            if let Some(bad) = list.iter().find(|&&q| q as usize >= n) {
+                return Err(invalid(
+                    "switch.ecn_queues",
+                    format!("queue {bad}"),
+                    format!("0 ..= {}", n - 1),
+                ));
+            }
+            (0..n).map(|q| list.contains(&(q as u32))).collect()
+        }
+        // seed 000 section 7.1: only the non-approximate queue marks
+        None if preset == "netapprox" => (0..n).map(|q| q == 0).collect(),
+        None => vec![true; n],
+    };
+    let scheduler = match s.scheduler.as_deref().unwrap_or("strict") {
+        "strict" => Scheduler::Strict,
+        "drr" => {
+            let w = s.weights.clone().unwrap_or_else(|| vec![1.0; n]);
+            if w.len() != n || w.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+                return Err(invalid(
+                    "switch.weights",
+                    format!("{w:?}"),
+                    format!("{n} positive numbers"),
+                ));
+            }
+            Scheduler::Drr(Drr::new(&w, mtu as u64))
+        }
+        o => {
+            return Err(invalid(
+                "switch.scheduler",
+                format!("unknown {o:?}"),
+                "strict, drr",
+            ))
+        }
+    };
+    Ok(PortConfig {
+        queues: (0..n)
+            .map(|q| QueueConfig {
+                limit_bytes: limits[q],
+                ecn: if marking[q] { ecn } else { None },
+                discipline,
+            })
+            .collect(),
+        scheduler,
+    })
+}
