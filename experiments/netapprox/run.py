@@ -12,7 +12,8 @@ experiments/netapprox/results/<fig>[-quick].csv.
 Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
 fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
 Full), fig12 (Base -> RC -> MRDF -> Full), fig13 (non-approximate co-runner),
-fig14 (fairness), dml (seed 001 section 3.1).
+fig14 (fairness), dml (seed 001 section 3.1), dmltrain (seed 001 with parameter-server
+training jobs).
 """
 import argparse
 import csv
@@ -76,6 +77,17 @@ def plan(fig, quick):
             for r in runs:
                 r[2].extend(["duration_ms=5.0", "jobs.0.stop_ms=3.0", "jobs.1.stop_ms=3.0"])
         return runs
+    if fig == "dmltrain":
+        runs = []
+        for b in [0.0, 0.10, 0.20, 0.30]:
+            sets = []
+            for i in range(8):
+                if b > 0:
+                    sets += [f'training.{i}.scheme="dctcp-es"', f"training.{i}.msr={1 - b:.2f}"]
+            if quick:
+                sets += ["duration_ms=10.0", "jobs.0.stop_ms=8.0"] + [f"training.{i}.iterations=3" for i in range(8)]
+            runs.append((f"bound-{b}", "dml_training.toml", sets))
+        return runs
     raise SystemExit(f"unknown figure {fig!r}")
 
 
@@ -87,7 +99,7 @@ def main():
     if not os.path.exists(SIM):
         subprocess.run(["cargo", "build", "--release", "-p", "approxnet-sim"], check=True, cwd=ROOT,
                        env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")))
-    figs = ["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "dml"] if a.fig == "all" else [a.fig]
+    figs = ["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "dml", "dmltrain"] if a.fig == "all" else [a.fig]
     for fig in figs:
         tag = fig + ("-quick" if a.quick else "")
         rows = []
@@ -99,6 +111,15 @@ def main():
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             with open(os.path.join(out, "summary.json")) as f:
                 summ = json.load(f)
+            for t in summ.get("trainings", []):
+                print(f"{tag:<14} {label:<22} {t['name']:<12} iterations {t['iterations']}/{t['of']}  "
+                      f"mean iteration {t['iter_mean_us'] or float('nan'):.1f} us  JCT {t['jct_us'] or float('nan'):.1f} us",
+                      flush=True)
+                rows.append(dict(run=label, cls=t["name"], scheme="training", msr="", jobs=t["of"],
+                                 done=t["iterations"], jct_mean_us=t["jct_us"], jct_p50_us="",
+                                 jct_p99_us=t["iter_mean_us"], loss_rate=0, max_job_loss=0,
+                                 delivered_fraction="", queue_mean_bytes=summ["queue_mean_bytes"],
+                                 queue_p99_bytes=summ["queue_p99_bytes"], drops=summ["drops"], wall_s=summ["wall_s"]))
             for c in summ["classes"]:
                 row = dict(run=label, cls=c["name"], scheme=c["scheme"], msr=c["msr"], jobs=c["jobs"],
                            done=c["done"], jct_mean_us=c["jct_mean_us"], jct_p50_us=c["jct_p50_us"],
