@@ -344,15 +344,9 @@ impl HostAdapter for AtpAdapter {
             }
         };
         let msr = if job.approximate { job.msr } else { 1.0 };
-        // Real (zero) bytes rather than `JobSpec::uniform`'s synthetic
-        // payloads: with the proto working copy of 10:15 UTC a synthetic
-        // message is sent with precise_len 0 and no approximate trailer,
-        // which the receiver drops as `Inconsistent`.
-        let spec = JobSpec::new(msr).map(|s| {
-            job.msgs
-                .iter()
-                .fold(s, |s, &n| s.message(0, vec![0u8; n as usize]))
-        });
+        // synthetic payloads: sizes only, never materialised
+        let sizes: Vec<usize> = job.msgs.iter().map(|&m| m as usize).collect();
+        let spec = JobSpec::uniform(msr, &sizes);
         let spec = match spec {
             Ok(s) => s,
             Err(e) => {
