@@ -17,7 +17,8 @@ use crate::time::Instant;
 use crate::units::Rate;
 use crate::wire::header::PacketTypeField;
 use crate::wire::{HeaderRepr, HelloRepr, Packet, PacketType, WireError, HEADER_LEN};
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 use thiserror::Error;
@@ -73,8 +74,14 @@ pub struct Endpoint {
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
-    rr: usize,
     now: Instant,
+    /// Connections that may have a datagram to send now, round-robin order.
+    ready: VecDeque<usize>,
+    in_ready: Vec<bool>,
+    /// Each connection's next deadline, and a heap of them (stale entries
+    /// are skipped lazily), so timers cost O(log n), not a scan.
+    deadline: Vec<Option<Instant>>,
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
 }
 
 impl Endpoint {
@@ -94,8 +101,11 @@ impl Endpoint {
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
-            rr: 0,
             now: Instant::ZERO,
+            ready: VecDeque::new(),
+            in_ready: Vec::new(),
+            deadline: Vec::new(),
+            timers: BinaryHeap::new(),
         })
     }
 
@@ -144,6 +154,8 @@ impl Endpoint {
             None => {
                 self.conns.push(Some(c));
                 self.generations.push(0);
+                self.in_ready.push(false);
+                self.deadline.push(None);
                 self.conns.len() - 1
             }
         })
@@ -174,6 +186,7 @@ impl Endpoint {
         let nonce = self.rng.next_u64() | 1;
         let c = Connection::new(now, peer, 0, State::Handshaking { nonce }, &self.cfg);
         let i = self.insert(c)?;
+        self.touched(i);
         Ok(self.handle(i))
     }
 
@@ -189,7 +202,7 @@ impl Endpoint {
         let cfg = self.cfg;
         let c = self.conns[i].as_mut().ok_or(JobError::NoConnection)?;
         let r = c.send_job(now, spec, &cfg);
-        self.drain(i);
+        self.touched(i);
         r
     }
 
@@ -201,6 +214,7 @@ impl Endpoint {
             if let Some(c) = self.conns[i].as_mut() {
                 c.close(now, &cfg);
             }
+            self.touched(i);
         }
     }
 
@@ -225,12 +239,41 @@ impl Endpoint {
             .map(|c| c.peer)
     }
 
-    fn drain(&mut self, i: usize) {
+    /// After any call into connection `i`: hand its events out, re-arm its
+    /// deadline, queue it if it can send, forget it once closed.
+    fn touched(&mut self, i: usize) {
         let h = self.handle(i);
-        if let Some(c) = self.conns[i].as_mut() {
-            while let Some(e) = c.events.pop_front() {
-                self.events.push_back((h, e));
+        let now = self.now;
+        let cfg = self.cfg;
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        while let Some(e) = c.events.pop_front() {
+            self.events.push_back((h, e));
+        }
+        if c.is_closed() {
+            self.forget(i);
+            return;
+        }
+        if !self.in_ready[i] && c.wants_to_send(now) {
+            self.in_ready[i] = true;
+            self.ready.push_back(i);
+        }
+        let d = c.poll_timeout(now, &cfg);
+        if d != self.deadline[i] {
+            self.deadline[i] = d;
+            if let Some(t) = d {
+                self.timers.push(Reverse((t, i)));
             }
+        }
+        if self.timers.len() > 4 * self.conns.len() + 64 {
+            // Too many stale entries: rebuild from the live deadlines.
+            self.timers = self
+                .deadline
+                .iter()
+                .enumerate()
+                .filter_map(|(j, d)| d.map(|t| Reverse((t, j))))
+                .collect();
         }
     }
 
@@ -284,7 +327,7 @@ impl Endpoint {
                         }
                         self.by_id.insert(h.conn_id, i);
                         self.stats.accepted += 1;
-                        self.drain(i);
+                        self.touched(i);
                     }
                     _ => self.stats.drop(DropReason::Unexpected),
                 }
@@ -317,7 +360,7 @@ impl Endpoint {
                 if self.stats.dropped_total() == before {
                     self.stats.accepted += 1;
                 }
-                self.drain(i);
+                self.touched(i);
             }
         }
     }
@@ -326,11 +369,22 @@ impl Endpoint {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tick(now);
         let cfg = self.cfg;
-        for i in 0..self.conns.len() {
+        let mut due = Vec::new();
+        while let Some(&Reverse((t, i))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if self.deadline[i] == Some(t) {
+                self.deadline[i] = None;
+                due.push(i);
+            }
+        }
+        for i in due {
             if let Some(c) = self.conns[i].as_mut() {
                 c.handle_timeout(now, &cfg);
             }
-            self.drain(i);
+            self.touched(i);
         }
     }
 
@@ -357,22 +411,26 @@ impl Endpoint {
                 precise_len: HelloRepr::LEN,
             });
         }
-        let n = self.conns.len();
+        // A driver that polls without calling `handle_timeout` first still
+        // sees paced packets whose time has come.
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.handle_timeout(now);
+        }
         let cfg = self.cfg;
-        for k in 0..n {
-            let i = (self.rr + k) % n;
+        while let Some(i) = self.ready.pop_front() {
+            self.in_ready[i] = false;
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
-            if !c.wants_to_send(now) {
-                if c.is_closed() {
-                    self.forget(i);
-                }
-                continue;
-            }
-            if let Some(out) = c.poll_transmit(now, buf, &cfg) {
-                let dst = c.peer;
-                self.rr = (i + 1) % n;
+            let out = if c.wants_to_send(now) {
+                c.poll_transmit(now, buf, &cfg)
+            } else {
+                None
+            };
+            let dst = c.peer;
+            // Re-queues it at the back (round robin) if it can send more.
+            self.touched(i);
+            if let Some(out) = out {
                 self.stats.transmitted += 1;
                 return Some(Transmit {
                     dst,
@@ -387,6 +445,7 @@ impl Endpoint {
     }
 
     fn forget(&mut self, i: usize) {
+        self.deadline[i] = None;
         if let Some(c) = self.conns[i].take() {
             self.by_id.remove(&c.conn_id);
             self.generations[i] = self.generations[i].wrapping_add(1);
@@ -401,12 +460,12 @@ impl Endpoint {
 
     /// When `handle_timeout` should next be called.
     pub fn poll_timeout(&mut self) -> Option<Instant> {
-        let now = self.now;
-        let cfg = self.cfg;
-        self.conns
-            .iter_mut()
-            .flatten()
-            .filter_map(|c| c.poll_timeout(now, &cfg))
-            .min()
+        while let Some(&Reverse((t, i))) = self.timers.peek() {
+            if self.deadline[i] == Some(t) {
+                return Some(t);
+            }
+            self.timers.pop(); // stale
+        }
+        None
     }
 }
