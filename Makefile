@@ -13,11 +13,10 @@ CARGO  ?= cargo
 
 demo: setup
 	$(CARGO) build --release -q -p approxnet-proto --example atp_demo
+	$(CARGO) build --release -q -p approxnet-sim --bin approxnet-sim
 	./target/release/examples/atp_demo
-	@if [ -f experiments/demo/netapprox_small.toml ]; then \
-	  $(CARGO) build --release -q -p approxnet-sim --bin approxnet-sim && \
-	  ./target/release/approxnet-sim run experiments/demo/netapprox_small.toml --out results/demo; \
-	fi
+	@echo
+	$(PY) experiments/netapprox/demo.py
 
 demo-atp: setup
 	$(CARGO) run --release -q -p approxnet-proto --example atp_demo

@@ -19,7 +19,7 @@ MSRS = [0.5, 1.0]
 
 
 def find_sim():
-    for d in ("target-sim", "target"):
+    for d in ("target", "target-sim"):
         p = os.path.join(ROOT, d, "release", "approxnet-sim")
         if os.path.exists(p):
             return p
