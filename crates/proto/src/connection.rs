@@ -353,8 +353,9 @@ impl Connection {
         echo.elem_end = 0;
         self.pending_ack = Some(echo);
         self.unacked += 1;
-        // A CE mark or a full batch is echoed at once; otherwise wait a little.
-        if ce || self.unacked >= cfg.ack_every {
+        // A full batch (or, when ECN is acted upon, a CE mark) is echoed at
+        // once; otherwise the ACK waits a little.
+        if (ce && cfg.ecn_reaction) || self.unacked >= cfg.ack_every {
             self.flush_ack();
         } else if self.timers.get(Timer::AckDelay).is_none() {
             self.timers.set(Timer::AckDelay, now + cfg.max_ack_delay);
@@ -537,7 +538,7 @@ impl Connection {
         } else {
             f64::NAN
         };
-        let marked = if count.acked > 0 {
+        let marked = if cfg.ecn_reaction && count.acked > 0 {
             count.marked as f64 / count.acked as f64
         } else {
             0.0

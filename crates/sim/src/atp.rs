@@ -37,6 +37,8 @@ pub struct AtpSetup {
     pub min_rto: Duration,
     /// Record every rate-control epoch (for the TLR / rate / queue timeline).
     pub record_epochs: bool,
+    /// ACK every this many DATA packets.
+    pub ack_every: u32,
     /// Seed of the endpoints' random choices.
     pub seed: u64,
 }
@@ -161,6 +163,7 @@ impl AtpAdapter {
             min_rto: self.setup.min_rto,
             queues: self.setup.queues,
             keep_payloads: false,
+            ack_every: self.setup.ack_every,
             ..Config::default()
         };
         c.limits.max_jobs_per_connection = 1 << 16;

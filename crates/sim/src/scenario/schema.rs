@@ -147,6 +147,9 @@ pub struct AtpFile {
     /// for more datagrams until it drains to half (default 64; a real host's
     /// socket would block). 0 = unlimited.
     pub nic_buffer_kb: Option<f64>,
+    /// ACK every this many DATA packets (default 1; the core's
+    /// `Config::ack_every`, 1 ..= 64).
+    pub ack_every: Option<u32>,
     /// Record every rate-control epoch to epochs.csv.
     #[serde(default)]
     pub record_epochs: bool,
