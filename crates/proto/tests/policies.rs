@@ -179,3 +179,10 @@ fn coalesced_acks_after_a_real_loss_cause_no_false_losses() {
         s.lost_packets
     );
 }
+
+#[test]
+fn back_to_back_endpoints_move_every_packet() {
+    use approxnet_proto::harness::direct::{connected, pump};
+    let (mut a, mut b, now) = connected(cfg(), 0.5, 500);
+    assert!(pump(&mut a, &mut b, now) >= 500);
+}

@@ -2,6 +2,7 @@
 //! `tests/util.rs`): a client and a server [`Endpoint`] joined by two
 //! deterministic [`Link`]s. Used by the tests, the benchmarks and the demo.
 
+pub mod direct;
 mod link;
 
 pub use link::{Link, LinkConfig, LinkStats};
