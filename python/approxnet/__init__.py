@@ -7,6 +7,7 @@ This package is the Python face of the Rust crates:
 * :class:`Endpoint`, :class:`Job`, :class:`Config` and the event classes
   wrap the sans-IO protocol core (``approxnet._native``);
 * :func:`transfer` runs one job through a deterministic lossy virtual link;
+* :mod:`approxnet.net` (:class:`SocketEndpoint`) runs it over real UDP sockets;
 * :mod:`approxnet.sim` runs simulator scenarios and returns pandas frames;
 * the ``approxnet`` command line (:mod:`approxnet.cli`).
 
@@ -21,7 +22,7 @@ Every error raised by approxnet is an :class:`ApproxnetError`.
 
 from __future__ import annotations
 
-from . import sim, transport
+from . import net, sim, transport
 from ._native import (
     Accepted,
     AddressError,
@@ -44,9 +45,12 @@ from ._native import (
     LinkConfig,
     MessageAbandoned,
     MessageDelivered,
+    NetError,
     OtherEvent,
     ScenarioError,
+    SocketEndpoint,
     TensorReady,
+    TransferError,
     Transmit,
     __version__,
 )
@@ -74,12 +78,16 @@ __all__ = [
     "LinkConfig",
     "MessageAbandoned",
     "MessageDelivered",
+    "NetError",
     "OtherEvent",
     "ScenarioError",
+    "SocketEndpoint",
     "TensorReady",
+    "TransferError",
     "TransferResult",
     "Transmit",
     "__version__",
+    "net",
     "sim",
     "transfer",
     "transport",

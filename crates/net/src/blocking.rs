@@ -49,9 +49,22 @@ impl Endpoint {
     /// core's `idle_timeout` (then [`ConnectError::Lost`]).
     pub fn connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
         let h = self.start_connect(peer)?;
-        match self.drive_until(None, |q| q.take_connected(h))? {
-            Some(r) => r.map(|()| h),
-            None => Err(ConnectError::TimedOut),
+        self.wait_connected(h, None).map(|_| h)
+    }
+
+    /// Waits up to `timeout` (`None`: as long as the core allows) for the
+    /// handshake of `h` (from [`Endpoint::start_connect`]) to finish, leaving
+    /// every other event queued. `Ok(true)`: connected; `Ok(false)`: still in
+    /// progress when `timeout` passed (call again, or give up and `close`).
+    pub fn wait_connected(
+        &mut self,
+        h: ConnectionHandle,
+        timeout: Option<Duration>,
+    ) -> Result<bool, ConnectError> {
+        let deadline = timeout.map(|t| StdInstant::now() + t);
+        match self.drive_until(deadline, |q| q.take_connected(h))? {
+            Some(r) => r.map(|()| true),
+            None => Ok(false),
         }
     }
 

@@ -50,6 +50,11 @@ fn rate(field: &str, gbps: f64) -> Result<Rate> {
 #[derive(Clone)]
 pub(crate) struct PyConfig {
     pub(crate) inner: Config,
+    /// Whether `min_rto_us` was given (else a socket endpoint uses the
+    /// runtime's default instead of the core's).
+    pub(crate) min_rto_set: bool,
+    /// Whether `pacing_burst_us` was given (same rule).
+    pub(crate) pacing_burst_set: bool,
 }
 
 #[pymethods]
@@ -140,7 +145,11 @@ impl PyConfig {
             c.rate.start_fraction = s;
         }
         c.validate()?;
-        Ok(PyConfig { inner: c })
+        Ok(PyConfig {
+            inner: c,
+            min_rto_set: min_rto_us.is_some(),
+            pacing_burst_set: pacing_burst_us.is_some(),
+        })
     }
 
     /// ATP variant name.

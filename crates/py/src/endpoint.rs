@@ -11,7 +11,7 @@ use pyo3::types::PyBytes;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 
-fn addr(s: &str) -> Result<SocketAddr> {
+pub(crate) fn addr(s: &str) -> Result<SocketAddr> {
     s.parse().map_err(|_| {
         Error::Address(format!(
             "{s:?} is not a socket address like '10.0.0.2:4433'"

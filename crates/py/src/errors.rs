@@ -6,15 +6,20 @@
 //! ├── ConfigError           an endpoint / link configuration value out of range
 //! ├── JobError              a job refused: bad MSR, empty job, bad tensor, ...
 //! ├── ConnectError          a connection could not be opened
-//! ├── AddressError          a socket address that does not parse
-//! └── ScenarioError         a simulator scenario that cannot be read or built
+//! ├── AddressError          a socket address that does not parse or cannot be bound
+//! ├── ScenarioError         a simulator scenario that cannot be read or built
+//! ├── NetError              a socket operation of the real runtime failed
+//! └── TransferError         a job failed, its connection was lost, or a wait
+//!                           ran past its deadline (real runtime)
 //! ```
 
+use approxnet_net::{BindError, JobWaitError, SendJobError};
 use approxnet_proto::config::ConfigError;
 use approxnet_proto::endpoint::ConnectError;
 use approxnet_proto::JobError;
 use approxnet_sim::scenario::ScenarioError;
 use pyo3::prelude::*;
+use std::io;
 
 /// The Python exception classes (named as Python sees them).
 #[allow(unreachable_pub, missing_docs)]
@@ -58,6 +63,18 @@ pub(crate) mod exc {
         ApproxnetError,
         "A simulator scenario that cannot be read, parsed or built."
     );
+    create_exception!(
+        approxnet,
+        NetError,
+        ApproxnetError,
+        "A socket operation of the real runtime failed."
+    );
+    create_exception!(
+        approxnet,
+        TransferError,
+        ApproxnetError,
+        "A job failed, its connection was lost, or a wait ran past its deadline."
+    );
 }
 
 /// Every error the bindings can raise, before it becomes a Python exception.
@@ -79,8 +96,50 @@ pub(crate) enum Error {
     Scenario(ScenarioError),
     /// Writing simulator results failed.
     Output(String),
+    /// A socket could not be opened or bound (real runtime).
+    Bind(BindError),
+    /// A real-runtime connection failed or timed out.
+    NetConnect(approxnet_net::ConnectError),
+    /// A real-runtime connect did not finish within the caller's timeout.
+    ConnectTimeout(String),
+    /// Waiting for a job failed (real runtime).
+    JobWait(JobWaitError),
+    /// A job could not be started (real runtime).
+    SendJob(SendJobError),
+    /// A socket error (real runtime).
+    Io(io::Error),
     /// Already a Python exception (raised by Python code the bindings called).
     Python(PyErr),
+}
+
+impl From<BindError> for Error {
+    fn from(e: BindError) -> Self {
+        Error::Bind(e)
+    }
+}
+
+impl From<approxnet_net::ConnectError> for Error {
+    fn from(e: approxnet_net::ConnectError) -> Self {
+        Error::NetConnect(e)
+    }
+}
+
+impl From<JobWaitError> for Error {
+    fn from(e: JobWaitError) -> Self {
+        Error::JobWait(e)
+    }
+}
+
+impl From<SendJobError> for Error {
+    fn from(e: SendJobError) -> Self {
+        Error::SendJob(e)
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::Io(e)
+    }
 }
 
 impl From<PyErr> for Error {
@@ -124,6 +183,32 @@ impl From<Error> for PyErr {
             Error::Address(m) => exc::AddressError::new_err(m),
             Error::Scenario(e) => exc::ScenarioError::new_err(e.to_string()),
             Error::Output(m) => exc::ScenarioError::new_err(m),
+            Error::Bind(BindError::Config(e)) => exc::ConfigError::new_err(e.to_string()),
+            Error::Bind(BindError::Io(e)) => match e.kind() {
+                io::ErrorKind::AddrInUse
+                | io::ErrorKind::AddrNotAvailable
+                | io::ErrorKind::PermissionDenied
+                | io::ErrorKind::InvalidInput => {
+                    exc::AddressError::new_err(format!("cannot bind the socket: {e}"))
+                }
+                _ => exc::NetError::new_err(format!("cannot open the socket: {e}")),
+            },
+            Error::Bind(e) => exc::NetError::new_err(e.to_string()),
+            Error::NetConnect(approxnet_net::ConnectError::Refused(e)) => {
+                exc::ConnectError::new_err(e.to_string())
+            }
+            Error::NetConnect(approxnet_net::ConnectError::Io(e)) => {
+                exc::NetError::new_err(format!("socket error: {e}"))
+            }
+            Error::NetConnect(e) => exc::ConnectError::new_err(e.to_string()),
+            Error::ConnectTimeout(m) => exc::ConnectError::new_err(m),
+            Error::JobWait(JobWaitError::Io(e)) => {
+                exc::NetError::new_err(format!("socket error: {e}"))
+            }
+            Error::JobWait(e) => exc::TransferError::new_err(e.to_string()),
+            Error::SendJob(SendJobError::Job(e)) => exc::JobError::new_err(e.to_string()),
+            Error::SendJob(e) => exc::NetError::new_err(e.to_string()),
+            Error::Io(e) => exc::NetError::new_err(format!("socket error: {e}")),
             Error::Python(e) => e,
         }
     }
@@ -141,6 +226,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConnectError", py.get_type::<exc::ConnectError>())?;
     m.add("AddressError", py.get_type::<exc::AddressError>())?;
     m.add("ScenarioError", py.get_type::<exc::ScenarioError>())?;
+    m.add("NetError", py.get_type::<exc::NetError>())?;
+    m.add("TransferError", py.get_type::<exc::TransferError>())?;
     Ok(())
 }
 

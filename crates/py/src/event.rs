@@ -168,17 +168,22 @@ pub(crate) struct TensorReady {
     data: Py<PyArray1<u8>>,
     missing: Vec<(u32, u32)>,
     fraction: f64,
+    /// The sender's element type: "float16", "float32" or "float64".
+    dtype: &'static str,
 }
 
 #[pymethods]
 impl TensorReady {
-    /// The elements viewed (no copy) as `dtype` ("float16", "float32" or "float64").
-    #[pyo3(signature = (dtype = "float32"))]
-    fn array<'py>(&self, py: Python<'py>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.data.bind(py).call_method1("view", (dtype,))
+    /// The elements viewed (no copy) as `dtype` ("float16", "float32" or
+    /// "float64"; default: the sender's dtype).
+    #[pyo3(signature = (dtype = None))]
+    fn array<'py>(&self, py: Python<'py>, dtype: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+        self.data
+            .bind(py)
+            .call_method1("view", (dtype.unwrap_or(self.dtype),))
     }
     fn __repr__(&self) -> String {
-        repr_fields!("TensorReady", self, job, missing, fraction)
+        repr_fields!("TensorReady", self, job, dtype, missing, fraction)
     }
 }
 
@@ -315,16 +320,17 @@ pub(crate) fn to_py(py: Python<'_>, h: ConnectionHandle, e: Event) -> PyResult<P
         .into_py_any(py),
         Event::TensorReady {
             job,
+            dtype,
             data,
             missing,
             fraction,
-            ..
         } => TensorReady {
             connection,
             job,
             data: PyArray1::from_vec(py, data).unbind(),
             missing,
             fraction,
+            dtype: crate::job::dtype_name(dtype),
         }
         .into_py_any(py),
         Event::JobComplete { job, role, outcome } => {
