@@ -38,7 +38,7 @@ def senders(cfg: c.testbed.Config) -> list[str]:
 
 def run_atp(tb: c.testbed.Testbed, hosts: list[str], a: argparse.Namespace) -> dict[str, Any]:
     bound = 10.0 + a.jobs * 5.0
-    srv = c.atp_server(tb, "r", jobs=a.jobs * len(hosts))
+    srv = c.atp_server(tb, "r", jobs=a.jobs * len(hosts), idle=START_DELAY_S + 3.0)
     procs = []
     cap = ack_cap = None
     if a.capture:
@@ -81,6 +81,10 @@ def run_atp(tb: c.testbed.Testbed, hosts: list[str], a: argparse.Namespace) -> d
         "delivered_fraction": sum(deliv) / max(sum(msgs), 1),
         "guarantee_held": all(d >= m for d, m in zip(deliv, must, strict=True)),
         "loss": lost / max(pk, 1), "retransmissions": sum(o["retransmissions"] for o in outs),
+        # Declared losses by cause: the retransmission timer (the rest: fast
+        # detection), and those whose ACK came afterwards (spurious).
+        "lost_by_timer": sum(o.get("lost_by_timer", 0) for o in outs),
+        "spurious_losses": sum(o.get("spurious_losses", 0) for o in outs),
         "errors": ";".join(o["error"] for o in outs if o.get("error")),
         "atp_datagrams_sent": sum(o["runtime"]["datagrams_sent"] for o in outs),
         "atp_server_datagrams_received": server["runtime"]["datagrams_received"],

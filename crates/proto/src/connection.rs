@@ -12,6 +12,9 @@ use crate::stats::{DropReason, EndpointStats};
 use crate::time::{Duration, Instant};
 use crate::timer::{Timer, TimerTable};
 use crate::units::Rate;
+
+/// At most `2^6 = 64` times the base RTO after consecutive timeouts.
+const MAX_RTO_BACKOFF: u32 = 6;
 use crate::wire::header::PacketTypeField;
 use crate::wire::{
     AckRepr, Flags, HeaderRepr, HelloRepr, JobRepr, PacketType, ResetReason, HEADER_LEN,
@@ -61,6 +64,12 @@ pub(crate) struct Connection {
     timers: TimerTable,
     srtt: Option<Duration>,
     rttvar: Duration,
+    /// Exponential RTO backoff (a shift): grows with each timer that
+    /// declares losses, resets when a packet still in flight is
+    /// acknowledged. Without it a receiver that stalls for longer than the
+    /// RTO (a busy host) has every packet sent meanwhile declared lost,
+    /// round after round.
+    rto_backoff: u32,
     rate: Rate,
     next_send: Instant,
     epoch: u64,
@@ -96,6 +105,7 @@ impl Connection {
             timers: TimerTable::default(),
             srtt: None,
             rttvar: Duration::ZERO,
+            rto_backoff: 0,
             rate,
             next_send: now,
             epoch: 0,
@@ -123,12 +133,25 @@ impl Connection {
             .max(Duration::from_micros(1))
     }
 
+    /// The retransmission timeout: RFC 6298's `SRTT + 4 RTTVAR`, at least
+    /// `min_rto`.
     fn rto(&self, cfg: &Config) -> Duration {
         let base = match self.srtt {
             Some(s) => s + self.rttvar.saturating_mul(4),
             None => cfg.initial_rtt.saturating_mul(3),
         };
         base.max(cfg.min_rto)
+    }
+
+    /// The loss timer's timeout: the RTO doubled per consecutive
+    /// loss-declaring timer, but never past half the idle timeout (a peer
+    /// that is merely slow must not look silent). Control packets (JOB,
+    /// FIN, HELLO) keep the plain RTO: DATA of an unannounced job is
+    /// dropped by the receiver, so their resends must stay quick.
+    fn loss_rto(&self, cfg: &Config) -> Duration {
+        let rto = self.rto(cfg);
+        let cap = Duration::from_nanos(cfg.idle_timeout.as_nanos() / 2).max(rto);
+        rto.saturating_mul(1 << self.rto_backoff).min(cap)
     }
 
     /// `Rmin`: one packet per RTT (seed 000 §4.2), never above line rate.
@@ -381,8 +404,11 @@ impl Connection {
             }
             return;
         }
-        if let Some(sent) = self.send.on_acked(h.seq, &self.pol) {
-            self.on_rtt_sample(now - sent);
+        if let Some(a) = self.send.on_acked(h.seq, &self.pol) {
+            self.on_rtt_sample(now - a.sent);
+            if !a.spurious {
+                self.rto_backoff = 0;
+            }
             if h.flags.has(Flags::ECE) {
                 self.send.epoch.marked += 1;
             }
@@ -414,7 +440,7 @@ impl Connection {
 
     fn arm_loss_timer(&mut self, cfg: &Config) {
         match self.send.oldest_in_flight() {
-            Some(t) => self.timers.set(Timer::Loss, t + self.rto(cfg)),
+            Some(t) => self.timers.set(Timer::Loss, t + self.loss_rto(cfg)),
             None => self.timers.stop(Timer::Loss),
         }
     }
@@ -473,8 +499,10 @@ impl Connection {
         }
         if self.timers.expired(Timer::Loss, now) {
             let deadline =
-                Instant::from_nanos(now.as_nanos().saturating_sub(self.rto(cfg).as_nanos()));
-            self.send.detect_timeout(deadline, cfg, &self.pol);
+                Instant::from_nanos(now.as_nanos().saturating_sub(self.loss_rto(cfg).as_nanos()));
+            if self.send.detect_timeout(deadline, cfg, &self.pol) > 0 {
+                self.rto_backoff = (self.rto_backoff + 1).min(MAX_RTO_BACKOFF);
+            }
             self.after_progress(now, cfg);
         }
         if self.timers.expired(Timer::Epoch, now) {
@@ -676,7 +704,7 @@ impl Connection {
         let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
         self.next_send = self.next_send.max(floor) + gap;
         if self.timers.get(Timer::Loss).is_none() {
-            self.timers.set(Timer::Loss, now + self.rto(cfg));
+            self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
         }
         Some(Out {
             len,

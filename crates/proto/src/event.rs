@@ -34,6 +34,12 @@ pub struct JobReport {
     pub retransmissions: u64,
     /// DATA packets declared lost (sender view).
     pub lost_packets: u64,
+    /// Of `lost_packets`, those declared by the retransmission timer (the
+    /// rest by reordering-threshold fast detection).
+    pub lost_by_timer: u64,
+    /// Packets declared lost whose acknowledgement arrived afterwards: the
+    /// network delivered them, the sender gave up too early.
+    pub spurious_losses: u64,
     /// Payload bytes the job carries in total.
     pub bytes: u64,
 }

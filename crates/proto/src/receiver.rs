@@ -449,6 +449,8 @@ impl RecvSide {
                 packets: job.packets,
                 retransmissions: 0,
                 lost_packets: 0,
+                lost_by_timer: 0,
+                spurious_losses: 0,
                 bytes: job.bytes,
             }),
         };

@@ -12,7 +12,7 @@ use crate::policy::{GroupProgress, Policies, SchedKey};
 use crate::tensor::{chunk_range, chunks_needed, elems_per_chunk};
 use crate::time::Instant;
 use crate::wire::{GroupDesc, JobRepr, TensorDesc, MAX_GROUPS};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Trailer of a DATA packet with an approximate region: CRC32C of that region.
 pub(crate) const APPROX_CRC_LEN: usize = 4;
@@ -91,6 +91,8 @@ pub(crate) struct SendJob {
     packets: u64,
     retx: u64,
     lost: u64,
+    lost_by_timer: u64,
+    spurious: u64,
     bytes: u64,
     per_packet: usize,
 }
@@ -149,7 +151,23 @@ pub(crate) struct SendSide {
     /// Sequence numbers still in flight, for ACK ranges: a range is
     /// resolved by looking up only the packets it newly covers.
     unacked: BTreeSet<u32>,
+    /// Packets recently declared lost, by sequence number, so that an
+    /// acknowledgement arriving afterwards is recognised as a spurious
+    /// loss (bounded by [`MAX_RECENT_LOST`]; the oldest are forgotten).
+    recent_lost: BTreeMap<u32, Flight>,
 }
+
+/// The first acknowledgement of one transmission.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Acked {
+    /// When it was sent (an RTT sample).
+    pub(crate) sent: Instant,
+    /// It had been declared lost.
+    pub(crate) spurious: bool,
+}
+
+/// How many declared losses are remembered for spurious-loss detection.
+const MAX_RECENT_LOST: usize = 4096;
 
 fn order(job: u32, msg: u32) -> u64 {
     ((job as u64) << 32) | msg as u64
@@ -328,6 +346,8 @@ impl SendSide {
             packets: 0,
             retx: 0,
             lost: 0,
+            lost_by_timer: 0,
+            spurious: 0,
             bytes,
             per_packet,
         };
@@ -368,34 +388,43 @@ impl SendSide {
 
     /// Picks the next DATA packet (scheduler order), or `None`.
     pub(crate) fn next_packet(&mut self, pol: &Policies) -> Option<NextPacket> {
-        let &(_, ord) = self.sched.iter().next()?;
-        let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
-        let ji = self.job_index(job_id)?;
-        let job = &mut self.jobs[ji];
-        let m = &mut job.msgs[mi];
-        let (pkt, retx) = loop {
-            match m.retx.pop_front() {
-                Some(p) if m.acked.get(p as usize) => continue,
-                Some(p) => break (p, true),
-                None => {
-                    let p = m.next_new;
-                    m.next_new += 1;
-                    break (p, false);
+        loop {
+            let &(_, ord) = self.sched.iter().next()?;
+            let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
+            let ji = self.job_index(job_id)?;
+            let job = &mut self.jobs[ji];
+            let m = &mut job.msgs[mi];
+            let picked = loop {
+                match m.retx.pop_front() {
+                    Some(p) if m.acked.get(p as usize) => continue,
+                    Some(p) => break Some((p, true)),
+                    None if m.next_new < m.pkt_count => {
+                        let p = m.next_new;
+                        m.next_new += 1;
+                        break Some((p, false));
+                    }
+                    // Only acknowledged packets were queued for resending
+                    // (late ACKs of spurious losses): nothing left here.
+                    None => break None,
                 }
-            }
-        };
-        let np = NextPacket {
-            job: job.id,
-            group_id: job.groups[m.group as usize].id,
-            group_idx: m.group,
-            msg: mi as u32,
-            msg_id: m.msg_id,
-            pkt,
-            pkt_count: m.pkt_count,
-            retx,
-        };
-        Self::reschedule(&mut self.sched, job, mi, pol);
-        Some(np)
+            };
+            let Some((pkt, retx)) = picked else {
+                Self::reschedule(&mut self.sched, job, mi, pol);
+                continue;
+            };
+            let np = NextPacket {
+                job: job.id,
+                group_id: job.groups[m.group as usize].id,
+                group_idx: m.group,
+                msg: mi as u32,
+                msg_id: m.msg_id,
+                pkt,
+                pkt_count: m.pkt_count,
+                retx,
+            };
+            Self::reschedule(&mut self.sched, job, mi, pol);
+            return Some(np);
+        }
     }
 
     /// Writes the body of packet `np` into `out`; returns (body length,
@@ -465,21 +494,36 @@ impl SendSide {
         self.flights.get_mut(off)
     }
 
-    /// Marks `seq` acknowledged; returns the send time for an RTT sample when
-    /// it was still in flight.
-    pub(crate) fn on_acked(&mut self, seq: u32, pol: &Policies) -> Option<Instant> {
-        let f = *self.flight_mut(seq)?;
-        if f.fate == Fate::Acked {
-            return None;
+    /// Marks `seq` acknowledged; returns its send time for an RTT sample
+    /// when this is the first acknowledgement of that transmission. Every
+    /// transmission has its own sequence number, so the sample is
+    /// unambiguous even for retransmitted data and for packets already
+    /// declared lost (those late acknowledgements are what lets the RTO
+    /// grow to the path's real delay).
+    pub(crate) fn on_acked(&mut self, seq: u32, pol: &Policies) -> Option<Acked> {
+        let Some(f) = self.flight_mut(seq).map(|f| *f) else {
+            // Popped already: acknowledged before, or declared lost.
+            let f = self.recent_lost.remove(&seq)?;
+            self.spurious_loss(&f, pol);
+            return Some(Acked {
+                sent: f.sent,
+                spurious: true,
+            });
+        };
+        match f.fate {
+            Fate::Acked => return None,
+            Fate::Lost => {
+                self.recent_lost.remove(&seq);
+                self.spurious_loss(&f, pol);
+            }
+            Fate::InFlight => {
+                self.unacked.remove(&seq);
+                self.in_flight -= 1;
+                self.epoch.acked += 1;
+            }
         }
-        let was_in_flight = f.fate == Fate::InFlight;
         if let Some(x) = self.flight_mut(seq) {
             x.fate = Fate::Acked;
-        }
-        if was_in_flight {
-            self.unacked.remove(&seq);
-            self.in_flight -= 1;
-            self.epoch.acked += 1;
         }
         self.largest_acked = Some(match self.largest_acked {
             Some(l) if l.wrapping_sub(seq) < (1 << 31) => l,
@@ -487,13 +531,32 @@ impl SendSide {
         });
         self.packet_arrived(f.job, f.msg, f.pkt, pol);
         self.pop_resolved();
-        was_in_flight.then_some(f.sent)
+        Some(Acked {
+            sent: f.sent,
+            spurious: f.fate == Fate::Lost,
+        })
+    }
+
+    /// An acknowledgement for a packet declared lost: the network delivered
+    /// it. The epoch's loss count is undone (the rate control must see the
+    /// path's real loss, not the sender's impatience) and the packet is
+    /// credited to its message.
+    fn spurious_loss(&mut self, f: &Flight, pol: &Policies) {
+        if self.epoch.lost > 0 {
+            self.epoch.lost -= 1;
+            self.epoch.acked += 1;
+        }
+        if let Some(ji) = self.job_index(f.job) {
+            self.jobs[ji].spurious += 1;
+        }
+        self.packet_arrived(f.job, f.msg, f.pkt, pol);
     }
 
     /// Marks acknowledged every in-flight packet in `[start, end)`; costs
     /// one ordered-set lookup per packet newly acknowledged, however long
     /// the range.
     pub(crate) fn on_acked_range(&mut self, start: u32, end: u32, pol: &Policies) {
+        self.late_acks(start, end, pol);
         let mut from = start;
         while from < end {
             let Some(&s) = self.unacked.range(from..end).next() else {
@@ -524,7 +587,21 @@ impl SendSide {
             self.on_acked(s, pol);
             s = s.wrapping_add(1);
         }
+        if self.cum_done.wrapping_sub(self.base_seq) >= (1 << 31) {
+            self.late_acks(self.cum_done, cum, pol);
+        }
         self.cum_done = cum;
+    }
+
+    /// Spurious losses among packets already popped from the flight list
+    /// whose sequence numbers fall in `[start, end)`.
+    fn late_acks(&mut self, start: u32, end: u32, pol: &Policies) {
+        if self.recent_lost.is_empty() || start >= end {
+            return;
+        }
+        while let Some((&seq, _)) = self.recent_lost.range(start..end).next() {
+            self.on_acked(seq, pol);
+        }
     }
 
     fn packet_arrived(&mut self, job: u32, mi: u32, pkt: u16, pol: &Policies) {
@@ -590,8 +667,15 @@ impl SendSide {
             .map(|f| f.sent)
     }
 
-    /// Declares lost every in-flight packet sent at or before `deadline` (timer).
-    pub(crate) fn detect_timeout(&mut self, deadline: Instant, cfg: &Config, pol: &Policies) {
+    /// Declares lost every in-flight packet sent at or before `deadline`
+    /// (timer); returns how many.
+    pub(crate) fn detect_timeout(
+        &mut self,
+        deadline: Instant,
+        cfg: &Config,
+        pol: &Policies,
+    ) -> u32 {
+        let mut n = 0;
         let mut s = self.base_seq;
         for i in 0..self.flights.len() {
             let f = self.flights[i];
@@ -600,10 +684,12 @@ impl SendSide {
             }
             if f.fate == Fate::InFlight {
                 self.declare_lost(s, false, cfg, pol);
+                n += 1;
             }
             s = s.wrapping_add(1);
         }
         self.pop_resolved();
+        n
     }
 
     fn declare_lost(&mut self, seq: u32, fast: bool, cfg: &Config, pol: &Policies) {
@@ -612,6 +698,10 @@ impl SendSide {
         };
         f.fate = Fate::Lost;
         let f = *f;
+        if self.recent_lost.len() >= MAX_RECENT_LOST {
+            self.recent_lost.pop_first();
+        }
+        self.recent_lost.insert(seq, f);
         self.unacked.remove(&seq);
         self.in_flight -= 1;
         self.epoch.lost += 1;
@@ -620,6 +710,9 @@ impl SendSide {
         };
         let j = &mut self.jobs[ji];
         j.lost += 1;
+        if !fast {
+            j.lost_by_timer += 1;
+        }
         let m = &mut j.msgs[f.msg as usize];
         if m.state != MsgState::Open || m.acked.get(f.pkt as usize) {
             return;
@@ -684,6 +777,7 @@ impl SendSide {
         self.sched.clear();
         self.flights.clear();
         self.unacked.clear();
+        self.recent_lost.clear();
         self.in_flight = 0;
         ids
     }
@@ -708,6 +802,8 @@ impl SendJob {
             packets: self.packets,
             retransmissions: self.retx,
             lost_packets: self.lost,
+            lost_by_timer: self.lost_by_timer,
+            spurious_losses: self.spurious,
             bytes: self.bytes,
         }
     }

@@ -1,7 +1,7 @@
 //! Scheduling, rate control and queue selection seen through the endpoint.
 mod common;
 use approxnet_proto::event::Role;
-use approxnet_proto::harness::Pair;
+use approxnet_proto::harness::{LinkConfig, Pair};
 use approxnet_proto::{Config, Event, JobSpec, Variant};
 use common::*;
 
@@ -185,4 +185,50 @@ fn back_to_back_endpoints_move_every_packet() {
     use approxnet_proto::harness::direct::{connected, pump};
     let (mut a, mut b, now) = connected(cfg(), 0.5, 500);
     assert!(pump(&mut a, &mut b, now) >= 500);
+}
+
+#[test]
+fn a_stalled_receiver_causes_recognised_spurious_losses_not_real_ones() {
+    // The receiver's ACKs are held back for 8 ms (a host that was not
+    // scheduled — what incast on a busy testbed looks like), far past the
+    // 1 ms minimum RTO. Nothing is dropped, so every loss the sender
+    // declares during the stall is spurious: the late ACKs must be
+    // recognised (and undone), and the backed-off timer must not declare
+    // the whole stall's worth of packets lost again and again.
+    use approxnet_proto::time::Duration;
+    let c = cfg();
+    let mut pair = Pair::symmetric(c, link(0.0), 21);
+    let h = pair
+        .client
+        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
+        .unwrap();
+    let spec = JobSpec::uniform(0.5, &vec![1400; 20_000]).unwrap();
+    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    pair.run_until(Duration::from_millis(2), |_| false);
+    let normal = pair.reverse.config();
+    pair.reverse.set_config(LinkConfig {
+        delay: Duration::from_millis(8),
+        ..normal
+    });
+    pair.run_until(Duration::from_millis(3), |_| false);
+    pair.reverse.set_config(normal);
+    let finished = pair.run_until(Duration::from_secs(2), |p| {
+        p.job_done_at_client(job) && p.job_done_at_server(job)
+    });
+    assert!(finished);
+    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+    let dropped = pair.forward.stats.random_drops + pair.forward.stats.buffer_drops;
+    assert!(s.guarantee_held());
+    assert!(s.lost_by_timer > 0, "the stall must trip the loss timer");
+    assert!(s.spurious_losses > 0, "late ACKs must be recognised");
+    // ~2,500 packets left during the 3 ms of held ACKs; the backed-off
+    // timer declares only the first few.
+    assert!(s.lost_packets < 100, "declared {} lost", s.lost_packets);
+    let unexplained = s.lost_packets - s.spurious_losses.min(s.lost_packets);
+    assert!(
+        unexplained <= dropped + s.lost_packets / 10 + 5,
+        "declared {} lost, {} recognised as spurious, the link dropped {dropped}",
+        s.lost_packets,
+        s.spurious_losses
+    );
 }

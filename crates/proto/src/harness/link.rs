@@ -109,6 +109,11 @@ impl Link {
         }
     }
 
+    /// The impairments in force.
+    pub fn config(&self) -> LinkConfig {
+        self.cfg
+    }
+
     /// Changes the impairments from now on.
     pub fn set_config(&mut self, cfg: LinkConfig) {
         self.cfg = cfg;

@@ -125,6 +125,7 @@ pub(crate) fn client(
     let (mut started, mut done, mut failed) = (0u64, 0u64, 0u64);
     let (mut bytes_offered, mut bytes_delivered) = (0u64, 0u64);
     let (mut packets, mut retrans, mut lost) = (0u64, 0u64, 0u64);
+    let (mut lost_timer, mut spurious) = (0u64, 0u64);
     let mut jcts = Vec::new();
     let mut groups: BTreeMap<u16, GroupTotals> = BTreeMap::new();
     let mut epochs: Vec<EpochSample> = Vec::new();
@@ -168,6 +169,8 @@ pub(crate) fn client(
                         packets += r.packets;
                         retrans += r.retransmissions;
                         lost += r.lost_packets;
+                        lost_timer += r.lost_by_timer;
+                        spurious += r.spurious_losses;
                         bytes_offered += bytes;
                         let msgs: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
                         let deliv: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
@@ -251,6 +254,8 @@ pub(crate) fn client(
         ("packets", Json::Int(packets)),
         ("retransmissions", Json::Int(retrans)),
         ("lost_packets", Json::Int(lost)),
+        ("lost_by_timer", Json::Int(lost_timer)),
+        ("spurious_losses", Json::Int(spurious)),
         (
             "measured_loss",
             Json::Num(lost as f64 / packets.max(1) as f64),
