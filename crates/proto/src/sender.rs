@@ -154,8 +154,16 @@ pub(crate) struct SendSide {
     /// Packets recently declared lost, by sequence number, so that an
     /// acknowledgement arriving afterwards is recognised as a spurious
     /// loss (bounded by [`MAX_RECENT_LOST`]; the oldest are forgotten).
-    recent_lost: BTreeMap<u32, Flight>,
+    recent_lost: BTreeMap<u32, (Flight, bool)>,
+    /// The fast-detection reordering threshold in force: starts at the
+    /// configured one and doubles (up to [`MAX_REORDER`]) whenever a packet
+    /// declared lost by it turns out to have arrived — packets that changed
+    /// priority queue overtake each other in a strict-priority switch.
+    reorder: u32,
 }
+
+/// The adaptive reordering threshold's ceiling (packets).
+const MAX_REORDER: u32 = 256;
 
 /// The first acknowledgement of one transmission.
 #[derive(Clone, Copy, Debug)]
@@ -503,8 +511,8 @@ impl SendSide {
     pub(crate) fn on_acked(&mut self, seq: u32, pol: &Policies) -> Option<Acked> {
         let Some(f) = self.flight_mut(seq).map(|f| *f) else {
             // Popped already: acknowledged before, or declared lost.
-            let f = self.recent_lost.remove(&seq)?;
-            self.spurious_loss(&f, pol);
+            let (f, fast) = self.recent_lost.remove(&seq)?;
+            self.spurious_loss(&f, fast, pol);
             return Some(Acked {
                 sent: f.sent,
                 spurious: true,
@@ -513,8 +521,8 @@ impl SendSide {
         match f.fate {
             Fate::Acked => return None,
             Fate::Lost => {
-                self.recent_lost.remove(&seq);
-                self.spurious_loss(&f, pol);
+                let fast = self.recent_lost.remove(&seq).is_some_and(|(_, fast)| fast);
+                self.spurious_loss(&f, fast, pol);
             }
             Fate::InFlight => {
                 self.unacked.remove(&seq);
@@ -541,7 +549,10 @@ impl SendSide {
     /// it. The epoch's loss count is undone (the rate control must see the
     /// path's real loss, not the sender's impatience) and the packet is
     /// credited to its message.
-    fn spurious_loss(&mut self, f: &Flight, pol: &Policies) {
+    fn spurious_loss(&mut self, f: &Flight, fast: bool, pol: &Policies) {
+        if fast {
+            self.reorder = (self.reorder.max(1) * 2).min(MAX_REORDER);
+        }
         if self.epoch.lost > 0 {
             self.epoch.lost -= 1;
             self.epoch.acked += 1;
@@ -641,6 +652,7 @@ impl SendSide {
     /// Declares lost every in-flight packet `reorder` or more behind the
     /// largest acknowledged one (fast detection).
     pub(crate) fn detect_fast(&mut self, reorder: u32, cfg: &Config, pol: &Policies) {
+        let reorder = reorder.max(self.reorder);
         let Some(largest) = self.largest_acked else {
             return;
         };
@@ -701,7 +713,7 @@ impl SendSide {
         if self.recent_lost.len() >= MAX_RECENT_LOST {
             self.recent_lost.pop_first();
         }
-        self.recent_lost.insert(seq, f);
+        self.recent_lost.insert(seq, (f, fast));
         self.unacked.remove(&seq);
         self.in_flight -= 1;
         self.epoch.lost += 1;
