@@ -67,6 +67,10 @@ class Settings:
     """Rounds at most (batch); the last one sends everything still needed."""
     msr: float | None = None
     """Fixed MSR for every group, no adjust loop (1.0: everything, reliably)."""
+    round_msr: float | None = None
+    """Batch: MSR of the rounds after the pilot (the slack ATP gets: the
+    aggregator asks for ``deficit / round_msr`` records); None: the
+    heuristic MSR0 of seed 000 §6 (:attr:`~.accuracy.Accuracy.initial_msr`)."""
     window_s: int | None = None
     """Streaming: window length in seconds of the records' ``t`` field."""
     windows: int = 1
@@ -88,6 +92,8 @@ class Settings:
             raise AnalyticsError(f"margin must be within [0, 10], got {self.margin}")
         if self.msr is not None:
             check_msr(self.msr)
+        if self.round_msr is not None and check_msr(self.round_msr, "round_msr") == 0.0:
+            raise AnalyticsError("round_msr must be > 0")
         if self.window_s is not None and (isinstance(self.window_s, bool) or self.window_s < 1):
             raise AnalyticsError(f"window_s must be an integer >= 1, got {self.window_s!r}")
 
@@ -315,7 +321,7 @@ class Aggregator:
             return self._finish(now, est)
         entries: dict[int, tuple[float, float]] = {}
         last = st.round + 2 >= s.max_rounds
-        m0 = s.acc.initial_msr
+        m0 = s.round_msr if s.round_msr is not None else s.acc.initial_msr
         for h, f in st.target.items():
             big_n = self.sample.population.get(h, 0)
             if big_n == 0:

@@ -1,8 +1,9 @@
 """The ``approxnet`` command line: a thin layer over the library.
 
 One module per command group: :mod:`.sim`, :mod:`.perf`, :mod:`.testbed`,
-:mod:`.repro`. Every error becomes one line ``Error: ...`` on stderr and a
-non-zero exit status: 2 for bad arguments, 1 for everything else.
+:mod:`.repro`, :mod:`.analytics`. Every error becomes one line
+``Error: ...`` on stderr and a non-zero exit status: 2 for bad arguments,
+1 for everything else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import click
 
 from .._native import ApproxnetError, __version__
-from . import perf, repro, sim, testbed
+from . import analytics, perf, repro, sim, testbed
 
 __all__ = ["cli", "main"]
 
@@ -71,6 +72,7 @@ def cli() -> None:
       approxnet repro --list
       approxnet perf client --server 10.0.0.2:7700 --msr 0.5
       approxnet testbed up python/approxnet/testbed/examples/dumbbell.toml
+      approxnet analytics run --records 200000 --sources 4 --emax 0.05
     """
 
 
@@ -78,6 +80,7 @@ cli.add_command(sim.group, "sim")
 cli.add_command(perf.command, "perf")
 cli.add_command(testbed.group, "testbed")
 cli.add_command(repro.command, "repro")
+cli.add_command(analytics.group, "analytics")
 
 
 def main() -> None:

@@ -1,0 +1,210 @@
+"""The taxi demo across network namespaces (``approxnet testbed``).
+
+Sources run as processes in the testbed's left hosts, the aggregator in
+``h3`` behind the HTB-capped bottleneck trunk (docs/testbed.md; by default
+``python/approxnet/testbed/examples/dumbbell.toml``: 1 Gbit/s, 8
+strict-priority queues per port, bfifo leaves sized per seed 000 §5.2).
+Each scheme starts its processes (``approxnet analytics node ...``), waits
+until all are ready, releases the sources together and reads the
+aggregator's JSON row. Needs root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import AnalyticsError
+from .nodes import Spec
+
+__all__ = ["DEFAULT_CONFIG", "compare_testbed"]
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "testbed" / "examples" / "dumbbell.toml"
+ATP_PORT = 7811
+TCP_PORT = 7812
+
+
+def _spec_args(spec: Spec) -> list[str]:
+    a = [
+        "--records",
+        str(spec.records),
+        "--sources",
+        str(spec.sources),
+        "--seed",
+        str(spec.seed),
+        "--emax",
+        str(spec.emax),
+        "--confidence",
+        str(spec.confidence),
+        "--line-rate-gbps",
+        str(spec.line_rate_gbps),
+        "--timeout",
+        str(spec.timeout_s),
+    ]
+    if not spec.grouped:
+        a.append("--no-groups")
+    if spec.msr is not None:
+        a += ["--msr", str(spec.msr)]
+    if spec.round_msr is not None:
+        a += ["--round-msr", str(spec.round_msr)]
+    return a
+
+
+def _node(*args: str) -> list[str]:
+    return [sys.executable, "-m", "approxnet", "analytics", "node", *args]
+
+
+def _start(tb: Any, host: str, argv: list[str], limit_s: float) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    p: subprocess.Popen[str] = tb.exec(
+        host,
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert p.stdout is not None
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if not select.select([p.stdout], [], [], max(0.01, deadline - time.monotonic()))[0]:
+            break
+        line = p.stdout.readline()
+        if not line:
+            break
+        if line.startswith("ready"):
+            return p
+    p.kill()
+    _, err = p.communicate(timeout=5)
+    raise AnalyticsError(f"{host}: {' '.join(argv[4:7])} did not start: {err.strip()[-300:]}")
+
+
+def _result(p: subprocess.Popen[str], timeout: float) -> dict[str, Any]:
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate(timeout=5)
+        raise AnalyticsError("a testbed process did not finish in time") from None
+    for line in reversed(out.splitlines()):
+        if line.startswith("{"):
+            parsed: dict[str, Any] = json.loads(line)
+            return parsed
+    raise AnalyticsError(f"no result (exit {p.returncode}): {err.strip()[-300:]}")
+
+
+def _kill(procs: Sequence[subprocess.Popen[str]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            try:
+                p.communicate(timeout=5)
+            except (subprocess.TimeoutExpired, ValueError):
+                pass
+
+
+def run_scheme(
+    tb: Any, spec: Spec, scheme: str, src_hosts: Sequence[str], agg_host: str, cc: str | None = None
+) -> dict[str, Any]:
+    """One scheme end to end; the aggregator's row (a dict)."""
+    start_s = 60.0 + spec.records / 200_000  # data generation in every process
+    dst = tb.address(agg_host)
+    common = _spec_args(spec)
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        if scheme.startswith("atp"):
+            s = spec if scheme == "atp" else Spec(**{**spec.__dict__, "msr": 1.0})
+            common = _spec_args(s)
+            agg = _start(
+                tb,
+                agg_host,
+                _node("aggregator", "--bind", f"{dst}:{ATP_PORT}", "--scheme", scheme, *common),
+                start_s,
+            )
+            srcs = [
+                _start(
+                    tb,
+                    src_hosts[i % len(src_hosts)],
+                    _node("source", "--index", str(i), "--connect", f"{dst}:{ATP_PORT}", *common),
+                    start_s,
+                )
+                for i in range(spec.sources)
+            ]
+        else:
+            mode = scheme.split("-", 1)[1]
+            agg = _start(
+                tb,
+                agg_host,
+                _node("tcp-aggregator", "--port", str(TCP_PORT), "--mode", mode, *common),
+                start_s,
+            )
+            cc_args = ["--cc", cc] if cc else []
+            srcs = [
+                _start(
+                    tb,
+                    src_hosts[i % len(src_hosts)],
+                    _node(
+                        "tcp-source",
+                        "--index",
+                        str(i),
+                        "--host",
+                        dst,
+                        "--port",
+                        str(TCP_PORT),
+                        "--mode",
+                        mode,
+                        *cc_args,
+                        *common,
+                    ),
+                    start_s,
+                )
+                for i in range(spec.sources)
+            ]
+        procs = [agg, *srcs]
+        for p in srcs:  # go
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        row = _result(agg, spec.timeout_s + 30)
+        for p in srcs:
+            _result(p, 30)
+        return row
+    finally:
+        _kill(procs)
+
+
+def compare_testbed(
+    spec: Spec,
+    schemes: Sequence[str],
+    config: Path = DEFAULT_CONFIG,
+    cc: str | None = None,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Brings the testbed up, runs every scheme, tears it down."""
+    from .. import testbed
+
+    if os.geteuid() != 0:
+        raise AnalyticsError("the testbed needs root (network namespaces, tc)")
+    cfg = testbed.load(config)
+    hosts = [h.name for h in cfg.hosts]
+    if len(hosts) < 2:
+        raise AnalyticsError("the testbed needs at least two hosts")
+    agg_host = "h3" if "h3" in hosts else hosts[-1]
+    src_hosts = [h for h in hosts if h != agg_host and h != "h4"] or hosts[:-1]
+    rows = []
+    with testbed.up(cfg) as tb:
+        for scheme in schemes:
+            row = run_scheme(tb, spec, scheme, src_hosts, agg_host, cc)
+            row["testbed"] = cfg.name
+            rows.append(row)
+            if on_done is not None:
+                on_done(row)
+    return rows
