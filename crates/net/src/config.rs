@@ -60,6 +60,10 @@ pub struct RuntimeConfig {
     pub marking: MarkingPolicy,
     /// Datagrams the send queue holds (its bytes: this times the MTU).
     pub send_queue: usize,
+    /// Most datagrams coalesced into one UDP GSO send (1..=64, default 64).
+    /// A qdisc drops a GSO super-datagram whole, so at a shallow bottleneck
+    /// one drop costs this many packets (see docs/performance.md).
+    pub gso_segments: usize,
     /// Receive slots per `recvmmsg` (each 64 KiB with GRO, else one MTU).
     pub recv_slots: usize,
     /// Datagrams handled per wake-up before timers and sends get a turn, so
@@ -107,6 +111,7 @@ impl Default for RuntimeConfig {
             },
             marking: MarkingPolicy::default(),
             send_queue: 512,
+            gso_segments: crate::sys::MAX_GSO_SEGMENTS,
             recv_slots: 32,
             recv_budget: 16_384,
             max_events: 1 << 16,

@@ -83,7 +83,7 @@ impl Driver {
         };
         let send_queue = cfg.send_queue.max(1);
         Driver {
-            sq: SendQueue::new(send_queue, send_queue * mtu),
+            sq: SendQueue::new(send_queue, send_queue * mtu).with_gso_segments(cfg.gso_segments),
             rq: RecvQueue::new(cfg.recv_slots, slot),
             clock: Clock::new(),
             events: EventQueue::default(),

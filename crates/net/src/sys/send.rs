@@ -84,6 +84,8 @@ pub struct SendQueue {
     queued: usize,
     max_datagrams: usize,
     max_bytes: usize,
+    /// Most segments coalesced into one GSO super-datagram.
+    gso_segments: usize,
     addrs: Vec<SockAddr>,
     cmsgs: Vec<CmsgBuf>,
     last_error: Option<io::ErrorKind>,
@@ -103,12 +105,22 @@ impl SendQueue {
             head: 0,
             queued: 0,
             max_datagrams: max_datagrams.max(1),
+            gso_segments: MAX_GSO_SEGMENTS,
             max_bytes,
             addrs: Vec::with_capacity(SEND_BATCH),
             cmsgs: vec![CmsgBuf::new(); SEND_BATCH],
             last_error: None,
             stats: SendStats::default(),
         }
+    }
+
+    /// Caps the segments of one GSO super-datagram at `n` (1..=64). A
+    /// qdisc sees a super-datagram as one packet: a full bfifo drops all its
+    /// segments at once, so a small cap trades syscall savings for smaller
+    /// loss bursts at a shallow bottleneck.
+    pub fn with_gso_segments(mut self, n: usize) -> SendQueue {
+        self.gso_segments = n.clamp(1, MAX_GSO_SEGMENTS);
+        self
     }
 
     /// Datagrams waiting to be sent.
@@ -191,7 +203,7 @@ impl SendQueue {
                     && last.segs_sent == 0
                     && l <= last.seg
                     && last.len % last.seg == 0
-                    && last.segments() < MAX_GSO_SEGMENTS
+                    && last.segments() < self.gso_segments
                     && last.len + l <= MAX_UDP_PAYLOAD
                     && last.off + last.len == off
                 {
@@ -440,6 +452,11 @@ mod tests {
         }
         // 46 x 1400 = 64 400 bytes fit one UDP datagram; 47 would not.
         assert_eq!(q.shape(), vec![(1400, 46), (1400, 4)]);
+        let mut q = SendQueue::new(10_000, 1 << 22).with_gso_segments(8);
+        for _ in 0..20 {
+            q.push(dst(1), Marking::default(), 0, &[0; 1400], true);
+        }
+        assert_eq!(q.shape(), vec![(1400, 8), (1400, 8), (1400, 4)]);
     }
 
     #[test]

@@ -44,7 +44,7 @@ approxnet-perf: iperf-like load for the approxnet runtime
 
 Common ATP options (defaults: RuntimeConfig): --line-rate-gbps 10 --min-rto-us
   --pacing-burst-us --lookahead-us --batch-us --ack-every --transport-checksums 0|1
-  --recv-budget 1024 --seed 1; server: --keep-payloads 0|1.
+  --recv-budget 1024 --gso-segments 64 --seed 1; server: --keep-payloads 0|1.
 The client reports goodput, measured loss, delivered fraction per group,
 JCT percentiles, retransmissions, time per switch queue and a sampled
 TLR / rate / queue timeline. Exit: 0 ok, 1 run failed, 2 bad arguments.";
@@ -66,6 +66,13 @@ fn runtime_config(a: &mut Args) -> Result<RuntimeConfig, String> {
     cfg.proto.ack_every = a.get("ack-every", cfg.proto.ack_every)?;
     cfg.proto.transport_checksums = a.get("transport-checksums", 1u8)? != 0;
     cfg.recv_budget = a.get("recv-budget", cfg.recv_budget)?;
+    cfg.gso_segments = a.get("gso-segments", cfg.gso_segments)?;
+    if !(1..=64).contains(&cfg.gso_segments) {
+        return Err(format!(
+            "--gso-segments {} is out of range: give 1..=64",
+            cfg.gso_segments
+        ));
+    }
     let rto_us: u64 = a.get("min-rto-us", cfg.proto.min_rto.as_nanos() / 1000)?;
     cfg.proto.min_rto = approxnet_proto::Duration::from_micros(rto_us);
     cfg.proto.validate().map_err(|e| e.to_string())?;
