@@ -85,26 +85,28 @@ class Accuracy:
         return min(1.0, max(0.5, 1.0 - self.emax))
 
 
-def next_fraction(fraction: float, bound: float, emax: float) -> float:
-    """The sampling fraction at which an estimate whose relative error bound
-    is ``bound`` at sampling fraction ``fraction`` reaches ``emax``.
+def next_fraction(fraction: float, spread: float, emax: float) -> float:
+    """The sampling fraction at which an estimate reaches relative error
+    ``emax``, given its relative error ``spread`` without the finite
+    population correction, measured at sampling fraction ``fraction``.
 
     For simple random sampling without replacement the variance of a mean
     (and of a total, a proportion, a quantile asymptotically) is
     ``sigma^2 / n * (1 - n / N)`` (Cochran, *Sampling Techniques*, 3rd ed.,
-    eq. 2.8; the "well understood sampling theory" of seed 000 §6), so the
-    bound scales as ``sqrt((1 - f) / f)``. Solving
-    ``bound * sqrt((1 - f') / f' * f / (1 - f)) = emax`` for ``f'``::
+    eq. 2.8; the "well understood sampling theory" that seed 000 §6 uses to
+    "estimate the error based on the mean and variance of the received
+    data"). With ``spread = z sigma / (sqrt(n) |mean|)`` from ``n = f N``
+    samples, the bound at ``n' = f' N`` is
+    ``spread * sqrt(n / n') * sqrt(1 - n' / N)``; setting it to ``emax``::
 
-        f' = 1 / (1 + (1 - f) / f * (emax / bound)^2)
+        f' = f / ((emax / spread)^2 + f)
 
-    Returns ``fraction`` when the bound is already met, 1 when nothing is
-    known yet (``bound`` infinite) or everything was sampled.
+    (Cochran's ``n = n0 / (1 + n0 / N)`` with ``n0 = n (spread / emax)^2``).
+    It may be below ``fraction``: fewer records would have done. Returns 1
+    when nothing is known yet (``spread`` infinite or NaN).
     """
-    if fraction >= 1.0:
+    if math.isinf(spread) or math.isnan(spread) or fraction <= 0.0:
         return 1.0
-    if fraction <= 0.0 or math.isinf(bound) or math.isnan(bound):
-        return 1.0
-    if bound <= emax:
-        return fraction
-    return 1.0 / (1.0 + (1.0 - fraction) / fraction * (emax / bound) ** 2)
+    if spread == 0.0:
+        return 0.0
+    return min(1.0, fraction / ((emax / spread) ** 2 + fraction))

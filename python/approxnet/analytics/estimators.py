@@ -24,7 +24,7 @@ width 0: the answer is exact.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,10 @@ class Estimate:
     """Size of the data the sample was drawn from."""
     confidence: float
     """Confidence level of the interval."""
+    spread: float = math.nan
+    """Half-width the interval would have without the finite population
+    correction (as if the sample came from an infinite population); what
+    the adjust loop scales (:func:`~.accuracy.next_fraction`)."""
 
     @property
     def half_width(self) -> float:
@@ -77,6 +81,20 @@ class Estimate:
         if hw == 0.0:
             return 0.0
         return hw / abs(self.value) if self.value != 0.0 else math.inf
+
+    @property
+    def rel_spread(self) -> float:
+        """:attr:`spread` relative to ``|value|``."""
+        if math.isnan(self.value) or math.isnan(self.spread):
+            return math.inf
+        if self.spread == 0.0:
+            return 0.0
+        return self.spread / abs(self.value) if self.value != 0.0 else math.inf
+
+    def scaled(self, k: float) -> Estimate:
+        """The estimate of ``k`` times the quantity."""
+        lo, hi = sorted((self.low * k, self.high * k))
+        return replace(self, value=self.value * k, low=lo, high=hi, spread=self.spread * abs(k))
 
     def rel_error(self, truth: float) -> float:
         """Achieved relative error against ``truth``."""
@@ -133,20 +151,15 @@ def mean(values: Any, population: int, acc: Accuracy) -> Estimate:
     big_n = _population(population, n)
     m = float(x.mean())
     fpc = _fpc(n, big_n)
-    if fpc == 0.0:
-        hw = 0.0
-    elif n < 2:
-        hw = math.inf
-    else:
-        hw = acc.z * float(x.std(ddof=1)) * math.sqrt(fpc / n)
-    return Estimate(m, m - hw, m + hw, n, big_n, acc.confidence)
+    spread = acc.z * float(x.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.inf
+    hw = 0.0 if fpc == 0.0 else spread * math.sqrt(fpc)
+    return Estimate(m, m - hw, m + hw, n, big_n, acc.confidence, spread)
 
 
 def total(values: Any, population: int, acc: Accuracy) -> Estimate:
     """Sum over the population: ``N`` times the mean."""
     e = mean(values, population, acc)
-    big_n = float(e.population)
-    return Estimate(e.value * big_n, e.low * big_n, e.high * big_n, e.n, e.population, e.confidence)
+    return e.scaled(float(e.population))
 
 
 def count(mask: Any, population: int, acc: Accuracy) -> Estimate:
@@ -162,18 +175,20 @@ def count(mask: Any, population: int, acc: Accuracy) -> Estimate:
     return _count(int(m.sum()), n, big_n, acc)
 
 
+def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    hw = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - hw), min(1.0, centre + hw)
+
+
 def _count(hits: int, n: int, big_n: int, acc: Accuracy) -> Estimate:
     p = hits / n
     fpc = _fpc(n, big_n)
-    if fpc == 0.0:
-        lo = hi = p
-    else:
-        ne = n / fpc
-        z2 = acc.z**2
-        centre = (p + z2 / (2 * ne)) / (1 + z2 / ne)
-        hw = acc.z / (1 + z2 / ne) * math.sqrt(p * (1 - p) / ne + z2 / (4 * ne * ne))
-        lo, hi = max(0.0, centre - hw), min(1.0, centre + hw)
-    return Estimate(p * big_n, lo * big_n, hi * big_n, n, big_n, acc.confidence)
+    lo, hi = (p, p) if fpc == 0.0 else _wilson(p, n / fpc, acc.z)
+    ilo, ihi = _wilson(p, n, acc.z)
+    spread = max(ihi - p, p - ilo) * big_n
+    return Estimate(p * big_n, lo * big_n, hi * big_n, n, big_n, acc.confidence, spread)
 
 
 def quantile(values: Any, q: float, population: int, acc: Accuracy) -> Estimate:
@@ -188,15 +203,20 @@ def quantile(values: Any, q: float, population: int, acc: Accuracy) -> Estimate:
     k = min(n - 1, max(0, math.ceil(q * n) - 1))
     v = float(x[k])
     fpc = _fpc(n, big_n)
-    if fpc == 0.0:
-        return Estimate(v, v, v, n, big_n, acc.confidence)
-    spread = acc.z * math.sqrt(n * q * (1 - q) * fpc)
-    lo_k = math.floor(q * n - spread) - 1
-    hi_k = math.ceil(q * n + spread) - 1
-    # Outside the sample the interval is unbounded on that side.
-    lo = float(x[lo_k]) if lo_k >= 0 else -math.inf
-    hi = float(x[hi_k]) if hi_k <= n - 1 else math.inf
-    return Estimate(v, min(lo, v), max(hi, v), n, big_n, acc.confidence)
+
+    def interval(f: float) -> tuple[float, float]:
+        ranks = acc.z * math.sqrt(n * q * (1 - q) * f)
+        lo_k = math.floor(q * n - ranks) - 1
+        hi_k = math.ceil(q * n + ranks) - 1
+        # Outside the sample the interval is unbounded on that side.
+        lo = float(x[lo_k]) if lo_k >= 0 else -math.inf
+        hi = float(x[hi_k]) if hi_k <= n - 1 else math.inf
+        return min(lo, v), max(hi, v)
+
+    ilo, ihi = interval(1.0)
+    spread = max(ihi - v, v - ilo)
+    lo, hi = (v, v) if fpc == 0.0 else interval(fpc)
+    return Estimate(v, lo, hi, n, big_n, acc.confidence, spread)
 
 
 def top_k(keys: Any, k: int, population: int, acc: Accuracy) -> list[tuple[int, Estimate]]:

@@ -79,10 +79,11 @@ class Query(ABC):
 
 
 def _uniform(s: Sample, f: float) -> dict[int, float]:
-    """Proportional allocation: every stratum at fraction ``f`` (none asked
-    for more once ``f`` is not above the overall fraction: emax is met)."""
+    """Proportional allocation: every stratum at fraction ``f``; once ``f``
+    is not above the overall fraction (emax is met) no stratum asks for
+    more than it has."""
     if f <= _overall_fraction(s):
-        return {h: s.fraction(h) for h in s.strata}
+        return {h: min(f, s.fraction(h)) for h in s.strata}
     return {h: max(f, s.fraction(h)) for h in s.strata}
 
 
@@ -139,7 +140,7 @@ class MeanBy(Query):
                 if s.n(h) < 2 or h not in got:
                     out[h] = _grow(s, h)
                 else:
-                    out[h] = next_fraction(s.fraction(h), got[h].rel_bound, acc.emax)
+                    out[h] = next_fraction(s.fraction(h), got[h].rel_spread, acc.emax)
             return out
         # Without groups: only the error of the overall mean can be steered.
         return Mean(self.field).required(s, acc)
@@ -163,7 +164,7 @@ class Mean(Query):
         if len(s.strata) == 1:
             h = s.strata[0]
             return {ALL: est.mean(s.records(h)[self.field], big_n, acc)}
-        m = var = 0.0
+        m = var = var_inf = 0.0
         for h in s.strata:
             nh, bh = s.n(h), s.population.get(h, 0)
             if bh == 0:
@@ -173,13 +174,16 @@ class Mean(Query):
             x = _numeric(s.records(h), self.field)
             w = bh / big_n
             m += w * float(x.mean())
+            v = w * w * (float(x.var(ddof=1)) if nh > 1 else math.inf) / nh
+            var_inf += v
             if nh < bh:
-                var += w * w * (float(x.var(ddof=1)) if nh > 1 else math.inf) / nh * (1 - nh / bh)
+                var += v * (1 - nh / bh)
         hw = acc.z * math.sqrt(var)
-        return {ALL: Estimate(m, m - hw, m + hw, s.size, big_n, acc.confidence)}
+        spread = acc.z * math.sqrt(var_inf)
+        return {ALL: Estimate(m, m - hw, m + hw, s.size, big_n, acc.confidence, spread)}
 
     def required(self, s: Sample, acc: Accuracy) -> dict[int, float]:
-        b = self.estimate(s, acc)[ALL].rel_bound
+        b = self.estimate(s, acc)[ALL].rel_spread
         if math.isinf(b):
             return {h: _grow(s, h) for h in s.strata}
         return _uniform(s, next_fraction(_overall_fraction(s), b, acc.emax))
@@ -197,8 +201,7 @@ class Sum(Query):
 
     def estimate(self, s: Sample, acc: Accuracy) -> dict[int, Estimate]:
         e = Mean(self.field).estimate(s, acc)[ALL]
-        n = float(s.total_population)
-        return {ALL: Estimate(e.value * n, e.low * n, e.high * n, e.n, e.population, e.confidence)}
+        return {ALL: e.scaled(float(s.total_population))}
 
     def required(self, s: Sample, acc: Accuracy) -> dict[int, float]:
         return Mean(self.field).required(s, acc)
@@ -230,6 +233,7 @@ class Count(Query):
             }
         value: dict[int, float] = {}
         var: dict[int, float] = {}
+        var_inf: dict[int, float] = {}
         n_all = s.size
         for h in strata:
             r, big_n = s.records(h), s.population[h]
@@ -241,13 +245,21 @@ class Count(Query):
             for k, c in zip(keys.tolist(), cnt.tolist(), strict=True):
                 p = c / nh
                 value[k] = value.get(k, 0.0) + big_n * p
-                var[k] = var.get(k, 0.0) + big_n * big_n * fpc * p * (1 - p) / max(nh - 1, 1)
+                v = big_n * big_n * p * (1 - p) / max(nh - 1, 1)
+                var[k] = var.get(k, 0.0) + v * fpc
+                var_inf[k] = var_inf.get(k, 0.0) + v
         out = {}
         for k in sorted(value):
             hw = acc.z * math.sqrt(var[k])
             v = value[k]
             out[int(k)] = Estimate(
-                v, max(0.0, v - hw), v + hw, n_all, s.total_population, acc.confidence
+                v,
+                max(0.0, v - hw),
+                v + hw,
+                n_all,
+                s.total_population,
+                acc.confidence,
+                acc.z * math.sqrt(var_inf[k]),
             )
         return out
 
@@ -258,7 +270,7 @@ class Count(Query):
         if s.size < 2 or not got:
             return {h: _grow(s, h) for h in s.strata}
         f0 = _overall_fraction(s)
-        f = max(next_fraction(f0, e.rel_bound, acc.emax) for e in got.values())
+        f = max(next_fraction(f0, e.rel_spread, acc.emax) for e in got.values())
         return _uniform(s, f)
 
 
@@ -356,14 +368,14 @@ class Quantile(Query):
                 h: (
                     _grow(s, h)
                     if s.n(h) < 2 or h not in got
-                    else next_fraction(s.fraction(h), got[h].rel_bound, acc.emax)
+                    else next_fraction(s.fraction(h), got[h].rel_spread, acc.emax)
                 )
                 for h in s.strata
             }
         if s.size < 2 or not got:
             return {h: _grow(s, h) for h in s.strata}
         f0 = _overall_fraction(s)
-        return _uniform(s, max(next_fraction(f0, e.rel_bound, acc.emax) for e in got.values()))
+        return _uniform(s, max(next_fraction(f0, e.rel_spread, acc.emax) for e in got.values()))
 
 
 def parse_query(text: str) -> Query:

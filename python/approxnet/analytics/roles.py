@@ -142,6 +142,8 @@ class Source:
         for h, recs in strata.items():
             big_n = len(recs)
             frac, msr = plan.entry(h)
+            if plan.counts:  # msr is n0 for this source: n = n0 / (1 + n0 / N)
+                msr = min(1.0, msr / (1.0 + msr / big_n) / big_n) if big_n else 1.0
             sent = self.sent.get((plan.window, h), 0)
             want = min(big_n, math.ceil(frac * big_n - 1e-9))
             if want > sent:
@@ -344,19 +346,27 @@ class Aggregator:
     def _next_window(self, now: float, est: dict[str, dict[int, Estimate]], st: RoundStat) -> Plan:
         s = self.settings
         self._record(now, est)
+        counts = s.msr is None
         if s.msr is not None:
             msr_of = {DEFAULT: s.msr}
         else:
-            # Next window: the fraction this window's variance says is needed.
-            msr_of = {h: min(1.0, f * (1.0 + s.margin)) for h, f in st.target.items()}
-            msr_of[DEFAULT] = max(msr_of.values(), default=s.acc.initial_msr)
+            # Next window: the sample size this window's variance asks for,
+            # as Cochran's n0 (infinite population) per source; each source
+            # applies its own window size (the window sizes change).
+            msr_of = {}
+            for h, f in st.target.items():
+                big_n = self.sample.population.get(h, 0)
+                n0 = math.inf if f >= 1.0 else f * big_n / (1.0 - f)
+                msr_of[h] = min(1e12, n0 * (1.0 + s.margin) / self.sources)
+            msr_of[DEFAULT] = max(msr_of.values(), default=1e12)
         self.window += 1
         self.sample = Sample(self.dtype, s.strata_field)
         self.sent = {}
         if self.window >= s.windows:
             self.finished = True
             return Plan(st.round + 1, self.window, True)
-        return Plan(st.round + 1, self.window, False, {h: (1.0, m) for h, m in msr_of.items()})
+        entries = {h: (1.0, m) for h, m in msr_of.items()}
+        return Plan(st.round + 1, self.window, False, entries, counts)
 
     def _record(self, now: float, est: dict[str, dict[int, Estimate]]) -> None:
         rounds = [r for r in self.rounds if r.window == self.window]

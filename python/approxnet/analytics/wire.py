@@ -62,13 +62,19 @@ class Plan:
     entries: dict[int, tuple[float, float]] = field(default_factory=dict)
     """stratum -> (cumulative fraction to have sent, MSR of the round's job);
     key ``DEFAULT`` for every stratum not listed."""
+    counts: bool = False
+    """Streaming: the second value of an entry is not an MSR but the sample
+    size ``n0`` each source should aim at for an infinite population; the
+    source turns it into an MSR with its own window size (Cochran's
+    ``n = n0 / (1 + n0 / N)``)."""
 
     def entry(self, stratum: int) -> tuple[float, float]:
         """``(fraction, msr)`` for ``stratum`` (``(0, 1)``: send nothing)."""
         return self.entries.get(stratum, self.entries.get(DEFAULT, (0.0, 1.0)))
 
     def encode(self) -> bytes:
-        body = [_PLAN.pack(b"ANP1", self.round, self.window, int(self.stop), len(self.entries))]
+        flags = int(self.stop) | (2 if self.counts else 0)
+        body = [_PLAN.pack(b"ANP1", self.round, self.window, flags, len(self.entries))]
         body += [_PLAN_ENTRY.pack(k, f, m) for k, (f, m) in sorted(self.entries.items())]
         return b"".join(body)
 
@@ -76,14 +82,14 @@ class Plan:
     def decode(cls, data: bytes) -> Plan:
         if len(data) < _PLAN.size or data[:4] != b"ANP1":
             raise AnalyticsError("not a plan message")
-        _, r, w, stop, n = _PLAN.unpack_from(data)
+        _, r, w, flags, n = _PLAN.unpack_from(data)
         if len(data) != _PLAN.size + n * _PLAN_ENTRY.size:
             raise AnalyticsError("plan message of the wrong length")
         entries = {}
         for i in range(n):
             k, f, m = _PLAN_ENTRY.unpack_from(data, _PLAN.size + i * _PLAN_ENTRY.size)
             entries[k] = (f, m)
-        return cls(r, w, bool(stop), entries)
+        return cls(r, w, bool(flags & 1), entries, bool(flags & 2))
 
 
 @dataclass(frozen=True)

@@ -366,7 +366,11 @@ def stream(
     worst = 0.0
     for res in r.results:
         wd = data[w_of == res.window]
-        msr = res.rounds[0].plan if res.rounds else {}
+        plan = res.rounds[0].plan if res.rounds else {}
+        msr = max((m for _, m in plan.values()), default=math.nan)
+        if res.window > 0:  # Cochran's n0 per source -> the MSR a source applies
+            share = res.population / sources
+            msr = min(1.0, msr / (1.0 + msr / share) / share) if share else math.nan
         errs = []
         for q in qs:
             truth = q.exact(wd, strata)
@@ -377,7 +381,7 @@ def stream(
                 res.window,
                 res.population,
                 res.arrived / max(res.population, 1),
-                max((m for _, m in msr.values()), default=math.nan),
+                msr,
                 res.bound,
                 max(errs, default=0.0),
                 res.jct_s * 1e3,
