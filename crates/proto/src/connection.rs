@@ -13,14 +13,31 @@ use crate::time::{Duration, Instant};
 use crate::timer::{Timer, TimerTable};
 use crate::units::Rate;
 
-/// At most `2^6 = 64` times the base RTO after consecutive timeouts.
-const MAX_RTO_BACKOFF: u32 = 6;
 use crate::wire::header::PacketTypeField;
 use crate::wire::{
     AckRepr, Flags, HeaderRepr, HelloRepr, JobRepr, PacketType, ResetReason, HEADER_LEN,
 };
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+
+/// Rate cuts remembered for undo.
+const MAX_CUTS: usize = 8;
+
+/// One epoch's loss-driven rate cut (eq. 3), kept so that it can be undone
+/// when enough of the losses behind it prove spurious (late ACKs) — the
+/// Eifel idea (RFC 3522) applied to ATP's rate instead of TCP's window.
+#[derive(Clone, Copy, Debug)]
+struct RateCut {
+    epoch: u64,
+    before: Rate,
+    lost: u64,
+    resolved: u64,
+    tlr: f64,
+    spurious: u64,
+}
+
+/// At most `2^6 = 64` times the base RTO after consecutive timeouts.
+const MAX_RTO_BACKOFF: u32 = 6;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
@@ -70,6 +87,9 @@ pub(crate) struct Connection {
     /// RTO (a busy host) has every packet sent meanwhile declared lost,
     /// round after round.
     rto_backoff: u32,
+    /// Recent loss-driven rate cuts, for undoing those that spurious
+    /// losses caused (at most [`MAX_CUTS`]).
+    cuts: VecDeque<RateCut>,
     rate: Rate,
     next_send: Instant,
     epoch: u64,
@@ -106,6 +126,7 @@ impl Connection {
             srtt: None,
             rttvar: Duration::ZERO,
             rto_backoff: 0,
+            cuts: VecDeque::new(),
             rate,
             next_send: now,
             epoch: 0,
@@ -418,7 +439,29 @@ impl Connection {
         }
         self.send.on_cumulative(a.cumulative, &self.pol);
         self.send.detect_fast(cfg.reorder_threshold, cfg, &self.pol);
+        self.undo_spurious_cuts();
         self.after_progress(now, cfg);
+    }
+
+    /// Restores the rate from before a cut once the losses behind it, less
+    /// those that proved spurious, no longer reach the TLR that triggered it.
+    fn undo_spurious_cuts(&mut self) {
+        if self.send.spurious_epochs.is_empty() {
+            return;
+        }
+        for e in std::mem::take(&mut self.send.spurious_epochs) {
+            let Some(i) = self.cuts.iter().position(|c| c.epoch == e) else {
+                continue;
+            };
+            let c = &mut self.cuts[i];
+            c.spurious += 1;
+            let real = c.lost.saturating_sub(c.spurious);
+            let rho = real as f64 / c.resolved.max(1) as f64;
+            if real == 0 || rho < c.tlr {
+                self.rate = Rate::bps(self.rate.as_bps().max(c.before.as_bps()));
+                self.cuts.remove(i);
+            }
+        }
     }
 
     fn after_progress(&mut self, now: Instant, cfg: &Config) {
@@ -600,7 +643,21 @@ impl Connection {
                 min: self.rate_min(cfg),
                 marked,
             };
+            let before = self.rate;
             self.rate = self.pol.rate.next(self.rate, &input);
+            if count.lost > 0 && self.rate < before {
+                if self.cuts.len() >= MAX_CUTS {
+                    self.cuts.pop_front();
+                }
+                self.cuts.push_back(RateCut {
+                    epoch: self.epoch,
+                    before,
+                    lost: count.lost,
+                    resolved,
+                    tlr,
+                    spurious: 0,
+                });
+            }
         }
         if active {
             self.events.push_back(Event::Epoch(EpochStats {
@@ -613,6 +670,7 @@ impl Connection {
             }));
         }
         self.epoch += 1;
+        self.send.epoch_id = self.epoch;
         self.epoch_start = now;
         if active || self.send.in_flight > 0 {
             self.timers.set(Timer::Epoch, now + self.rtt(cfg));

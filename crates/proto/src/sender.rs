@@ -154,7 +154,13 @@ pub(crate) struct SendSide {
     /// Packets recently declared lost, by sequence number, so that an
     /// acknowledgement arriving afterwards is recognised as a spurious
     /// loss (bounded by [`MAX_RECENT_LOST`]; the oldest are forgotten).
-    recent_lost: BTreeMap<u32, (Flight, bool)>,
+    recent_lost: BTreeMap<u32, LostRecord>,
+    /// The connection's epoch number now (losses are tagged with it).
+    pub(crate) epoch_id: u64,
+    /// Epochs (before the current one) in which a loss was declared that
+    /// has since proved spurious; the connection drains this to undo rate
+    /// cuts those epochs caused. Bounded by [`MAX_RECENT_LOST`].
+    pub(crate) spurious_epochs: Vec<u64>,
     /// The fast-detection reordering threshold in force: starts at the
     /// configured one and doubles (up to [`MAX_REORDER`]) whenever a packet
     /// declared lost by it turns out to have arrived — packets that changed
@@ -164,6 +170,16 @@ pub(crate) struct SendSide {
 
 /// The adaptive reordering threshold's ceiling (packets).
 const MAX_REORDER: u32 = 256;
+
+/// A declared loss, remembered for spurious-loss detection.
+#[derive(Clone, Copy, Debug)]
+struct LostRecord {
+    flight: Flight,
+    /// Declared by fast detection (else by the timer).
+    fast: bool,
+    /// The epoch it was declared in.
+    epoch: u64,
+}
 
 /// The first acknowledgement of one transmission.
 #[derive(Clone, Copy, Debug)]
@@ -511,18 +527,18 @@ impl SendSide {
     pub(crate) fn on_acked(&mut self, seq: u32, pol: &Policies) -> Option<Acked> {
         let Some(f) = self.flight_mut(seq).map(|f| *f) else {
             // Popped already: acknowledged before, or declared lost.
-            let (f, fast) = self.recent_lost.remove(&seq)?;
-            self.spurious_loss(&f, fast, pol);
+            let rec = self.recent_lost.remove(&seq)?;
+            self.spurious_loss(&rec.flight, Some(rec), pol);
             return Some(Acked {
-                sent: f.sent,
+                sent: rec.flight.sent,
                 spurious: true,
             });
         };
         match f.fate {
             Fate::Acked => return None,
             Fate::Lost => {
-                let fast = self.recent_lost.remove(&seq).is_some_and(|(_, fast)| fast);
-                self.spurious_loss(&f, fast, pol);
+                let rec = self.recent_lost.remove(&seq);
+                self.spurious_loss(&f, rec, pol);
             }
             Fate::InFlight => {
                 self.unacked.remove(&seq);
@@ -546,16 +562,24 @@ impl SendSide {
     }
 
     /// An acknowledgement for a packet declared lost: the network delivered
-    /// it. The epoch's loss count is undone (the rate control must see the
-    /// path's real loss, not the sender's impatience) and the packet is
-    /// credited to its message.
-    fn spurious_loss(&mut self, f: &Flight, fast: bool, pol: &Policies) {
-        if fast {
-            self.reorder = (self.reorder.max(1) * 2).min(MAX_REORDER);
-        }
-        if self.epoch.lost > 0 {
-            self.epoch.lost -= 1;
-            self.epoch.acked += 1;
+    /// it. The loss is undone where the rate control counted it (the rate
+    /// control must see the path's real loss, not the sender's impatience):
+    /// in the running epoch's counts, or, for an earlier epoch, reported to
+    /// the connection through `spurious_epochs`. The packet is credited to
+    /// its message. `rec` is `None` when the record was already forgotten.
+    fn spurious_loss(&mut self, f: &Flight, rec: Option<LostRecord>, pol: &Policies) {
+        if let Some(rec) = rec {
+            if rec.fast {
+                self.reorder = (self.reorder.max(1) * 2).min(MAX_REORDER);
+            }
+            if rec.epoch == self.epoch_id {
+                if self.epoch.lost > 0 {
+                    self.epoch.lost -= 1;
+                    self.epoch.acked += 1;
+                }
+            } else if self.spurious_epochs.len() < MAX_RECENT_LOST {
+                self.spurious_epochs.push(rec.epoch);
+            }
         }
         if let Some(ji) = self.job_index(f.job) {
             self.jobs[ji].spurious += 1;
@@ -713,7 +737,14 @@ impl SendSide {
         if self.recent_lost.len() >= MAX_RECENT_LOST {
             self.recent_lost.pop_first();
         }
-        self.recent_lost.insert(seq, (f, fast));
+        self.recent_lost.insert(
+            seq,
+            LostRecord {
+                flight: f,
+                fast,
+                epoch: self.epoch_id,
+            },
+        );
         self.unacked.remove(&seq);
         self.in_flight -= 1;
         self.epoch.lost += 1;
@@ -790,6 +821,7 @@ impl SendSide {
         self.flights.clear();
         self.unacked.clear();
         self.recent_lost.clear();
+        self.spurious_epochs.clear();
         self.in_flight = 0;
         ids
     }

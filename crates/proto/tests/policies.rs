@@ -232,3 +232,66 @@ fn a_stalled_receiver_causes_recognised_spurious_losses_not_real_ones() {
         s.spurious_losses
     );
 }
+
+#[test]
+fn a_rate_cut_caused_by_spurious_losses_is_undone() {
+    // MSR 1 (TLR 0): any declared loss cuts the rate (eq. 3). ACKs held
+    // back past the RTO make the timer declare losses that then prove
+    // spurious; the cut they caused must be undone as soon as the late
+    // ACKs arrive, not climbed back by eq. 2 (1/8 of the gap per epoch).
+    use approxnet_proto::time::{Duration, Instant};
+    let c = cfg();
+    let line = c.line_rate.as_bps();
+    let mut pair = Pair::symmetric(c, link(0.0), 22);
+    let h = pair
+        .client
+        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
+        .unwrap();
+    let spec = JobSpec::uniform(1.0, &vec![1400; 20_000]).unwrap();
+    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    pair.run_until(Duration::from_millis(2), |_| false);
+    // (virtual time, rate) of every epoch from here on.
+    let mut rates: Vec<(Instant, f64)> = Vec::new();
+    let mut seen = pair.client_events.len();
+    let mut step_until = |pair: &mut Pair, end: Instant, rates: &mut Vec<(Instant, f64)>| {
+        while pair.now < end && !pair.job_done_at_client(job) {
+            assert!(pair.step(), "ran dry");
+            for (_, e) in &pair.client_events[seen..] {
+                if let Event::Epoch(s) = e {
+                    rates.push((pair.now, s.rate.as_bps()));
+                }
+            }
+            seen = pair.client_events.len();
+        }
+    };
+    let normal = pair.reverse.config();
+    pair.reverse.set_config(LinkConfig {
+        delay: Duration::from_millis(8),
+        ..normal
+    });
+    let stall_end = pair.now + Duration::from_millis(3);
+    step_until(&mut pair, stall_end, &mut rates);
+    pair.reverse.set_config(normal);
+    // The first ACK sent after the stall lands 20 us after it ends and
+    // covers, cumulatively, everything the held ACKs would have.
+    let late_acks_in = pair.now + Duration::from_micros(100);
+    step_until(&mut pair, Instant::from_nanos(u64::MAX), &mut rates);
+    assert!(pair.job_done_at_client(job));
+    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+    assert!(s.spurious_losses > 0 && s.lost_by_timer > 0, "{s:?}");
+    let lowest = rates.iter().map(|&(_, r)| r).fold(f64::MAX, f64::min);
+    assert!(
+        lowest < 0.8 * line,
+        "the spurious losses must have cut the rate: {lowest}"
+    );
+    // The first epoch after the late ACKs runs at line rate again (without
+    // the undo, eq. 2 climbs back 1/8 of the gap per epoch).
+    let after = rates
+        .iter()
+        .find(|&&(t, _)| t > late_acks_in)
+        .map(|&(_, r)| r);
+    assert!(
+        after.is_some_and(|r| r >= 0.95 * line),
+        "rate after the late ACKs: {after:?} (line {line}, lowest {lowest})"
+    );
+}

@@ -44,7 +44,8 @@ approxnet-perf: iperf-like load for the approxnet runtime
 
 Common ATP options (defaults: RuntimeConfig): --line-rate-gbps 10 --min-rto-us
   --pacing-burst-us --lookahead-us --batch-us --ack-every --transport-checksums 0|1
-  --recv-budget 1024 --gso-segments 64 --seed 1; server: --keep-payloads 0|1.
+  --recv-budget 16384 --gso-segments 64 --socket-buffer-kib 4096 --seed 1;
+  server: --keep-payloads 0|1.
 The client reports goodput, measured loss, delivered fraction per group,
 JCT percentiles, retransmissions, time per switch queue and a sampled
 TLR / rate / queue timeline. Exit: 0 ok, 1 run failed, 2 bad arguments.";
@@ -67,6 +68,12 @@ fn runtime_config(a: &mut Args) -> Result<RuntimeConfig, String> {
     cfg.proto.transport_checksums = a.get("transport-checksums", 1u8)? != 0;
     cfg.recv_budget = a.get("recv-budget", cfg.recv_budget)?;
     cfg.gso_segments = a.get("gso-segments", cfg.gso_segments)?;
+    let kib: usize = a.get("socket-buffer-kib", cfg.socket.recv_buffer >> 10)?;
+    if kib == 0 {
+        return Err("--socket-buffer-kib must be at least 1".into());
+    }
+    cfg.socket.recv_buffer = kib << 10;
+    cfg.socket.send_buffer = kib << 10;
     if !(1..=64).contains(&cfg.gso_segments) {
         return Err(format!(
             "--gso-segments {} is out of range: give 1..=64",
