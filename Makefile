@@ -32,7 +32,9 @@ test-rust:
 
 # The suite runs against the installed package (maturin develop installs
 # python/approxnet in editable mode with the freshly built _native module).
+# The testbed smoke tests drive the real binary (release, as documented).
 test-python: setup-python lint-python
+	$(CARGO) build --release -q -p approxnet-net --bin approxnet-perf
 	$(PY) -m pytest -q -W error python/tests
 
 # ruff + mypy over the package's own modules (the testbed lints itself).
