@@ -64,6 +64,10 @@ pub(crate) struct PyJobReport {
     packets: u64,
     retransmissions: u64,
     lost_packets: u64,
+    /// Of `lost_packets`, those declared by the retransmission timer.
+    lost_by_timer: u64,
+    /// Declared losses whose acknowledgement came afterwards.
+    spurious_losses: u64,
     bytes: u64,
     guarantee_held: bool,
     loss_rate: f64,
@@ -98,6 +102,8 @@ impl From<&JobReport> for PyJobReport {
             packets: r.packets,
             retransmissions: r.retransmissions,
             lost_packets: r.lost_packets,
+            lost_by_timer: r.lost_by_timer,
+            spurious_losses: r.spurious_losses,
             bytes: r.bytes,
             guarantee_held: r.guarantee_held(),
             loss_rate: r.loss_rate(),
