@@ -181,14 +181,53 @@ def run_scheme(
         _kill(procs)
 
 
+#: The repository's traffic tools (paced UDP background, sinks), used when
+#: background traffic is asked for; they come with a checkout, not a wheel.
+TOOLS = Path(__file__).resolve().parents[3] / "experiments" / "testbed" / "tools.py"
+BG_PORT = 7813
+
+
+def _background(tb: Any, src: str, dst: str, mbps: float) -> list[subprocess.Popen[str]]:
+    """Paced UDP from ``src`` to ``dst`` at ``mbps`` in queue 0 (non-approximate,
+    highest priority) through the trunk, into a sink that never reads."""
+    if not TOOLS.is_file():
+        raise AnalyticsError(f"background traffic needs {TOOLS} (a repository checkout)")
+    tools = [sys.executable, str(TOOLS)]
+    sink = _start(tb, dst, [*tools, "sink", "--port", str(BG_PORT), "--seconds", "600"], 10.0)
+    cbr = _start(
+        tb,
+        src,
+        [
+            *tools,
+            "cbr",
+            "--dst",
+            tb.address(dst),
+            "--port",
+            str(BG_PORT),
+            "--rate-mbps",
+            str(mbps),
+            "--seconds",
+            "300",
+            "--schedule",
+            "0:0",
+        ],
+        10.0,
+    )
+    time.sleep(0.2)
+    return [cbr, sink]
+
+
 def compare_testbed(
     spec: Spec,
     schemes: Sequence[str],
     config: Path = DEFAULT_CONFIG,
     cc: str | None = None,
     on_done: Callable[[dict[str, Any]], None] | None = None,
+    bg_mbps: float = 0.0,
 ) -> list[dict[str, Any]]:
-    """Brings the testbed up, runs every scheme, tears it down."""
+    """Brings the testbed up, runs every scheme (with ``bg_mbps`` of
+    background traffic from the last left host to ``h4`` when > 0), tears
+    it down."""
     from .. import testbed
 
     if os.geteuid() != 0:
@@ -202,8 +241,17 @@ def compare_testbed(
     rows = []
     with testbed.up(cfg) as tb:
         for scheme in schemes:
-            row = run_scheme(tb, spec, scheme, src_hosts, agg_host, cc)
+            bg = []
+            if bg_mbps > 0:
+                if "h4" not in hosts:
+                    raise AnalyticsError("background traffic needs a host h4")
+                bg = _background(tb, src_hosts[-1], "h4", bg_mbps)
+            try:
+                row = run_scheme(tb, spec, scheme, src_hosts, agg_host, cc)
+            finally:
+                _kill(bg)
             row["testbed"] = cfg.name
+            row["bg_mbps"] = bg_mbps
             rows.append(row)
             if on_done is not None:
                 on_done(row)

@@ -425,6 +425,13 @@ def stream(
     help="Testbed TOML (default: the dumbbell example; needs root).",
 )
 @click.option("--cc", help="Kernel TCP congestion control for tcp-* (default: the system's).")
+@click.option(
+    "--bg-mbps",
+    type=click.FloatRange(min=0.0),
+    default=0.0,
+    show_default=True,
+    help="Testbed: paced UDP background through the trunk in queue 0.",
+)
 @click.option("--round-msr", type=float, callback=_msr, help="As for 'run'.")
 @click.option("--out", type=click.Path(file_okay=False), help="Write rows.csv / rows.json here.")
 def compare_cmd(
@@ -443,6 +450,7 @@ def compare_cmd(
     repeat: int,
     testbed_config: str | None,
     cc: str | None,
+    bg_mbps: float,
     round_msr: float | None,
     out: str | None,
 ) -> None:
@@ -451,7 +459,8 @@ def compare_cmd(
     \b
     Example:
       approxnet analytics compare --mode loopback -n 1000000 --out results/analytics/loopback
-      sudo approxnet analytics compare --mode testbed -n 1000000 --line-rate-gbps 1
+      sudo approxnet analytics compare --mode testbed -n 1000000 --line-rate-gbps 1 \
+          --testbed experiments/analytics/dumbbell.toml --bg-mbps 700
     """
     names = [s.strip() for s in schemes.split(",") if s.strip()]
     bad = [s for s in names if s not in SCHEMES]
@@ -488,7 +497,9 @@ def compare_cmd(
                     round_msr,
                     line_rate_gbps,
                 )
-                compare_testbed(spec, names, Path(testbed_config or DEFAULT_CONFIG), cc, done)
+                compare_testbed(
+                    spec, names, Path(testbed_config or DEFAULT_CONFIG), cc, done, bg_mbps
+                )
             else:
                 data = taxi.generate(records, seed=seed + k)
                 settings_q = default_queries()
