@@ -88,6 +88,12 @@ pub struct Config {
     pub ack_every: u32,
     /// Longest a coalesced ACK may wait (default 20 us).
     pub max_ack_delay: Duration,
+    /// Whole one-packet messages that are next in scheduler order may share
+    /// a DATA packet up to this many body bytes (`Flags::BUNDLE`; capped by
+    /// the packet; 0 turns bundling off). Seed 000 gives no packetisation;
+    /// without bundling every ~180-byte FBKV message costs its own header,
+    /// ACK and pacing slot.
+    pub bundle_bytes: usize,
     /// Switch priority queues `Q` (default 8, seed 000 §7.1).
     pub queues: u8,
     /// Retransmission rule.
@@ -122,6 +128,7 @@ impl Default for Config {
             ecn_reaction: false,
             ack_every: 1,
             max_ack_delay: Duration::from_micros(20),
+            bundle_bytes: 512,
             queues: 8,
             retransmit: RetransmitPolicy::WhenNeeded,
             integrity: Integrity::AcceptDamaged,

@@ -718,11 +718,12 @@ impl Connection {
         if self.state != State::Established || now < self.next_send {
             return None;
         }
-        let np = self.send.next_packet(&self.pol)?;
         if buf.len() < cfg.mtu {
             return None;
         }
+        let np = self.send.next_packet(&self.pol, cfg.bundle_bytes)?;
         let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
+        let bundle = self.send.bundling();
         let seq = self.send.on_sent(now, &np);
         self.last_sent = now;
         let queue = self
@@ -732,6 +733,7 @@ impl Connection {
         let mut flags = Flags::default();
         flags.set(Flags::APPROX_CRC, approx);
         flags.set(Flags::TENSOR, elems.is_some());
+        flags.set(Flags::BUNDLE, bundle);
         flags.set(
             Flags::PREFIX_BY_TRANSPORT,
             cfg.transport_checksums && precise > 0,

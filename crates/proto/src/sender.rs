@@ -76,6 +76,21 @@ struct SendMsg {
     elem_range: Option<(u32, u32)>,
 }
 
+impl SendMsg {
+    /// Whether this message may share a DATA packet with others: one
+    /// packet, no tensor range, and no approximate region with a checksum
+    /// of its own (a bundle is covered whole by the header's CRC).
+    fn bundleable(&self) -> bool {
+        self.state == MsgState::Open
+            && self.pkt_count == 1
+            && self.elem_range.is_none()
+            && match self.payload {
+                Payload::Synthetic(_) => true,
+                Payload::Bytes(ref b) => self.precise_len >= b.len(),
+            }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct SendJob {
     pub(crate) id: u32,
@@ -122,6 +137,8 @@ pub(crate) struct Flight {
     job: u32,
     msg: u32,
     pkt: u16,
+    /// More whole messages rode in this packet (`SendSide::bundles`).
+    bundled: bool,
     pub(crate) sent: Instant,
     fate: Fate,
 }
@@ -161,6 +178,12 @@ pub(crate) struct SendSide {
     /// has since proved spurious; the connection drains this to undo rate
     /// cuts those epochs caused. Bounded by [`MAX_RECENT_LOST`].
     pub(crate) spurious_epochs: Vec<u64>,
+    /// Bundles in flight or remembered as lost: sequence number -> the
+    /// messages (indices into the job's list) that rode along with the
+    /// flight's own message.
+    bundles: BTreeMap<u32, Vec<u32>>,
+    /// The extra messages of the packet `next_packet` just chose.
+    pending_bundle: Vec<u32>,
     /// The fast-detection reordering threshold in force: starts at the
     /// configured one and doubles (up to [`MAX_REORDER`]) whenever a packet
     /// declared lost by it turns out to have arrived — packets that changed
@@ -189,6 +212,11 @@ pub(crate) struct Acked {
     /// It had been declared lost.
     pub(crate) spurious: bool,
 }
+
+/// Bytes before each message in a bundle: message id (32) and length (16).
+pub(crate) const BUNDLE_RECORD: usize = 6;
+/// Most messages in one bundle.
+const MAX_BUNDLE: usize = 64;
 
 /// How many declared losses are remembered for spurious-loss detection.
 const MAX_RECENT_LOST: usize = 4096;
@@ -405,37 +433,37 @@ impl SendSide {
         self.jobs.iter().position(|j| j.id == id)
     }
 
+    /// Whether the packet `next_packet` just chose is a bundle.
+    pub(crate) fn bundling(&self) -> bool {
+        !self.pending_bundle.is_empty()
+    }
+
     /// Whether a DATA packet is waiting to be sent.
     pub(crate) fn has_data(&self) -> bool {
         !self.sched.is_empty()
     }
 
-    /// Picks the next DATA packet (scheduler order), or `None`.
-    pub(crate) fn next_packet(&mut self, pol: &Policies) -> Option<NextPacket> {
-        loop {
+    /// Picks the next DATA packet (scheduler order), or `None`. Whole
+    /// one-packet messages that come next in scheduler order, of the same
+    /// job and group, ride along while the body stays within
+    /// `bundle_bytes` and the packet (`pending_bundle`; `write_body` and
+    /// `on_sent` consume it).
+    pub(crate) fn next_packet(
+        &mut self,
+        pol: &Policies,
+        bundle_bytes: usize,
+    ) -> Option<NextPacket> {
+        self.pending_bundle.clear();
+        let np = loop {
             let &(_, ord) = self.sched.iter().next()?;
             let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
             let ji = self.job_index(job_id)?;
             let job = &mut self.jobs[ji];
-            let m = &mut job.msgs[mi];
-            let picked = loop {
-                match m.retx.pop_front() {
-                    Some(p) if m.acked.get(p as usize) => continue,
-                    Some(p) => break Some((p, true)),
-                    None if m.next_new < m.pkt_count => {
-                        let p = m.next_new;
-                        m.next_new += 1;
-                        break Some((p, false));
-                    }
-                    // Only acknowledged packets were queued for resending
-                    // (late ACKs of spurious losses): nothing left here.
-                    None => break None,
-                }
-            };
-            let Some((pkt, retx)) = picked else {
+            let Some((pkt, retx)) = Self::take_packet(&mut job.msgs[mi]) else {
                 Self::reschedule(&mut self.sched, job, mi, pol);
                 continue;
             };
+            let m = &job.msgs[mi];
             let np = NextPacket {
                 job: job.id,
                 group_id: job.groups[m.group as usize].id,
@@ -447,7 +475,65 @@ impl SendSide {
                 retx,
             };
             Self::reschedule(&mut self.sched, job, mi, pol);
-            return Some(np);
+            break np;
+        };
+        if bundle_bytes > 0 {
+            self.fill_bundle(&np, bundle_bytes, pol);
+        }
+        Some(np)
+    }
+
+    /// The packet to send next of message `m`: a queued retransmission not
+    /// acknowledged meanwhile, else its next new packet; `None` when only
+    /// acknowledged packets were queued (late ACKs of spurious losses).
+    fn take_packet(m: &mut SendMsg) -> Option<(u16, bool)> {
+        loop {
+            match m.retx.pop_front() {
+                Some(p) if m.acked.get(p as usize) => continue,
+                Some(p) => return Some((p, true)),
+                None if m.next_new < m.pkt_count => {
+                    m.next_new += 1;
+                    return Some((m.next_new - 1, false));
+                }
+                None => return None,
+            }
+        }
+    }
+
+    /// Adds to `pending_bundle` the messages that may ride with `np`.
+    fn fill_bundle(&mut self, np: &NextPacket, bundle_bytes: usize, pol: &Policies) {
+        let Some(ji) = self.job_index(np.job) else {
+            return;
+        };
+        let job = &mut self.jobs[ji];
+        let first = &job.msgs[np.msg as usize];
+        if !first.bundleable() {
+            return;
+        }
+        let mut room = job
+            .per_packet
+            .min(bundle_bytes)
+            .saturating_sub(2 * BUNDLE_RECORD + first.payload.len());
+        while self.pending_bundle.len() + 1 < MAX_BUNDLE {
+            let Some(&(_, ord)) = self.sched.iter().next() else {
+                break;
+            };
+            let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
+            let m = &job.msgs[mi];
+            if job_id != np.job
+                || m.group != np.group_idx
+                || !m.bundleable()
+                || m.payload.len() > room
+            {
+                break;
+            }
+            let Some(_) = Self::take_packet(&mut job.msgs[mi]) else {
+                Self::reschedule(&mut self.sched, job, mi, pol);
+                continue;
+            };
+            room = room.saturating_sub(BUNDLE_RECORD + job.msgs[mi].payload.len());
+            Self::reschedule(&mut self.sched, job, mi, pol);
+            self.pending_bundle.push(mi as u32);
         }
     }
 
@@ -462,6 +548,23 @@ impl SendSide {
             return (0, 0, false, None);
         };
         let job = &self.jobs[ji];
+        if !self.pending_bundle.is_empty() {
+            let mut at = 0;
+            for &mi in std::iter::once(&np.msg).chain(&self.pending_bundle) {
+                let m = &job.msgs[mi as usize];
+                let n = m.payload.len();
+                out[at..at + 4].copy_from_slice(&m.msg_id.to_be_bytes());
+                out[at + 4..at + 6].copy_from_slice(&(n as u16).to_be_bytes());
+                at += BUNDLE_RECORD;
+                match &m.payload {
+                    Payload::Bytes(v) => out[at..at + n].copy_from_slice(v),
+                    Payload::Synthetic(_) => out[at..at + n].fill(0),
+                }
+                at += n;
+            }
+            // The whole body is precise: the header's CRC covers it.
+            return (at, at, false, None);
+        }
         let m = &job.msgs[np.msg as usize];
         let per = job.per_packet;
         let len = m.payload.len();
@@ -491,10 +594,16 @@ impl SendSide {
         if self.flights.is_empty() {
             self.base_seq = seq;
         }
+        let bundled = !self.pending_bundle.is_empty();
+        if bundled {
+            self.bundles
+                .insert(seq, std::mem::take(&mut self.pending_bundle));
+        }
         self.flights.push_back(Flight {
             job: np.job,
             msg: np.msg,
             pkt: np.pkt,
+            bundled,
             sent: now,
             fate: Fate::InFlight,
         });
@@ -529,6 +638,7 @@ impl SendSide {
             // Popped already: acknowledged before, or declared lost.
             let rec = self.recent_lost.remove(&seq)?;
             self.spurious_loss(&rec.flight, Some(rec), pol);
+            self.bundle_arrived(seq, &rec.flight, pol);
             return Some(Acked {
                 sent: rec.flight.sent,
                 spurious: true,
@@ -554,6 +664,7 @@ impl SendSide {
             _ => seq,
         });
         self.packet_arrived(f.job, f.msg, f.pkt, pol);
+        self.bundle_arrived(seq, &f, pol);
         self.pop_resolved();
         Some(Acked {
             sent: f.sent,
@@ -636,6 +747,18 @@ impl SendSide {
         }
         while let Some((&seq, _)) = self.recent_lost.range(start..end).next() {
             self.on_acked(seq, pol);
+        }
+    }
+
+    /// The messages that rode along in packet `seq` arrived with it.
+    fn bundle_arrived(&mut self, seq: u32, f: &Flight, pol: &Policies) {
+        if !f.bundled {
+            return;
+        }
+        if let Some(extra) = self.bundles.remove(&seq) {
+            for mi in extra {
+                self.packet_arrived(f.job, mi, 0, pol);
+            }
         }
     }
 
@@ -735,7 +858,11 @@ impl SendSide {
         f.fate = Fate::Lost;
         let f = *f;
         if self.recent_lost.len() >= MAX_RECENT_LOST {
-            self.recent_lost.pop_first();
+            if let Some((old, _)) = self.recent_lost.pop_first() {
+                if self.flight_mut(old).is_none() {
+                    self.bundles.remove(&old);
+                }
+            }
         }
         self.recent_lost.insert(
             seq,
@@ -756,15 +883,40 @@ impl SendSide {
         if !fast {
             j.lost_by_timer += 1;
         }
-        let m = &mut j.msgs[f.msg as usize];
-        if m.state != MsgState::Open || m.acked.get(f.pkt as usize) {
+        self.lose_message(ji, f.msg, f.pkt, fast, cfg, pol);
+        if f.bundled {
+            if let Some(extra) = self.bundles.remove(&seq) {
+                for &mi in &extra {
+                    self.lose_message(ji, mi, 0, fast, cfg, pol);
+                }
+                // Kept while the loss is remembered: a late ACK credits them.
+                self.bundles.insert(seq, extra);
+            }
+        }
+    }
+
+    /// Packet `pkt` of message `mi` (job index `ji`) was declared lost:
+    /// abandon the message while its group has slack, else queue the
+    /// packet for retransmission (seed 000 §4.3's selective rule).
+    fn lose_message(
+        &mut self,
+        ji: usize,
+        mi: u32,
+        pkt: u16,
+        fast: bool,
+        cfg: &Config,
+        pol: &Policies,
+    ) {
+        let j = &mut self.jobs[ji];
+        let m = &mut j.msgs[mi as usize];
+        if m.state != MsgState::Open || m.acked.get(pkt as usize) {
             return;
         }
         let g = &mut j.groups[m.group as usize];
         let retransmit = !g.slack_left() || (cfg.retransmit == RetransmitPolicy::FastOnly && fast);
         if retransmit {
-            if !m.retx.contains(&f.pkt) {
-                m.retx.push_back(f.pkt);
+            if !m.retx.contains(&pkt) {
+                m.retx.push_back(pkt);
             }
         } else {
             m.state = MsgState::Abandoned;
@@ -772,7 +924,7 @@ impl SendSide {
             g.abandoned += 1;
             j.unresolved -= 1;
         }
-        Self::reschedule(&mut self.sched, j, f.msg as usize, pol);
+        Self::reschedule(&mut self.sched, j, mi as usize, pol);
     }
 
     /// Jobs that just resolved every message: marks them done and returns
@@ -822,6 +974,8 @@ impl SendSide {
         self.unacked.clear();
         self.recent_lost.clear();
         self.spurious_epochs.clear();
+        self.bundles.clear();
+        self.pending_bundle.clear();
         self.in_flight = 0;
         ids
     }

@@ -279,3 +279,88 @@ proptest! {
         while pair.server.poll_transmit(pair.now, &mut buf).is_some() {}
     }
 }
+
+#[test]
+fn malformed_bundles_are_dropped_whole() {
+    use approxnet_proto::wire::Flags;
+    fn record(id: u32, payload: &[u8]) -> Vec<u8> {
+        let mut r = id.to_be_bytes().to_vec();
+        r.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        r.extend_from_slice(payload);
+        r
+    }
+    let bundle = |h: HeaderRepr, body: &[u8]| -> Vec<u8> {
+        let mut h = h;
+        h.flags = Flags(Flags::BUNDLE);
+        h.pkt_index = 0;
+        h.pkt_count = 1;
+        h.precise_len = body.len() as u16;
+        craft(h, body)
+    };
+    type Case = (&'static str, Box<dyn Fn(u32) -> Vec<u8>>, DropReason);
+    let cases: Vec<Case> = vec![
+        (
+            "record length past the end",
+            Box::new(|id| {
+                let mut b = record(id, &[1; 10]);
+                b.truncate(12);
+                b
+            }),
+            DropReason::Malformed,
+        ),
+        (
+            "trailing bytes too short for a record",
+            Box::new(|id| {
+                let mut b = record(id, &[1; 10]);
+                b.extend_from_slice(&[0, 0, 0]);
+                b
+            }),
+            DropReason::Malformed,
+        ),
+        (
+            "message id past the group's end",
+            Box::new(|id| [record(id, &[1; 10]), record(10, &[2; 10])].concat()),
+            DropReason::OutOfRange,
+        ),
+        (
+            "first record is not the header's message",
+            Box::new(|id| record(id + 1, &[1; 10])),
+            DropReason::Inconsistent,
+        ),
+        (
+            "empty bundle",
+            Box::new(|_| Vec::new()),
+            DropReason::Inconsistent,
+        ),
+    ];
+    for (what, body, reason) in cases {
+        let (mut pair, h) = established();
+        let before = pair.server_events.len();
+        pair.server
+            .handle_datagram(pair.now, CLIENT_ADDR, &bundle(h, &body(h.msg_id)));
+        assert_eq!(pair.server.stats().dropped(reason), 1, "{what}");
+        while let Some(e) = pair.server.poll_event() {
+            pair.server_events.push(e);
+        }
+        assert!(
+            !pair.server_events[before..]
+                .iter()
+                .any(|(_, e)| matches!(e, Event::MessageDelivered { .. })),
+            "{what}: nothing of a bad bundle is delivered"
+        );
+    }
+    // A bundle also flagged as approximate or as a tensor chunk is refused.
+    for extra in [Flags::APPROX_CRC, Flags::TENSOR] {
+        let (mut pair, h) = established();
+        let mut b = bundle(h, &record(h.msg_id, &[1; 10]));
+        b[2] |= extra; // the flags byte
+        Packet::new_unchecked(&mut b[..]).fill_checksum();
+        let before = pair.server.stats().dropped_total();
+        pair.server.handle_datagram(pair.now, CLIENT_ADDR, &b);
+        assert_eq!(
+            pair.server.stats().dropped_total(),
+            before + 1,
+            "flag {extra:#x}"
+        );
+    }
+}

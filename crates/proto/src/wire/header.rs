@@ -148,6 +148,11 @@ impl Flags {
     /// CRC32C then covers the header only. Receivers accept it only when
     /// configured to trust their transport's checksum.
     pub const PREFIX_BY_TRANSPORT: u8 = 0x40;
+    /// DATA carrying several whole one-packet messages of one group: the
+    /// body is a sequence of records `message id (32) | length (16) |
+    /// payload`, all precise; the header's message id is the first
+    /// record's.
+    pub const BUNDLE: u8 = 0x80;
 
     /// Whether every bit of `bit` is set.
     pub fn has(self, bit: u8) -> bool {
