@@ -101,7 +101,9 @@ def run_loopback(
     ports = _free_ports(world + 1)
     master = f"127.0.0.1:{ports[0]}"
     addrs = [f"127.0.0.1:{p}" for p in ports[1:]]
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", TORCH_CPP_LOG_LEVEL="ERROR"
+    )
     with tempfile.TemporaryDirectory(prefix="anx-train-") as tmp:
         outs = [str(Path(tmp) / f"rank{r}.json") for r in range(world)]
         procs = [
@@ -140,7 +142,9 @@ def run_testbed(
         cfg = testbed.parse(raw)
     hosts = [f"w{i}" for i in range(4)]
     port = 7700
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="eth0", OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ, GLOO_SOCKET_IFNAME="eth0", OMP_NUM_THREADS="1", TORCH_CPP_LOG_LEVEL="ERROR"
+    )
     with testbed.up(cfg) as tb, tempfile.TemporaryDirectory(prefix="anx-train-") as tmp:
         addrs = [f"{tb.address(h)}:{port + 1}" for h in hosts]
         master = f"{tb.address(hosts[0])}:{port}"
@@ -152,7 +156,7 @@ def run_testbed(
                     dst,
                     [sys.executable, "-m", "approxnet.testbed.traffic", "tcp-recv",
                      "--port", str(rport), "--timeout", str(int(limit_s))],
-                    stdout=subprocess.PIPE, text=True, env=env,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                 )  # fmt: skip
                 assert rx.stdout is not None
                 rx.stdout.readline()  # "ready"
@@ -161,7 +165,7 @@ def run_testbed(
                     [sys.executable, "-m", "approxnet.testbed.traffic", "tcp-send",
                      "--dst", tb.address(dst), "--port", str(rport),
                      "--seconds", str(int(limit_s)), "--cc", "cubic"],
-                    stdout=subprocess.DEVNULL, text=True, env=env,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env,
                 )  # fmt: skip
                 bg += [rx, tx]
         time.sleep(1.0 if bg else 0.0)  # let the background flows fill the bottleneck
