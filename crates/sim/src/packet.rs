@@ -63,11 +63,14 @@ pub struct Packet {
     pub payload: Vec<u8>,
 }
 
-/// Owns every live packet; freed slots are reused (their payload capacity too).
+/// Owns every live packet; freed slots are reused, and freed payload
+/// buffers go to a spare list that [`PacketPool::alloc_with_payload`] draws
+/// from, so datagrams cost no allocation once the pool is warm.
 #[derive(Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PktId>,
+    spare: Vec<Vec<u8>>,
     live: usize,
     peak: usize,
 }
@@ -91,9 +94,25 @@ impl PacketPool {
         }
     }
 
-    /// Returns the slot of `id` to the pool.
+    /// Stores `p` with a copy of `payload` (in a recycled buffer) as its
+    /// payload and returns its id.
+    pub fn alloc_with_payload(&mut self, mut p: Packet, payload: &[u8]) -> PktId {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.extend_from_slice(payload);
+        p.payload = buf;
+        self.alloc(p)
+    }
+
+    /// Returns the slot of `id` to the pool, and its payload buffer to the
+    /// spare list.
     pub fn free(&mut self, id: PktId) {
         self.live -= 1;
+        let buf = std::mem::take(&mut self.slots[id as usize].payload);
+        if buf.capacity() > 0 {
+            let mut buf = buf;
+            buf.clear();
+            self.spare.push(buf);
+        }
         self.free.push(id);
     }
 

@@ -105,5 +105,8 @@ fn run(args: &[String]) -> ExitCode {
     }
     print!("{}", summary.text());
     println!("results in {}", out.display());
+    // The process ends here: freeing millions of packets, jobs and
+    // connection states one by one would only cost time.
+    std::mem::forget(built);
     ExitCode::SUCCESS
 }

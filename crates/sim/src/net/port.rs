@@ -58,6 +58,11 @@ pub struct Port {
     pub tx_bytes: u64,
     /// Picoseconds per byte at this rate (integer serialisation time).
     ps_per_byte: u64,
+    /// Bit `i` set when queue `i` holds packets (strict priority picks the
+    /// lowest without reading every queue).
+    nonempty: u64,
+    /// Bytes queued over all queues.
+    backlog: u64,
 }
 
 impl Port {
@@ -85,6 +90,8 @@ impl Port {
             tx_pkts: 0,
             tx_bytes: 0,
             ps_per_byte,
+            nonempty: 0,
+            backlog: 0,
         }
     }
 
@@ -96,20 +103,45 @@ impl Port {
     /// Offers a packet to queue `q` (clamped to the last queue).
     pub fn admit(&mut self, q: u8, e: Entry, shared_room: u64) -> Admit {
         let qi = (q as usize).min(self.queues.len() - 1);
-        self.queues[qi].admit(e, shared_room)
+        let queue = &mut self.queues[qi];
+        let before = queue.bytes();
+        let a = queue.admit(e, shared_room);
+        self.backlog = self.backlog + queue.bytes() - before;
+        if !queue.is_empty() {
+            self.nonempty |= 1 << qi;
+        }
+        a
     }
 
     /// Takes the next packet to serialise (the caller checks the wire is free).
     pub fn start_next(&mut self) -> Option<Entry> {
-        let q = self.sched.pick(&self.queues)?;
-        let e = self.queues[q].pop()?;
+        let q = match self.sched {
+            Scheduler::Strict => {
+                if self.nonempty == 0 {
+                    return None;
+                }
+                self.nonempty.trailing_zeros() as usize
+            }
+            Scheduler::Drr(_) => self.sched.pick(&self.queues)?,
+        };
+        let queue = &mut self.queues[q];
+        let e = queue.pop()?;
+        if queue.is_empty() {
+            self.nonempty &= !(1 << q);
+        }
+        self.backlog -= e.size as u64;
         self.tx_pkts += 1;
         self.tx_bytes += e.size as u64;
         Some(e)
     }
 
+    /// Whether any queue holds a packet.
+    pub fn has_queued(&self) -> bool {
+        self.nonempty != 0
+    }
+
     /// Bytes queued over all queues (not counting the one in service).
     pub fn backlog_bytes(&self) -> u64 {
-        self.queues.iter().map(|q| q.bytes()).sum()
+        self.backlog
     }
 }

@@ -10,15 +10,15 @@
 use crate::job::{Job, JobCounters};
 use approxnet_proto::time::Instant;
 
-/// A datagram an endpoint emitted.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A datagram an endpoint emitted (its bytes are in [`HostIo::bytes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Datagram {
     /// Sending host.
     pub src: u32,
     /// Destination host.
     pub dst: u32,
-    /// The datagram (UDP payload).
-    pub bytes: Vec<u8>,
+    /// Length of the datagram (UDP payload), bytes.
+    pub len: u32,
     /// Switch queue (0 = highest priority).
     pub queue: u8,
     /// Connection slot (becomes the packet's flow id and ECMP input).
@@ -53,7 +53,8 @@ pub enum JobUpdate {
 }
 
 /// What an adapter call produced, and how much the calling host's NIC may
-/// still take.
+/// still take. The simulator reuses one value across calls (its vectors
+/// keep their capacity), so an adapter call allocates nothing.
 #[derive(Debug, Default)]
 pub struct HostIo {
     /// Bytes the NIC queue of the host being driven can still take; the
@@ -63,12 +64,33 @@ pub struct HostIo {
     /// Set by the adapter when it stopped because `room` ran out: the
     /// simulator calls [`HostAdapter::on_timer`] again once the NIC drains.
     pub blocked: bool,
-    /// Datagrams to send.
+    /// Datagrams to send, in order; use [`HostIo::send`].
     pub out: Vec<Datagram>,
+    /// Their bytes, back to back in the order of `out`.
+    pub bytes: Vec<u8>,
     /// `(host, when)`: the host's endpoint wants `on_timer` at `when`.
     pub timers: Vec<(u32, Instant)>,
     /// Job progress.
     pub updates: Vec<JobUpdate>,
+}
+
+impl HostIo {
+    /// Queues datagram `d` with bytes `bytes` (`d.len` is set from them).
+    pub fn send(&mut self, mut d: Datagram, bytes: &[u8]) {
+        d.len = bytes.len() as u32;
+        self.bytes.extend_from_slice(bytes);
+        self.out.push(d);
+    }
+
+    /// Empties every list, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.room = 0;
+        self.blocked = false;
+        self.out.clear();
+        self.bytes.clear();
+        self.timers.clear();
+        self.updates.clear();
+    }
 }
 
 /// Drives per-host sans-IO endpoints inside the simulator.

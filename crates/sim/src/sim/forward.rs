@@ -54,11 +54,14 @@ impl Simulator {
         let Some(e) = self.net.start_next(port) else {
             return;
         };
+        if self.blocked_hosts > 0 {
+            self.nic_drained(now, port);
+        }
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
         p.busy_until = now.as_nanos() + d.as_nanos();
         let (peer, delay, ber) = (p.peer, p.delay, p.ber);
-        if p.wakeup_at.is_none() && p.queues.iter().any(|q| !q.is_empty()) {
+        if p.wakeup_at.is_none() && p.has_queued() {
             p.wakeup_at = Some(p.busy_until);
             self.events.schedule(now + d, Ev::TxDone { port });
         }
@@ -80,6 +83,33 @@ impl Simulator {
                 pkt: e.id,
             },
         );
+    }
+
+    /// A host NIC that stopped its adapter has drained to half its limit:
+    /// wake the host so its endpoints send again (a real driver gets a
+    /// "writable" notification).
+    fn nic_drained(&mut self, now: Instant, port: u32) {
+        let Some(Some(h)) = self.nic_host.get(port as usize).copied() else {
+            return;
+        };
+        if !self.nic_blocked[h as usize]
+            || self.net.ports[port as usize].backlog_bytes() > self.nic_limit / 2
+        {
+            return;
+        }
+        self.nic_blocked[h as usize] = false;
+        self.blocked_hosts -= 1;
+        self.arm_host_timer(now, h, now);
+    }
+
+    /// Makes sure host `host`'s endpoint timer fires no later than `t`.
+    fn arm_host_timer(&mut self, now: Instant, host: u32, t: Instant) {
+        let t = t.max(now);
+        let slot = &mut self.host_timer[host as usize];
+        if !matches!(*slot, Some(armed) if armed <= t) {
+            *slot = Some(t);
+            self.events.schedule(t, Ev::EndpointTimer { host });
+        }
     }
 
     pub(super) fn tx_done(&mut self, now: Instant, port: u32) {
@@ -150,17 +180,21 @@ impl Simulator {
     }
 
     /// Sends what an adapter call produced and arms the hosts' timers.
-    pub(super) fn apply_io(&mut self, now: Instant, host: u32, io: HostIo) {
-        if io.blocked {
+    pub(super) fn apply_io(&mut self, now: Instant, host: u32, mut io: HostIo) {
+        if io.blocked && !self.nic_blocked[host as usize] {
             self.nic_blocked[host as usize] = true;
+            self.blocked_hosts += 1;
         }
         let hb = self.adapter.as_ref().map_or(28, |a| a.header_bytes());
-        for d in io.out {
+        let mut at = 0usize;
+        for d in io.out.drain(..) {
+            let bytes = &io.bytes[at..at + d.len as usize];
+            at += d.len as usize;
             let p = Packet {
                 flow: d.conn,
                 src: d.src,
                 dst: d.dst,
-                size: d.bytes.len() as u32 + hb,
+                size: d.len + hb,
                 hash: flow_hash(d.conn, d.src, d.dst),
                 queue: d.queue,
                 ect: true,
@@ -170,21 +204,26 @@ impl Simulator {
                     seq: (d.src_port as u64) << 16 | d.dst_port as u64,
                     ..Hdr::default()
                 },
-                payload: d.bytes,
                 ..Packet::default()
             };
-            self.send_from_host(now, d.src, p);
+            let id = self.pool.alloc_with_payload(p, bytes);
+            let port = self.net.nic(d.src);
+            self.enqueue(now, port, id);
         }
-        for (host, t) in io.timers {
-            let t = t.max(now);
-            let slot = &mut self.host_timer[host as usize];
-            if !matches!(*slot, Some(armed) if armed <= t) {
-                *slot = Some(t);
-                self.events.schedule(t, Ev::EndpointTimer { host });
-            }
+        for &(host, t) in &io.timers {
+            self.arm_host_timer(now, host, t);
         }
-        for u in io.updates {
+        let updates = std::mem::take(&mut io.updates);
+        // lend the buffers back before job updates, which may start jobs
+        io.updates = Vec::new();
+        self.io_spare = io;
+        for &u in &updates {
             self.job_update(now, u);
+        }
+        if self.io_spare.updates.capacity() == 0 {
+            let mut updates = updates;
+            updates.clear();
+            self.io_spare.updates = updates;
         }
     }
 }

@@ -77,7 +77,14 @@ pub struct Simulator {
     host_timer: Vec<Option<Instant>>,
     /// Bytes a host NIC may hold before the adapter stops pulling datagrams.
     nic_limit: u64,
+    /// Hosts whose adapter stopped pulling datagrams for a full NIC.
     nic_blocked: Vec<bool>,
+    /// How many entries of `nic_blocked` are set.
+    blocked_hosts: usize,
+    /// Owner host of each port that is a host NIC.
+    nic_host: Vec<Option<u32>>,
+    /// The [`HostIo`] lent to adapter calls (kept for its allocations).
+    io_spare: HostIo,
     sample_every: Option<Duration>,
     sample_ports: Vec<u32>,
     progress: Option<Progress>,
@@ -106,6 +113,9 @@ impl Simulator {
             host_timer: vec![None; hosts],
             nic_limit: u64::MAX,
             nic_blocked: vec![false; hosts],
+            blocked_hosts: 0,
+            nic_host: Vec::new(),
+            io_spare: HostIo::default(),
             sample_every: None,
             sample_ports: Vec::new(),
             progress: None,
@@ -118,15 +128,20 @@ impl Simulator {
     pub fn set_adapter(&mut self, a: Box<dyn HostAdapter>, nic_limit: u64) {
         self.adapter = Some(a);
         self.nic_limit = nic_limit;
+        self.nic_host = vec![None; self.net.ports.len()];
+        for h in 0..self.net.host_count() as u32 {
+            let nic = self.net.nic(h);
+            self.nic_host[nic as usize] = Some(h);
+        }
     }
 
-    /// A fresh [`HostIo`] with the room left on `host`'s NIC.
-    pub(crate) fn host_io(&self, host: u32) -> HostIo {
+    /// An empty [`HostIo`] with the room left on `host`'s NIC.
+    pub(crate) fn host_io(&mut self, host: u32) -> HostIo {
         let backlog = self.net.ports[self.net.nic(host) as usize].backlog_bytes();
-        HostIo {
-            room: self.nic_limit.saturating_sub(backlog),
-            ..HostIo::default()
-        }
+        let mut io = std::mem::take(&mut self.io_spare);
+        io.clear();
+        io.room = self.nic_limit.saturating_sub(backlog);
+        io
     }
 
     /// The installed endpoint adapter, if any.
