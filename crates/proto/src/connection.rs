@@ -541,9 +541,22 @@ impl Connection {
             return;
         }
         if self.timers.expired(Timer::Loss, now) {
-            let deadline =
-                Instant::from_nanos(now.as_nanos().saturating_sub(self.loss_rto(cfg).as_nanos()));
-            if self.send.detect_timeout(deadline, cfg, &self.pol) > 0 {
+            // At a tail (nothing left to send) no later packet can reveal a
+            // loss, so the timer is the only detector: everything unanswered
+            // for one smoothed RTT is declared at once, with no backoff (a
+            // tail lost packet by packet would otherwise wait RTO, 2 RTO,
+            // 4 RTO...). While data still flows, only packets older than
+            // the backed-off RTO are declared, and each such round backs
+            // the timer off: a stalled receiver must not have every packet
+            // sent meanwhile declared lost again and again.
+            let tail = !self.send.has_data();
+            let age = if tail {
+                self.rtt(cfg)
+            } else {
+                self.loss_rto(cfg)
+            };
+            let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
+            if self.send.detect_timeout(deadline, cfg, &self.pol) > 0 && !tail {
                 self.rto_backoff = (self.rto_backoff + 1).min(MAX_RTO_BACKOFF);
             }
             self.after_progress(now, cfg);

@@ -295,3 +295,51 @@ fn a_rate_cut_caused_by_spurious_losses_is_undone() {
         "rate after the late ACKs: {after:?} (line {line}, lowest {lowest})"
     );
 }
+
+#[test]
+fn a_lossy_tail_is_resolved_within_one_rto() {
+    // 10 Gbit/s into a 1 Gbit/s link with a 15 KB buffer, MSR 0.1: the
+    // sender keeps near line rate and most packets die at the bottleneck,
+    // including the job's last ones, which no later packet can reveal. Once
+    // everything is sent, one timer round must resolve the tail, not
+    // RTO + 2 RTO + 4 RTO... as the stall backoff would.
+    use approxnet_proto::time::{Duration, Instant};
+    let c = cfg();
+    let l = LinkConfig {
+        rate: approxnet_proto::Rate::gbps(1.0),
+        buffer: 15_000,
+        ..link(0.0)
+    };
+    let mut pair = Pair::symmetric(c, l, 23);
+    let h = pair
+        .client
+        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
+        .unwrap();
+    let spec = JobSpec::uniform(0.1, &vec![1400; 2000]).unwrap();
+    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    let mut last_data = Instant::ZERO;
+    let mut offered = 0;
+    loop {
+        assert!(pair.step(), "ran dry");
+        if pair.job_done_at_client(job) {
+            break; // its FIN left in this step
+        }
+        if pair.forward.stats.offered != offered {
+            offered = pair.forward.stats.offered;
+            last_data = pair.now;
+        }
+        assert!(pair.now < Instant::ZERO + Duration::from_secs(1));
+    }
+    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+    assert!(s.guarantee_held());
+    assert!(
+        s.lost_by_timer > 0,
+        "the tail must be left to the timer: {s:?}"
+    );
+    let tail = pair.now - last_data;
+    assert!(
+        tail < Duration::from_nanos(c.min_rto.as_nanos() * 3 / 2),
+        "the tail took {tail:?} after the last DATA packet (min RTO {:?})",
+        c.min_rto
+    );
+}
