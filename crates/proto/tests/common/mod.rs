@@ -62,3 +62,14 @@ pub fn run(pair: &mut Pair, spec: approxnet_proto::JobSpec) -> u32 {
     pair.transfer(spec, Duration::from_secs(5))
         .expect("job finished on both sides")
 }
+
+/// Connects and queues `spec` without running: the test steps the pair.
+pub fn start(pair: &mut Pair, spec: approxnet_proto::JobSpec) -> u32 {
+    let h = pair
+        .client
+        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
+        .expect("connect");
+    pair.client
+        .send_job(pair.now, h, spec)
+        .expect("job accepted")
+}
