@@ -198,12 +198,10 @@ fn a_stalled_receiver_causes_recognised_spurious_losses_not_real_ones() {
     use approxnet_proto::time::Duration;
     let c = cfg();
     let mut pair = Pair::symmetric(c, link(0.0), 21);
-    let h = pair
-        .client
-        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
-        .unwrap();
-    let spec = JobSpec::uniform(0.5, &vec![1400; 20_000]).unwrap();
-    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    let job = start(
+        &mut pair,
+        JobSpec::uniform(0.5, &vec![1400; 20_000]).unwrap(),
+    );
     pair.run_until(Duration::from_millis(2), |_| false);
     let normal = pair.reverse.config();
     pair.reverse.set_config(LinkConfig {
@@ -243,12 +241,10 @@ fn a_rate_cut_caused_by_spurious_losses_is_undone() {
     let c = cfg();
     let line = c.line_rate.as_bps();
     let mut pair = Pair::symmetric(c, link(0.0), 22);
-    let h = pair
-        .client
-        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
-        .unwrap();
-    let spec = JobSpec::uniform(1.0, &vec![1400; 20_000]).unwrap();
-    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    let job = start(
+        &mut pair,
+        JobSpec::uniform(1.0, &vec![1400; 20_000]).unwrap(),
+    );
     pair.run_until(Duration::from_millis(2), |_| false);
     // (virtual time, rate) of every epoch from here on.
     let mut rates: Vec<(Instant, f64)> = Vec::new();
@@ -311,12 +307,7 @@ fn a_lossy_tail_is_resolved_within_one_rto() {
         ..link(0.0)
     };
     let mut pair = Pair::symmetric(c, l, 23);
-    let h = pair
-        .client
-        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
-        .unwrap();
-    let spec = JobSpec::uniform(0.1, &vec![1400; 2000]).unwrap();
-    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    let job = start(&mut pair, JobSpec::uniform(0.1, &vec![1400; 2000]).unwrap());
     let mut last_data = Instant::ZERO;
     let mut offered = 0;
     loop {
