@@ -122,6 +122,33 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _execute(
+    label: str,
+    mode: str,
+    parts: Any,
+    settings: Settings,
+    rate_gbps: float,
+    loss: float,
+    line_rate_gbps: float,
+    seed: int,
+    quiet: bool,
+) -> Run:
+    """Runs the sources and the aggregator in `mode` (virtual or loopback)
+    behind a spinner."""
+    config = Config(line_rate_gbps=line_rate_gbps)
+
+    def work() -> Run:
+        if mode == "virtual":
+            return run_virtual(
+                parts, settings, Bottleneck(rate_gbps=rate_gbps, loss=loss), config, seed
+            )
+        from ..analytics.sockets import run_loopback
+
+        return run_loopback(parts, settings, config, seed=seed)
+
+    return spinner(label, work, quiet=quiet)
+
+
 def _table(title: str, cols: list[str], rows: list[list[Any]]) -> None:
     if console.is_terminal:
         from rich.table import Table
@@ -217,18 +244,9 @@ def run(
     )
     data = taxi.generate(records, seed=seed)
     parts = taxi.partition(data, sources)
-    config = Config(line_rate_gbps=line_rate_gbps)
-
-    def work() -> Run:
-        if mode == "virtual":
-            return run_virtual(
-                parts, settings, Bottleneck(rate_gbps=rate_gbps, loss=loss), config, seed
-            )
-        from ..analytics.sockets import run_loopback
-
-        return run_loopback(parts, settings, config, seed=seed)
-
-    r = spinner(f"analytics ({mode})", work, quiet=quiet)
+    r = _execute(
+        f"analytics ({mode})", mode, parts, settings, rate_gbps, loss, line_rate_gbps, seed, quiet
+    )
     truth = truths(data, qs, strata)
     row = row_of_run(r, mode, qs, truth, emax)
     res = r.results[-1]
@@ -349,18 +367,17 @@ def stream(
         Accuracy(emax, confidence), qs, strata_field=strata, window_s=window_s, windows=windows
     )
     parts = taxi.partition(data, sources)
-    config = Config(line_rate_gbps=line_rate_gbps)
-
-    def work() -> Run:
-        if mode == "virtual":
-            return run_virtual(
-                parts, settings, Bottleneck(rate_gbps=rate_gbps, loss=loss), config, seed
-            )
-        from ..analytics.sockets import run_loopback
-
-        return run_loopback(parts, settings, config, seed=seed)
-
-    r = spinner(f"streaming ({mode}, {windows} windows)", work, quiet=quiet)
+    r = _execute(
+        f"streaming ({mode}, {windows} windows)",
+        mode,
+        parts,
+        settings,
+        rate_gbps,
+        loss,
+        line_rate_gbps,
+        seed,
+        quiet,
+    )
     w_of = (data["t"] // window_s).astype(np.int64)
     rows = []
     worst = 0.0
