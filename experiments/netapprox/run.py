@@ -48,9 +48,11 @@ def plan(fig, quick):
     if fig == "fig9":
         return list(sweep("fig9_incast.toml", ["atp-full", "dctcp-ss", "dctcp-es"], MSRS, extra=q))
     if fig == "fig10":
-        return [("atp-full-0.5", "fig10_timeline.toml", [])]
+        return [("atp-full-0.5", "fig10_timeline.toml", [])]  # a dumbbell: --quick changes nothing
     if fig == "fig11":
-        return list(sweep("fig5_fbkv.toml", ["dctcp-es", "atp-fixtlr", "atp-fixprio", "atp-full"], MSRS, extra=q))
+        # one long job under background that starts in its queue and moves up
+        # halfway (a dumbbell: --quick changes nothing)
+        return list(sweep("fig11_shift.toml", ["dctcp-es", "atp-fixtlr", "atp-fixprio", "atp-full"], MSRS))
     if fig == "fig12":
         return list(sweep("fig5_fbkv.toml", ["atp-base", "atp-rc", "atp-mrdf", "atp-full"], MSRS, extra=q))
     if fig == "fig13":

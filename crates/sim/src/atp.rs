@@ -15,7 +15,7 @@ use crate::sim::adapter::{Datagram, HostAdapter, HostIo, JobUpdate};
 use approxnet_proto::event::Role;
 use approxnet_proto::time::{Duration, Instant};
 use approxnet_proto::units::Rate;
-use approxnet_proto::{Config, ConnectionHandle, Endpoint, Event, JobSpec, Variant};
+use approxnet_proto::{wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Variant};
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -64,8 +64,38 @@ pub struct EpochRecord {
     pub queue: u8,
 }
 
+/// Where a class's DATA packets went.
+#[derive(Clone, Debug, Default)]
+struct ClassQueues {
+    /// Packets per queue since the last `take`.
+    counts: Vec<u64>,
+    latest: Option<u8>,
+}
+
+impl ClassQueues {
+    fn sent(&mut self, q: u8) {
+        if self.counts.len() <= q as usize {
+            self.counts.resize(q as usize + 1, 0);
+        }
+        self.counts[q as usize] += 1;
+        self.latest = Some(q);
+    }
+
+    /// The queue used most since the last call (ties: the higher priority),
+    /// else the latest one; starts a new count.
+    fn take(&mut self) -> Option<u8> {
+        let best = (0..self.counts.len())
+            .filter(|&q| self.counts[q] > 0)
+            .max_by_key(|&q| (self.counts[q], std::cmp::Reverse(q)))
+            .map(|q| q as u8);
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        best.or(self.latest)
+    }
+}
+
 struct RxJob {
     job: u32,
+    class: u32,
     msgs: Vec<u64>,
     delivered: u32,
     bytes: u64,
@@ -116,6 +146,9 @@ pub struct AtpAdapter {
     buf: Vec<u8>,
     /// Scratch list of endpoint events (kept for its allocation).
     events: Vec<(ConnectionHandle, Event)>,
+    /// Per class, DATA packets sent per queue since the last
+    /// [`HostAdapter::class_queue`] call, and the latest queue (when tracked).
+    class_queues: Option<Vec<ClassQueues>>,
     /// Rate-control epochs, if recorded.
     pub epochs: Vec<EpochRecord>,
     /// Jobs the endpoint refused (`send_job` errors), with the reason.
@@ -184,6 +217,7 @@ impl AtpAdapter {
             jobs: IntMap::default(),
             buf: vec![0; 65_536],
             events: Vec::new(),
+            class_queues: None,
             epochs: Vec::new(),
             refused: Vec::new(),
         }
@@ -224,7 +258,10 @@ impl AtpAdapter {
         let mut events = std::mem::take(&mut self.events);
         {
             let mtu = self.setup.mtu as u64;
-            let ep = self.endpoint(host, v);
+            self.endpoint(host, v);
+            let ep = self.eps[host as usize * VARIANTS + v as usize]
+                .as_mut()
+                .expect("created above");
             loop {
                 if io.room < mtu + 28 {
                     io.blocked = true;
@@ -247,6 +284,18 @@ impl AtpAdapter {
                     dst_port: BASE_PORT + dv as u16,
                 };
                 io.send(d, &buf[..t.len]);
+                if let Some(cq) = self.class_queues.as_mut() {
+                    let p = wire::Packet::new_unchecked(&buf[..t.len]);
+                    if t.len >= wire::HEADER_LEN && p.packet_type() == wire::PacketType::Data {
+                        if let Some(r) = self.jobs.get(&(host, dst, v, p.job_id())) {
+                            let c = r.class as usize;
+                            if cq.len() <= c {
+                                cq.resize(c + 1, ClassQueues::default());
+                            }
+                            cq[c].sent(t.queue);
+                        }
+                    }
+                }
             }
             while let Some(e) = ep.poll_event() {
                 events.push(e);
@@ -401,6 +450,7 @@ impl HostAdapter for AtpAdapter {
                     (src, dst, v, id),
                     RxJob {
                         job: job.id,
+                        class: job.class,
                         msgs: job.msgs.clone(),
                         delivered: 0,
                         bytes: 0,
@@ -441,6 +491,17 @@ impl HostAdapter for AtpAdapter {
             }
             self.drive(now, host, v, io);
         }
+    }
+
+    fn track_class_queues(&mut self) {
+        self.class_queues.get_or_insert_with(Vec::new);
+    }
+
+    fn class_queue(&mut self, class: u32) -> Option<u8> {
+        self.class_queues
+            .as_mut()
+            .and_then(|q| q.get_mut(class as usize))
+            .and_then(ClassQueues::take)
     }
 
     fn write_outputs(&self, dir: &std::path::Path) -> std::io::Result<()> {

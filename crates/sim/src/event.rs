@@ -52,6 +52,13 @@ pub enum Ev {
         /// Training index.
         id: u32,
     },
+    /// A follower class changes its switch queue (see `sim::follow`).
+    QueueShift {
+        /// Index of the follow rule.
+        follow: u32,
+        /// One queue up (true) or join the leader's queue (false).
+        up: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]

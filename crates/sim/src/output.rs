@@ -363,6 +363,15 @@ pub fn write_all(
         )?;
     }
     w.flush()?;
+    if !sim.queue_shifts().is_empty() {
+        let mut w = BufWriter::new(std::fs::File::create(dir.join("queue_follow.csv"))?);
+        writeln!(w, "t_ns,class,queue,leader_queue")?;
+        for s in sim.queue_shifts() {
+            let c = &classes[s.class as usize];
+            writeln!(w, "{},{},{},{}", s.t_ns, c.name, s.queue, s.leader_queue)?;
+        }
+        w.flush()?;
+    }
     if flows {
         let mut w = BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?);
         writeln!(w, "flow,job,src,dst,scheme,bytes,start_ns,fct_ns,received_bytes,sent_pkts,retx_pkts,timeouts,drops,cancelled")?;

@@ -109,3 +109,76 @@ fn a_host_blocked_on_a_full_nic_resumes_when_it_drains() {
     let (t, r) = (mean(&tiny), mean(&roomy));
     assert!(t < 1.05 * r, "mean JCT {t} s with a 3 KB NIC vs {r} s");
 }
+
+const FOLLOW: &str = r#"
+duration_ms = 1.0
+seed = 3
+[topology]
+kind = "dumbbell"
+senders = 2
+receivers = 1
+host_gbps = 40.0
+[switch]
+buffer_preset = "netapprox"
+[[jobs]]
+name = "fg"
+pattern = "bulk"
+senders = [0]
+target = 2
+sizes = "fixed:1400"
+messages = 3000
+load = 0.0
+msr = 0.5
+scheme = "atp-full"
+[[jobs]]
+name = "bg"
+pattern = "pairs"
+pairs = [[1, 2]]
+sizes = "fixed:20000"
+load = 0.5
+scheme = "udp"
+queue = 7
+start_ms = 0.05
+follow = "fg"
+follow_up_at_ms = [0.5]
+"#;
+
+#[test]
+fn background_starts_in_the_atp_jobs_queue_and_moves_up() {
+    let b = run(FOLLOW, &[]);
+    let s = b.sim.queue_shifts();
+    assert_eq!(s.len(), 2, "{s:?}");
+    // first background job: the queue the foreground's DATA used (not its own 7)
+    assert_eq!(s[0].queue, s[0].leader_queue);
+    assert!((1..=4).contains(&s[0].queue), "{s:?}");
+    assert_eq!(s[1].t_ns, 500_000);
+    assert_eq!(s[1].queue, s[0].queue - 1);
+    // the background's packets went to those queues of the bottleneck port
+    let net = &b.sim.net;
+    let port = net
+        .ports
+        .iter()
+        .find(|p| net.nodes[p.peer as usize].name == "h2")
+        .expect("port towards the receiver");
+    assert!(port.queues[7].stats.enqueued == 0);
+    assert!(port.queues[s[1].queue as usize].stats.enqueued > 0);
+}
+
+#[test]
+fn background_joins_the_queue_of_a_native_class() {
+    let b = run(
+        FOLLOW,
+        &[
+            "jobs.0.scheme=\"dctcp\"",
+            "jobs.0.queue=2",
+            "jobs.1.follow_up_at_ms=[]",
+            "jobs.1.follow_at_ms=[0.3]",
+        ],
+    );
+    let s = b.sim.queue_shifts();
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert!(
+        s.iter().all(|x| x.queue == 2 && x.leader_queue == 2),
+        "{s:?}"
+    );
+}

@@ -98,3 +98,14 @@ fn missing_file_names_the_path() {
     let e = scenario::load(std::path::Path::new("/nonexistent/x.toml"), &[]).unwrap_err();
     assert!(e.to_string().contains("/nonexistent/x.toml"));
 }
+
+#[test]
+fn follow_needs_another_native_class() {
+    let e = err(&["jobs.0.follow=\"nobody\""]);
+    assert!(
+        e.contains("jobs.0.follow") && e.contains("another class"),
+        "{e}"
+    );
+    let e = err(&["jobs.0.follow_at_ms=[1.0]"]);
+    assert!(e.contains("jobs.0.follow"), "{e}");
+}

@@ -1,6 +1,6 @@
 //! From a checked scenario file to a ready [`Simulator`].
 
-use super::classes::{job_class, training};
+use super::classes::{job_class, queue_follows, training};
 use super::schema::ScenarioFile;
 use super::switch::{port_config, DEFAULT_BUFFER_KB, DEFAULT_QUEUES};
 use super::{invalid, ScenarioError};
@@ -282,6 +282,9 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             ((nic_kb * 1000.0) as u64).max(2 * (mtu as u64 + 28))
         };
         sim.set_adapter(Box::new(AtpAdapter::new(setup, hosts as usize)), nic_limit);
+    }
+    for rule in queue_follows(&f.jobs, &classes)? {
+        sim.add_queue_follow(rule);
     }
     let o = &f.output;
     let every = o.queue_sample_us.unwrap_or(0.0);

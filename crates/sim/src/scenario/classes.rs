@@ -4,7 +4,7 @@ use super::build::{positive, us};
 use super::schema::{JobFile, TrainingFile};
 use super::{invalid, ScenarioError};
 use crate::scheme::{self, Proto, Scheme, SenderApprox};
-use crate::sim::TrainingRun;
+use crate::sim::{QueueFollow, TrainingRun};
 use crate::workload::training::{Collective, Training, TrainingSpec};
 use crate::workload::{cdf, JobClass, Pattern, SizeDist};
 use approxnet_proto::time::Instant;
@@ -101,6 +101,71 @@ pub(super) fn job_class(
         max_jobs: j.max_jobs,
         queue: j.queue,
     })
+}
+
+/// The `follow` rules of `[[jobs]]` (class index = job file index).
+pub(super) fn queue_follows(
+    jobs: &[JobFile],
+    classes: &[JobClass],
+) -> Result<Vec<QueueFollow>, ScenarioError> {
+    let mut out = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let key = |k: &str| format!("jobs.{i}.{k}");
+        let Some(name) = &j.follow else {
+            if !j.follow_at_ms.is_empty() || !j.follow_up_at_ms.is_empty() {
+                return Err(invalid(
+                    key("follow"),
+                    "missing",
+                    "the name of the class to follow",
+                ));
+            }
+            continue;
+        };
+        let names: Vec<&str> = classes.iter().map(|c| c.name.as_str()).collect();
+        let leader = names
+            .iter()
+            .position(|n| n == name)
+            .filter(|&l| l != i)
+            .ok_or_else(|| {
+                invalid(
+                    key("follow"),
+                    format!("{name:?}"),
+                    format!("another class's name: {}", names.join(", ")),
+                )
+            })?;
+        if classes[i].scheme.is_atp() {
+            return Err(invalid(
+                key("follow"),
+                format!("{} class", classes[i].scheme),
+                "a native scheme (ATP chooses its own queue)",
+            ));
+        }
+        let times = |k: &str, v: &[f64]| {
+            v.iter()
+                .map(|&x| {
+                    if x >= 0.0 && x.is_finite() {
+                        Ok(Instant::from_nanos((x * 1e6) as u64))
+                    } else {
+                        Err(invalid(key(k), format!("{x}"), "times >= 0 ms"))
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        out.push(QueueFollow {
+            class: i as u32,
+            leader: leader as u32,
+            leader_default: classes[leader].queue,
+            // before an ATP leader has sent anything: the follower's own queue
+            initial: if classes[leader].scheme.is_atp() {
+                classes[i].queue
+            } else {
+                classes[leader].queue
+            },
+            join_at: times("follow_at_ms", &j.follow_at_ms)?,
+            up_at: times("follow_up_at_ms", &j.follow_up_at_ms)?,
+        });
+    }
+    Ok(out)
 }
 
 pub(super) fn training(

@@ -198,6 +198,15 @@ pub struct JobFile {
     /// Switch queue for native transports.
     #[serde(default)]
     pub queue: u8,
+    /// Name of a class whose switch queue this (native) class follows,
+    /// starting in it (seed 000 section 7.1.2 background; see `sim::follow`).
+    pub follow: Option<String>,
+    /// Times (ms) at which it joins the followed class's current queue.
+    #[serde(default)]
+    pub follow_at_ms: Vec<f64>,
+    /// Times (ms) at which it moves one queue up (higher priority).
+    #[serde(default)]
+    pub follow_up_at_ms: Vec<f64>,
 }
 
 fn default_pattern() -> String {

@@ -109,6 +109,15 @@ pub trait HostAdapter {
     );
     /// Host `host`'s timer fired.
     fn on_timer(&mut self, now: Instant, host: u32, io: &mut HostIo);
+    /// From now on, count the switch queues of each job class's DATA
+    /// packets (for [`HostAdapter::class_queue`]).
+    fn track_class_queues(&mut self) {}
+    /// The switch queue that jobs of `class` used most for DATA since the
+    /// previous call (else their latest one), if tracked and any was sent;
+    /// each call starts a new count.
+    fn class_queue(&mut self, _class: u32) -> Option<u8> {
+        None
+    }
     /// IP + UDP header bytes added on the wire to each datagram.
     fn header_bytes(&self) -> u32 {
         28

@@ -43,8 +43,8 @@ impl Simulator {
                     job.msgs.clone()
                 };
                 let fid = self.flows.len() as u32;
-                let q = self.job_queue[j as usize];
                 let (src, dst) = (job.src, job.dst);
+                let q = self.queue_for_job(now, j);
                 let f = Flow::new(fid, j, src, dst, &msgs, proto, q, &self.tp, now);
                 let job = &mut self.jobs[j as usize];
                 job.sent_msgs = msgs.len() as u32;

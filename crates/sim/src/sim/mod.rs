@@ -7,6 +7,7 @@
 
 pub mod adapter;
 mod flows;
+mod follow;
 mod forward;
 mod sample;
 mod training;
@@ -20,6 +21,7 @@ use crate::transport::Outbox;
 use adapter::{HostAdapter, HostIo};
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::{Duration, Instant};
+pub use follow::{QueueFollow, QueueShift};
 pub use sample::{QueueSample, SamplePorts};
 pub use training::TrainingRun;
 
@@ -85,6 +87,8 @@ pub struct Simulator {
     nic_host: Vec<Option<u32>>,
     /// The [`HostIo`] lent to adapter calls (kept for its allocations).
     io_spare: HostIo,
+    /// Classes that follow another class's queue.
+    followers: follow::Followers,
     sample_every: Option<Duration>,
     sample_ports: Vec<u32>,
     progress: Option<Progress>,
@@ -116,6 +120,7 @@ impl Simulator {
             blocked_hosts: 0,
             nic_host: Vec::new(),
             io_spare: HostIo::default(),
+            followers: follow::Followers::default(),
             sample_every: None,
             sample_ports: Vec::new(),
             progress: None,
@@ -196,6 +201,7 @@ impl Simulator {
             Ev::JobStart { job } => self.start_job(now, job),
             Ev::Sample => self.take_sample(now),
             Ev::TrainingCompute { id } => self.training_compute(now, id),
+            Ev::QueueShift { follow, up } => self.queue_shift(now, follow, up),
         }
     }
 
