@@ -72,6 +72,8 @@ class Config:
         keep_payloads: bool | None = None,
         rate_gain: float | None = None,
         rate_start_fraction: float | None = None,
+        ack_every: int | None = None,
+        bundle_bytes: int | None = None,
     ) -> Self: ...
     @property
     def variant(self) -> str: ...
@@ -87,6 +89,10 @@ class Config:
     def min_rto_us(self) -> float: ...
     @property
     def idle_timeout_ms(self) -> float: ...
+    @property
+    def ack_every(self) -> int: ...
+    @property
+    def bundle_bytes(self) -> int: ...
 
 @final
 class LinkConfig:

@@ -342,3 +342,12 @@ def test_precise_prefix_survives_bit_flips_and_strict_mode_retransmits() -> None
     assert strict.guarantee_held and not any(e.damaged for e in strict.delivered)
     assert strict.report is not None and strict.report.retransmissions > 0
     assert all(e.payload == body for e in strict.delivered)
+
+
+def test_config_ack_coalescing_and_bundling() -> None:
+    c = approxnet.Config(ack_every=8, bundle_bytes=0)
+    assert (c.ack_every, c.bundle_bytes) == (8, 0)
+    assert approxnet.Config().bundle_bytes == 512
+    for bad in ({"ack_every": 0}, {"ack_every": 65}, {"bundle_bytes": -1}):
+        with pytest.raises(approxnet.ConfigError):
+            approxnet.Config(**bad)  # type: ignore[arg-type]

@@ -63,7 +63,7 @@ impl PyConfig {
     #[pyo3(signature = (*, variant=None, line_rate_gbps=None, mtu=None, initial_rtt_us=None,
         min_rto_us=None, reorder_threshold=None, idle_timeout_ms=None, pacing_burst_us=None,
         queues=None, retransmit=None, integrity=None, keep_payloads=None, rate_gain=None,
-        rate_start_fraction=None))]
+        rate_start_fraction=None, ack_every=None, bundle_bytes=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         variant: Option<&str>,
@@ -80,6 +80,8 @@ impl PyConfig {
         keep_payloads: Option<bool>,
         rate_gain: Option<f64>,
         rate_start_fraction: Option<f64>,
+        ack_every: Option<Int>,
+        bundle_bytes: Option<Int>,
     ) -> Result<Self> {
         let mut c = Config::default();
         if let Some(v) = variant {
@@ -144,6 +146,12 @@ impl PyConfig {
         if let Some(s) = rate_start_fraction {
             c.rate.start_fraction = s;
         }
+        if let Some(x) = ack_every {
+            c.ack_every = count("ack_every", x.0, 64)? as u32;
+        }
+        if let Some(x) = bundle_bytes {
+            c.bundle_bytes = count("bundle_bytes", x.0, 65_507)? as usize;
+        }
         c.validate()?;
         Ok(PyConfig {
             inner: c,
@@ -186,6 +194,16 @@ impl PyConfig {
     #[getter]
     fn idle_timeout_ms(&self) -> f64 {
         self.inner.idle_timeout.as_nanos() as f64 / 1e6
+    }
+    /// DATA packets per ACK.
+    #[getter]
+    fn ack_every(&self) -> u32 {
+        self.inner.ack_every
+    }
+    /// Most body bytes of a bundle of small messages (0: no bundling).
+    #[getter]
+    fn bundle_bytes(&self) -> usize {
+        self.inner.bundle_bytes
     }
 
     fn __repr__(&self) -> String {
