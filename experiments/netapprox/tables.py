@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Markdown tables from experiments/netapprox/results/*.csv (for docs/experiments/netapprox.md).
 
-  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss]
+  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss|runs] [CLASS]
+
+CLASS keeps only that job class (e.g. `foreground` for fig11).
 """
 import csv
 import os
@@ -56,4 +58,6 @@ if __name__ == "__main__":
     tag = sys.argv[1]
     kind = sys.argv[2] if len(sys.argv) > 2 else "jct"
     rows = load(tag)
+    if len(sys.argv) > 3:
+        rows = [r for r in rows if r["cls"] == sys.argv[3]]
     print(per_run(rows) if kind == "runs" else by_scheme_msr(rows, CELLS[kind]))

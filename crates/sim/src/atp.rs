@@ -39,6 +39,9 @@ pub struct AtpSetup {
     pub record_epochs: bool,
     /// ACK every this many DATA packets.
     pub ack_every: u32,
+    /// Bundle whole small messages up to this many body bytes (`None`: the
+    /// core's default).
+    pub bundle_bytes: Option<usize>,
     /// Seed of the endpoints' random choices.
     pub seed: u64,
 }
@@ -235,6 +238,9 @@ impl AtpAdapter {
             ack_every: self.setup.ack_every,
             ..Config::default()
         };
+        if let Some(b) = self.setup.bundle_bytes {
+            c.bundle_bytes = b;
+        }
         c.limits.max_jobs_per_connection = 1 << 16;
         c
     }

@@ -65,6 +65,10 @@ fn bad_values_name_key_and_allowed() {
         ),
         (&["jobs.0.pattern=\"ring\""], &["jobs.0.pattern", "incast"]),
         (
+            &["jobs.0.scheme=\"atp-full\"", "atp.bundle_bytes=10000"],
+            &["atp.bundle_bytes", "0 ..= 9000"],
+        ),
+        (
             &["jobs.0.pattern=\"incast\"", "jobs.0.target=99"],
             &["jobs.0.target", "0 ..= 15"],
         ),

@@ -266,6 +266,11 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
                 n @ 1..=64 => n,
                 n => return Err(invalid("atp.ack_every", format!("{n}"), "1 ..= 64")),
             },
+            bundle_bytes: match a.bundle_bytes {
+                None => None,
+                Some(b) if b <= 9000 => Some(b as usize),
+                Some(b) => return Err(invalid("atp.bundle_bytes", format!("{b}"), "0 ..= 9000")),
+            },
             seed: f.seed,
         };
         let nic_kb = a.nic_buffer_kb.unwrap_or(64.0);

@@ -150,6 +150,10 @@ pub struct AtpFile {
     /// ACK every this many DATA packets (default 1; the core's
     /// `Config::ack_every`, 1 ..= 64).
     pub ack_every: Option<u32>,
+    /// Body bytes up to which whole small messages share a DATA packet
+    /// (the core's `Config::bundle_bytes`; 0 = one message per packet;
+    /// default: the core's).
+    pub bundle_bytes: Option<u32>,
     /// Record every rate-control epoch to epochs.csv.
     #[serde(default)]
     pub record_epochs: bool,
