@@ -77,8 +77,9 @@ def train(spec: TrainSpec, rank: int, world: int, master: str, addrs: list[str])
         ddp.register_comm_hook(state, bounded_loss_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=spec.lr, momentum=spec.momentum)
     dist.barrier()
+    gather_p = spec.loss_bound if spec.gather_loss_bound is None else spec.gather_loss_bound
     lossy_gather = state is not None and (
-        spec.policy == "groups" or (spec.gather_loss_bound or spec.loss_bound) > 0
+        (spec.policy == "groups" and spec.gather_loss_bound is None) or gather_p > 0
     )
 
     epochs: list[dict[str, Any]] = []
