@@ -85,6 +85,17 @@ def test_bad_shards_are_job_errors(shard: Any) -> None:
 
 
 @FAST
+@given(bad_shards)
+def test_the_allreduce_refuses_bad_buckets_before_sending(x: Any) -> None:
+    with pytest.raises(JobError):
+        allreduce(
+            None,  # type: ignore[arg-type]  # never reached
+            x, step=0, bucket=0, policy=UniformLoss(0.1), gather_policy=UniformLoss(0.1),
+            fill="zero", transform="none", seed=0, previous=None,
+        )  # fmt: skip
+
+
+@FAST
 @given(
     st.sampled_from(["none", "permute", "hadamard"]),
     st.integers(1, 5000),
@@ -210,7 +221,7 @@ def test_short_training_run_drops_data_and_still_learns() -> None:
     eps = res["epochs"]
     assert all(e["delivered"] < 1.0 for e in eps)  # the hook really lost data
     assert all(e["delivered"] >= 0.75 for e in eps)  # within the bound (both phases)
-    assert eps[-1]["accuracy"] > 0.5 > 0.2  # learned (chance is 0.1)
+    assert eps[-1]["accuracy"] > 0.5  # learned (chance is 0.1)
     assert eps[-1]["test_loss"] < eps[0]["test_loss"] or eps[-1]["accuracy"] >= eps[0]["accuracy"]
     assert res["stats"]["send_datagrams"] > 0
     assert res["ranks"][0]["final_accuracy"] > 0.5
