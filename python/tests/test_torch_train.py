@@ -5,6 +5,7 @@ and the `approxnet train` commands through click's runner."""
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 import threading
@@ -264,3 +265,16 @@ def test_tolerance_command_runs() -> None:
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "x1 (logreg, target 0.3):" in r.output
+
+
+def test_train_run_command_writes_its_record(tmp_path: Any) -> None:
+    out = tmp_path / "run.json"
+    r = invoke(
+        "train", "run", "--world", "2", "--epochs", "1", "--batch", "64", "-p", "0.2",
+        "--transform", "hadamard", "--fill", "zero", "-q", "--out", str(out),
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "approxnet" in r.output
+    rec = json.loads(out.read_text())
+    assert rec["spec"]["transform"] == "hadamard" and len(rec["epochs"]) == 1
+    assert rec["epochs"][0]["delivered"] < 1.0
