@@ -72,9 +72,9 @@ def allreduce(
     tf = make_transform(transform, x.size, W, seed, step, bucket)
     y = tf.forward(x)
     s = tf.size // W
-    origin = tf.origin()
     prev_y: F32 | None = None
-    if fill == "previous" and previous is not None and origin is not None:
+    origin = tf.origin() if fill == "previous" and previous is not None else None
+    if origin is not None and previous is not None:
         prev_y = np.where(origin >= 0, previous[np.maximum(origin, 0)], 0).astype(np.float32)
 
     peers = [p for p in range(W) if p != r]

@@ -122,8 +122,9 @@ class Exchange:
 
     def _drive(self) -> None:
         try:
+            # Short waits: taking the endpoint back costs at most one.
             while not self._bg_stop.is_set():
-                self.pump(0.005)
+                self.pump(0.001)
         except BaseException as e:  # re-raised in the caller's thread
             self._bg_error = e
 
