@@ -8,6 +8,7 @@ experiments/netapprox/results/<fig>[-quick].csv.
   python3 experiments/netapprox/run.py fig5 --quick     # k = 4, 16 hosts, 4 ms
   python3 experiments/netapprox/run.py fig5             # full k = 12, 192 hosts, 20 ms
   python3 experiments/netapprox/run.py all --quick
+  python3 experiments/netapprox/run.py fig5 --only atp-full-0.5,dctcp-es-0.5   # some runs only
 
 Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
 fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
@@ -97,7 +98,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("fig")
     ap.add_argument("--quick", action="store_true", help="k = 4 fat-tree, short runs (CI size)")
+    ap.add_argument("--only", default="", help="comma-separated run labels to keep, e.g. atp-full-0.5,dctcp-es-0.5")
     a = ap.parse_args()
+    only = {x for x in a.only.split(",") if x}
     if not os.path.exists(SIM):
         subprocess.run(["cargo", "build", "--release", "-p", "approxnet-sim"], check=True, cwd=ROOT,
                        env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")))
@@ -106,6 +109,8 @@ def main():
         tag = fig + ("-quick" if a.quick else "")
         rows = []
         for label, scen, sets in plan(fig, a.quick):
+            if only and label not in only:
+                continue
             out = os.path.join(ROOT, "results", "tmp", "netapprox", tag, label)
             cmd = [SIM, "run", os.path.join(HERE, scen), "--out", out, "--quiet", "--no-flows"]
             for s in sets:
