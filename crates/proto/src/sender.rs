@@ -519,12 +519,11 @@ impl SendSide {
                 break;
             };
             let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
+            if job_id != np.job {
+                break; // only messages of the same job share a packet
+            }
             let m = &job.msgs[mi];
-            if job_id != np.job
-                || m.group != np.group_idx
-                || !m.bundleable()
-                || m.payload.len() > room
-            {
+            if m.group != np.group_idx || !m.bundleable() || m.payload.len() > room {
                 break;
             }
             let Some(_) = Self::take_packet(&mut job.msgs[mi]) else {
