@@ -18,9 +18,30 @@ use crate::units::Rate;
 use crate::wire::header::PacketTypeField;
 use crate::wire::{HeaderRepr, HelloRepr, Packet, PacketType, WireError, HEADER_LEN};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::net::SocketAddr;
+
+/// Hashes a connection id by itself. Ids are minted by this endpoint: 32
+/// random bits and a 32-bit keyed hash, so they are already uniform; a peer
+/// can choose the ids it *looks up*, never the ones stored, so it cannot
+/// build collision chains. One multiply spreads the bits over the table.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
 use thiserror::Error;
 
 /// Names one connection of an endpoint. Stale handles (of a connection that
@@ -70,7 +91,7 @@ pub struct Endpoint {
     conns: Vec<Option<Connection>>,
     generations: Vec<u32>,
     free: Vec<usize>,
-    by_id: BTreeMap<u64, usize>,
+    by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
@@ -97,7 +118,7 @@ impl Endpoint {
             conns: Vec::new(),
             generations: Vec::new(),
             free: Vec::new(),
-            by_id: BTreeMap::new(),
+            by_id: HashMap::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
