@@ -51,6 +51,13 @@ for ns in "$A" "$B"; do
 done
 ip -n "$A" link set anxb-a up
 ip -n "$B" link set anxb-b up
+# MTU=9000: jumbo frames on the veth; ATP's datagrams follow (MTU - 28).
+if [ -n "${MTU:-}" ]; then
+    ip -n "$A" link set anxb-a mtu "$MTU"
+    ip -n "$B" link set anxb-b mtu "$MTU"
+    ATP_ARGS="${ATP_ARGS:-} --mtu $((MTU - 28))"
+    ATP_SERVER_ARGS="${ATP_SERVER_ARGS:-} --mtu $((MTU - 28))"
+fi
 
 # Waits (bounded) until a server in namespace B listens on a port.
 wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)
