@@ -138,6 +138,11 @@ def main():
                       f"jct {c['jct_mean_us'] or float('nan'):>9.1f} us  p99 {c['jct_p99_us'] or float('nan'):>9.1f}  "
                       f"loss {c['loss_rate']:.4f}  q {summ['queue_mean_bytes']:.0f} B", flush=True)
         path = os.path.join(HERE, "results", f"{tag}.csv")
+        if only and os.path.exists(path):
+            # keep the other runs of an earlier sweep
+            with open(path) as f:
+                kept = [r for r in csv.DictReader(f) if r["run"] not in only]
+            rows = kept + rows
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()
