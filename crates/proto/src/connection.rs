@@ -36,6 +36,9 @@ struct RateCut {
     spurious: u64,
 }
 
+/// How long (epochs) a spurious timer loss keeps the tail's timer backing off.
+const DOUBT_EPOCHS: u64 = 16;
+
 /// At most `2^6 = 64` times the base RTO after consecutive timeouts.
 const MAX_RTO_BACKOFF: u32 = 6;
 
@@ -164,6 +167,17 @@ impl Connection {
         base.max(cfg.min_rto)
     }
 
+    /// Whether the loss timer backs off now: while data still flows, or at
+    /// a tail when a timer-declared loss proved spurious in the last
+    /// [`DOUBT_EPOCHS`] epochs (the RTO is known to be too short here).
+    fn backs_off(&self) -> bool {
+        self.send.has_data()
+            || self
+                .send
+                .spurious_timer_epoch
+                .is_some_and(|e| self.epoch.saturating_sub(e) <= DOUBT_EPOCHS)
+    }
+
     /// The loss timer's timeout: the RTO doubled per consecutive
     /// loss-declaring timer, but never past half the idle timeout (a peer
     /// that is merely slow must not look silent). Control packets (JOB,
@@ -171,6 +185,9 @@ impl Connection {
     /// dropped by the receiver, so their resends must stay quick.
     fn loss_rto(&self, cfg: &Config) -> Duration {
         let rto = self.rto(cfg);
+        if !self.backs_off() {
+            return rto; // a tail: see `handle_timeout`
+        }
         let cap = Duration::from_nanos(cfg.idle_timeout.as_nanos() / 2).max(rto);
         rto.saturating_mul(1 << self.rto_backoff).min(cap)
     }
@@ -541,22 +558,20 @@ impl Connection {
             return;
         }
         if self.timers.expired(Timer::Loss, now) {
-            // At a tail (nothing left to send) no later packet can reveal a
-            // loss, so the timer is the only detector: everything unanswered
-            // for one smoothed RTT is declared at once, with no backoff (a
-            // tail lost packet by packet would otherwise wait RTO, 2 RTO,
-            // 4 RTO...). While data still flows, only packets older than
-            // the backed-off RTO are declared, and each such round backs
-            // the timer off: a stalled receiver must not have every packet
-            // sent meanwhile declared lost again and again.
-            let tail = !self.send.has_data();
-            let age = if tail {
-                self.rtt(cfg)
-            } else {
-                self.loss_rto(cfg)
-            };
+            // While data still flows, only packets older than the
+            // backed-off RTO are declared, and each such round backs the
+            // timer off: a stalled receiver must not have every packet sent
+            // meanwhile declared lost again and again. At a tail (nothing
+            // left to send) no later packet can reveal a loss and the timer
+            // is the only detector: it keeps the plain RTO (a tail lost
+            // packet by packet would otherwise wait RTO, 2 RTO, 4 RTO...),
+            // unless timer losses proved spurious lately (incast behind a
+            // stalled receiver: the plain RTO there declared ~11 000
+            // packets that arrived).
+            let backs_off = self.backs_off();
+            let age = self.loss_rto(cfg);
             let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
-            if self.send.detect_timeout(deadline, cfg, &self.pol) > 0 && !tail {
+            if self.send.detect_timeout(deadline, cfg, &self.pol) > 0 && backs_off {
                 self.rto_backoff = (self.rto_backoff + 1).min(MAX_RTO_BACKOFF);
             }
             self.after_progress(now, cfg);

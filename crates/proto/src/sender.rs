@@ -178,6 +178,9 @@ pub(crate) struct SendSide {
     /// has since proved spurious; the connection drains this to undo rate
     /// cuts those epochs caused. Bounded by [`MAX_RECENT_LOST`].
     pub(crate) spurious_epochs: Vec<u64>,
+    /// The epoch of the latest timer-declared loss that proved spurious:
+    /// evidence that the RTO is shorter than this path's delays.
+    pub(crate) spurious_timer_epoch: Option<u64>,
     /// Bundles in flight or remembered as lost: sequence number -> the
     /// messages (indices into the job's list) that rode along with the
     /// flight's own message.
@@ -681,6 +684,8 @@ impl SendSide {
         if let Some(rec) = rec {
             if rec.fast {
                 self.reorder = (self.reorder.max(1) * 2).min(MAX_REORDER);
+            } else {
+                self.spurious_timer_epoch = Some(self.epoch_id);
             }
             if rec.epoch == self.epoch_id {
                 if self.epoch.lost > 0 {
