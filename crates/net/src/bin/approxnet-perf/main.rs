@@ -45,7 +45,8 @@ approxnet-perf: iperf-like load for the approxnet runtime
 Common ATP options (defaults: RuntimeConfig): --line-rate-gbps 10 --min-rto-us
   --pacing-burst-us --lookahead-us --batch-us --ack-every --transport-checksums 0|1
   --recv-budget 16384 --gso-segments 64 --socket-buffer-kib 4096 --seed 1
-  --mtu 1472 (largest datagram; path MTU minus 28 for IPv4 + UDP);
+  --mtu 1472 (largest datagram; path MTU minus 28 for IPv4 + UDP)
+  --rate-gain 0.125 (eq. 2's m);
   server: --keep-payloads 0|1.
 The client reports goodput, measured loss, delivered fraction per group,
 JCT percentiles, retransmissions, time per switch queue and a sampled
@@ -69,6 +70,11 @@ fn runtime_config(a: &mut Args) -> Result<RuntimeConfig, String> {
     cfg.proto.transport_checksums = a.get("transport-checksums", 1u8)? != 0;
     cfg.recv_budget = a.get("recv-budget", cfg.recv_budget)?;
     cfg.proto.mtu = a.get("mtu", cfg.proto.mtu)?;
+    let gain: f64 = a.get("rate-gain", cfg.proto.rate.gain)?;
+    if !(gain > 0.0 && gain <= 1.0) {
+        return Err(format!("--rate-gain {gain} is out of range: give (0, 1]"));
+    }
+    cfg.proto.rate.gain = gain;
     cfg.gso_segments = a.get("gso-segments", cfg.gso_segments)?;
     let kib: usize = a.get("socket-buffer-kib", cfg.socket.recv_buffer >> 10)?;
     if kib == 0 {
