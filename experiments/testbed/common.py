@@ -285,6 +285,17 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, default=str) + "\n")
 
 
+def save_rows(out: Path, env: dict[str, Any], args: Any, rows: Sequence[dict[str, Any]]) -> None:
+    """Closes the run's environment record (end load, arguments), writes
+    `out`.csv / `out`.json and says where they are."""
+    env["loadavg_end"] = loadavg()
+    env["args"] = {k: str(v) for k, v in vars(args).items()}
+    write_csv(out.with_suffix(".csv"), rows)
+    write_json(out.with_suffix(".json"), {"environment": env, "rows": rows})
+    print(f"results in {out}.csv / .json; load average {env['loadavg_start']} -> "
+          f"{env['loadavg_end']}")
+
+
 def _provenance() -> dict[str, str]:
     """Git commit of the checkout and a hash / mtime of the binary used."""
     out: dict[str, str] = {}

@@ -207,11 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                           f"{row.get('loss', math.nan):.4f}  {row.get('error', '')}", flush=True)
         finally:
             c.stop(bg_sink)
-    env["loadavg_end"] = c.loadavg()
     env["wall_s"] = round(time.monotonic() - t_start, 1)
-    env["args"] = {k: str(v) for k, v in vars(a).items()}
-    c.write_csv(a.out.with_suffix(".csv"), rows)
-    c.write_json(a.out.with_suffix(".json"), {"environment": env, "rows": rows})
+    c.save_rows(a.out, env, a, rows)
     if not a.no_plot:
         trunk = cfg.trunks[0].rate_bps / 1e6 if cfg.trunks else math.nan
         plot(a.out.with_suffix(".png"), rows,
@@ -221,9 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [r for r in atp if not r["loss_ok"]]
     pk = [r for r in atp if r["msr"] < 1 and not r["packet_loss_ok"]]
     print(f"ATP: delivered >= MSR in {len(atp) - len(bad)} of {len(atp)} runs; packet loss > "
-          f"1 - MSR in {len(pk)} runs with MSR < 1; "
-          f"results in {a.out}.csv / .json; load average {env['loadavg_start']} -> "
-          f"{env['loadavg_end']}")
+          f"1 - MSR in {len(pk)} runs with MSR < 1")
     return 1 if bad or len(atp) < sum(s.startswith("atp") for s in schemes) * len(msrs) else 0
 
 

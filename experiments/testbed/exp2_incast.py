@@ -186,12 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{row.get('makespan_s', math.nan):.3f} s  delivered "
                   f"{row.get('delivered_fraction', math.nan):.3f}  {row.get('errors', '')}",
                   flush=True)
-    env["loadavg_end"] = c.loadavg()
-    env["args"] = {k: str(v) for k, v in vars(a).items()}
-    c.write_csv(a.out.with_suffix(".csv"), rows)
-    c.write_json(a.out.with_suffix(".json"), {"environment": env, "rows": rows})
-    print(f"results in {a.out}.csv / .json; load average {env['loadavg_start']} -> "
-          f"{env['loadavg_end']}")
+    c.save_rows(a.out, env, a, rows)
     return 0 if all(r.get("jobs_failed", 1) == 0 for r in rows) else 1
 
 

@@ -138,12 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"/{row.get('flows')} overlapped)  approx "
                       f"{row.get('approx_goodput_mbps', '')} Mbit/s {row.get('error', '')}",
                       flush=True)
-    env["loadavg_end"] = c.loadavg()
-    env["args"] = {k: str(v) for k, v in vars(a).items()}
-    c.write_csv(a.out.with_suffix(".csv"), rows)
-    c.write_json(a.out.with_suffix(".json"), {"environment": env, "rows": rows})
-    print(f"results in {a.out}.csv / .json; load average {env['loadavg_start']} -> "
-          f"{env['loadavg_end']}")
+    c.save_rows(a.out, env, a, rows)
     return 0 if all("error" not in r for r in rows) else 1
 
 
