@@ -19,35 +19,9 @@ QUEUE_BYTES=${QUEUE_BYTES:-262144}   # bfifo leaf: 256 KB (~2 ms at 1 Gbit/s)
 ATP_LINE_RATE=${ATP_LINE_RATE:-1}   # ATP's Rmax in Gbps (the sender's NIC rate)
 MSRS=${MSRS:-"1.0 0.5"}
 ATP_ARGS=${ATP_ARGS:-}               # extra approxnet-perf client options
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
-OUT=${OUT:-$ROOT/results/tmp/htb_bottleneck}
-A=anxbench-a
-B=anxbench-b
-IPA=10.231.0.1
-IPB=10.231.0.2
-
-SERVER_PID=
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
-    ip netns del "$A" 2>/dev/null || true
-    ip netns del "$B" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
-
-if [ ! -x "$BIN" ]; then
-    (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target-net" cargo build --release -p approxnet-net --bin approxnet-perf)
-fi
-mkdir -p "$OUT"
-cleanup
-ip netns add "$A"
-ip netns add "$B"
-ip link add anxb-a netns "$A" type veth peer name anxb-b netns "$B"
-ip -n "$A" addr add "$IPA/30" dev anxb-a
-ip -n "$B" addr add "$IPB/30" dev anxb-b
-for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
-ip -n "$A" link set anxb-a up
-ip -n "$B" link set anxb-b up
+OUT=${OUT:-$(cd "$(dirname "$0")/../.." && pwd)/results/tmp/htb_bottleneck}
+# shellcheck source=benches/net/veth_pair.sh
+. "$(dirname "$0")/veth_pair.sh"
 # Veth offloads would let 64 KB GSO super-packets through HTB as one; keep
 # them (HTB accounts bytes, not packets) but make the bottleneck explicit.
 ip netns exec "$A" tc qdisc add dev anxb-a root handle 1: htb default 10
@@ -60,18 +34,6 @@ class_bytes() { # bytes sent by class 1:10 so far
 }
 class_drops() {
     ip netns exec "$A" tc -s qdisc show dev anxb-a | awk '/bfifo/ {f=1} f && /dropped/ {gsub(",","",$7); print $7; exit}'
-}
-wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)
-    local hex files
-    hex=$(printf '%04X' "$2")
-    if [ "$1" = t ]; then files="/proc/net/tcp"; else files="/proc/net/udp /proc/net/udplite"; fi
-    for _ in $(seq 1 100); do
-        # shellcheck disable=SC2086
-        if ip netns exec "$B" cat $files 2>/dev/null | awk '{print $2}' | grep -qi ":$hex\$"; then return 0; fi
-        sleep 0.05
-    done
-    echo "server on port $2 did not start" >&2
-    return 1
 }
 record() { # name bytes_before drops_before client_json
     local after drops now

@@ -20,37 +20,9 @@ MESSAGES=${MESSAGES:-64}
 ATP_ARGS=${ATP_ARGS:-}            # extra approxnet-perf client options
 ATP_SERVER_ARGS=${ATP_SERVER_ARGS:-}  # extra approxnet-perf server options (e.g. --udplite)
 WINDOW=${WINDOW:-2}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
-OUT=${OUT:-$ROOT/results/tmp/veth_goodput}
-A=anxbench-a
-B=anxbench-b
-IPA=10.231.0.1
-IPB=10.231.0.2
-
-SERVER_PID=
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
-    ip netns del "$A" 2>/dev/null || true
-    ip netns del "$B" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
-
-if [ ! -x "$BIN" ]; then
-    (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target-net" cargo build --release -p approxnet-net --bin approxnet-perf)
-fi
-mkdir -p "$OUT"
-cleanup
-ip netns add "$A"
-ip netns add "$B"
-ip link add anxb-a netns "$A" type veth peer name anxb-b netns "$B"
-ip -n "$A" addr add "$IPA/30" dev anxb-a
-ip -n "$B" addr add "$IPB/30" dev anxb-b
-for ns in "$A" "$B"; do
-    ip -n "$ns" link set lo up
-done
-ip -n "$A" link set anxb-a up
-ip -n "$B" link set anxb-b up
+OUT=${OUT:-$(cd "$(dirname "$0")/../.." && pwd)/results/tmp/veth_goodput}
+# shellcheck source=benches/net/veth_pair.sh
+. "$(dirname "$0")/veth_pair.sh"
 # MTU=9000: jumbo frames on the veth; ATP's datagrams follow (MTU - 28).
 if [ -n "${MTU:-}" ]; then
     ip -n "$A" link set anxb-a mtu "$MTU"
@@ -58,20 +30,6 @@ if [ -n "${MTU:-}" ]; then
     ATP_ARGS="${ATP_ARGS:-} --mtu $((MTU - 28))"
     ATP_SERVER_ARGS="${ATP_SERVER_ARGS:-} --mtu $((MTU - 28))"
 fi
-
-# Waits (bounded) until a server in namespace B listens on a port.
-wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)
-    local hex files
-    hex=$(printf '%04X' "$2")
-    if [ "$1" = t ]; then files="/proc/net/tcp"; else files="/proc/net/udp /proc/net/udplite"; fi
-    for _ in $(seq 1 100); do
-        # shellcheck disable=SC2086
-        if ip netns exec "$B" cat $files 2>/dev/null | awk '{print $2}' | grep -qi ":$hex\$"; then return 0; fi
-        sleep 0.05
-    done
-    echo "server on port $2 did not start" >&2
-    return 1
-}
 
 for rep in $(seq 1 "$REPS"); do
     ip netns exec "$B" nice -n "$NICE" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server_$rep.json" &

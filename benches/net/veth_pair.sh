@@ -1,0 +1,46 @@
+# Sourced by the benches in this folder: two namespaces joined by a veth
+# pair (anxbench-a 10.231.0.1 <-> anxbench-b 10.231.0.2), removed on exit,
+# the approxnet-perf binary ($BIN, built if missing) and wait_listen.
+# Expects OUT (results folder) set by the caller.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
+A=anxbench-a
+B=anxbench-b
+IPA=10.231.0.1
+IPB=10.231.0.2
+
+SERVER_PID=
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
+    ip netns del "$A" 2>/dev/null || true
+    ip netns del "$B" 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+if [ ! -x "$BIN" ]; then
+    (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target-net" cargo build --release -p approxnet-net --bin approxnet-perf)
+fi
+mkdir -p "$OUT"
+cleanup
+ip netns add "$A"
+ip netns add "$B"
+ip link add anxb-a netns "$A" type veth peer name anxb-b netns "$B"
+ip -n "$A" addr add "$IPA/30" dev anxb-a
+ip -n "$B" addr add "$IPB/30" dev anxb-b
+for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
+ip -n "$A" link set anxb-a up
+ip -n "$B" link set anxb-b up
+
+# Waits (bounded) until a server in namespace B listens on a port.
+wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)
+    local hex files
+    hex=$(printf '%04X' "$2")
+    if [ "$1" = t ]; then files="/proc/net/tcp"; else files="/proc/net/udp /proc/net/udplite"; fi
+    for _ in $(seq 1 100); do
+        # shellcheck disable=SC2086
+        if ip netns exec "$B" cat $files 2>/dev/null | awk '{print $2}' | grep -qi ":$hex\$"; then return 0; fi
+        sleep 0.05
+    done
+    echo "server on port $2 did not start" >&2
+    return 1
+}
