@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +53,20 @@ def stratum_of(group: int) -> int:
     return group - 2
 
 
+def _decode_table(
+    data: bytes, magic: bytes, head: struct.Struct, entry: struct.Struct, what: str
+) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+    """A header (magic first, entry count last) followed by exactly that many
+    fixed-size entries; anything else raises :class:`AnalyticsError`."""
+    if len(data) < head.size or data[:4] != magic:
+        raise AnalyticsError(f"not a {what} message")
+    fields = head.unpack_from(data)
+    n = fields[-1]
+    if len(data) != head.size + n * entry.size:
+        raise AnalyticsError(f"{what} message of the wrong length")
+    return fields, [entry.unpack_from(data, head.size + i * entry.size) for i in range(n)]
+
+
 @dataclass(frozen=True)
 class Plan:
     """The aggregator's instruction for one round."""
@@ -80,15 +95,8 @@ class Plan:
 
     @classmethod
     def decode(cls, data: bytes) -> Plan:
-        if len(data) < _PLAN.size or data[:4] != b"ANP1":
-            raise AnalyticsError("not a plan message")
-        _, r, w, flags, n = _PLAN.unpack_from(data)
-        if len(data) != _PLAN.size + n * _PLAN_ENTRY.size:
-            raise AnalyticsError("plan message of the wrong length")
-        entries = {}
-        for i in range(n):
-            k, f, m = _PLAN_ENTRY.unpack_from(data, _PLAN.size + i * _PLAN_ENTRY.size)
-            entries[k] = (f, m)
+        (_, r, w, flags, _n), rows = _decode_table(data, b"ANP1", _PLAN, _PLAN_ENTRY, "plan")
+        entries = {k: (f, m) for k, f, m in rows}
         return cls(r, w, bool(flags & 1), entries, bool(flags & 2))
 
 
@@ -109,15 +117,8 @@ class Meta:
 
     @classmethod
     def decode(cls, data: bytes) -> Meta:
-        if len(data) < _META.size or data[:4] != b"ANM1":
-            raise AnalyticsError("not a meta message")
-        _, s, r, w, n = _META.unpack_from(data)
-        if len(data) != _META.size + n * _META_ENTRY.size:
-            raise AnalyticsError("meta message of the wrong length")
-        strata = {}
-        for i in range(n):
-            k, big_n, c = _META_ENTRY.unpack_from(data, _META.size + i * _META_ENTRY.size)
-            strata[k] = (big_n, c)
+        (_, s, r, w, _n), rows = _decode_table(data, b"ANM1", _META, _META_ENTRY, "meta")
+        strata = {k: (big_n, c) for k, big_n, c in rows}
         return cls(s, r, w, strata)
 
 
