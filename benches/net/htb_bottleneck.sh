@@ -16,6 +16,11 @@ RATE_BPS=${RATE_BPS:-1000000000}
 DUR=${DUR:-5}
 NICE=${NICE:-0}                    # e.g. -10: both transports get more CPU on a busy host
 QUEUE_BYTES=${QUEUE_BYTES:-262144}   # bfifo leaf: 256 KB (~2 ms at 1 Gbit/s)
+# HTB burst / cburst in bytes: 1 ms of the rate, as the testbed's classes
+# (testbed.burst_ms). tc's default (~1.4 KB at 1 Gbit/s) is smaller than one
+# 64 KB GSO packet, and the class then runs ~4 % under its rate however full
+# its queue (kernel TCP measured 0.960 vs 0.999 Gbit/s steady with 16 KB+).
+BURST=${BURST:-$((RATE_BPS / 8 / 1000))}
 ATP_LINE_RATE=${ATP_LINE_RATE:-1}   # ATP's Rmax in Gbps (the sender's NIC rate)
 MSRS=${MSRS:-"1.0 0.5"}
 ATP_ARGS=${ATP_ARGS:-}               # extra approxnet-perf client options
@@ -25,8 +30,10 @@ OUT=${OUT:-$(cd "$(dirname "$0")/../.." && pwd)/results/tmp/htb_bottleneck}
 # Veth offloads would let 64 KB GSO super-packets through HTB as one; keep
 # them (HTB accounts bytes, not packets) but make the bottleneck explicit.
 ip netns exec "$A" tc qdisc add dev anxb-a root handle 1: htb default 10
-ip netns exec "$A" tc class add dev anxb-a parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE"
-ip netns exec "$A" tc class add dev anxb-a parent 1:1 classid 1:10 htb rate "$RATE" ceil "$RATE"
+ip netns exec "$A" tc class add dev anxb-a parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE" \
+    burst "$BURST" cburst "$BURST"
+ip netns exec "$A" tc class add dev anxb-a parent 1:1 classid 1:10 htb rate "$RATE" ceil "$RATE" \
+    burst "$BURST" cburst "$BURST"
 ip netns exec "$A" tc qdisc add dev anxb-a parent 1:10 handle 10: bfifo limit "$QUEUE_BYTES"
 
 class_bytes() { # bytes sent by class 1:10 so far
