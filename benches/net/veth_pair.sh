@@ -1,6 +1,6 @@
 # Sourced by the benches in this folder: two namespaces joined by a veth
 # pair (anxbench-a 10.231.0.1 <-> anxbench-b 10.231.0.2), removed on exit,
-# the approxnet-perf binary ($BIN, built if missing) and wait_listen.
+# the approxnet-perf binary ($BIN; the default one is rebuilt if stale) and wait_listen.
 # Expects OUT (results folder) set by the caller.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
@@ -17,8 +17,13 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if [ ! -x "$BIN" ]; then
-    (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target-net" cargo build --release -p approxnet-net --bin approxnet-perf)
+# Always (re)build the default binary: a stale one silently measures old
+# code, and an up-to-date build is a no-op. A BIN given by the caller is used as is.
+if [ "$BIN" = "$ROOT/target-net/release/approxnet-perf" ]; then
+    (cd "$ROOT" && CARGO_TARGET_DIR="$ROOT/target-net" cargo build -q --release -p approxnet-net --bin approxnet-perf)
+elif [ ! -x "$BIN" ]; then
+    echo "BIN=$BIN is not an executable" >&2
+    exit 2
 fi
 mkdir -p "$OUT"
 cleanup
