@@ -167,6 +167,12 @@ impl Connection {
         base.max(cfg.min_rto)
     }
 
+    /// The tail loss probe timeout: two smoothed RTTs plus the receiver's
+    /// ACK delay (RFC 8985 section 7.2's PTO).
+    fn pto(&self, cfg: &Config) -> Duration {
+        self.rtt(cfg).saturating_mul(2) + cfg.max_ack_delay
+    }
+
     /// Whether the loss timer backs off now: while data still flows, or at
     /// a tail when a timer-declared loss proved spurious in the last
     /// [`DOUBT_EPOCHS`] epochs (the RTO is known to be too short here).
@@ -456,6 +462,14 @@ impl Connection {
         }
         self.send.on_cumulative(a.cumulative, &self.pol);
         self.send.detect_fast(cfg.reorder_threshold, cfg, &self.pol);
+        if let Some(sent) = self.send.take_probe_answer() {
+            // The tail probe arrived: what was sent a quarter RTT or more
+            // before it and is still unacknowledged did not (RACK's
+            // reordering window, RFC 8985 section 6.2).
+            let window = Duration::from_nanos(self.rtt(cfg).as_nanos() / 4);
+            let deadline = Instant::from_nanos(sent.as_nanos().saturating_sub(window.as_nanos()));
+            self.send.detect_timeout(deadline, cfg, &self.pol);
+        }
         self.undo_spurious_cuts();
         self.after_progress(now, cfg);
     }
@@ -499,9 +513,17 @@ impl Connection {
     }
 
     fn arm_loss_timer(&mut self, cfg: &Config) {
-        match self.send.oldest_in_flight() {
-            Some(t) => self.timers.set(Timer::Loss, t + self.loss_rto(cfg)),
+        let loss = self.send.oldest_in_flight().map(|t| t + self.loss_rto(cfg));
+        match loss {
+            Some(t) => self.timers.set(Timer::Loss, t),
             None => self.timers.stop(Timer::Loss),
+        }
+        // A tail: probe one PTO after the last packet, where that comes
+        // before the loss timer (whose RTO carries 4 RTTVAR and backoff).
+        let probe = self.last_sent + self.pto(cfg);
+        match loss {
+            Some(t) if probe < t && self.send.can_probe() => self.timers.set(Timer::Probe, probe),
+            _ => self.timers.stop(Timer::Probe),
         }
     }
 
@@ -532,6 +554,7 @@ impl Connection {
             Timer::Epoch,
             Timer::Control,
             Timer::Idle,
+            Timer::Probe,
         ] {
             self.timers.stop(t);
         }
@@ -575,6 +598,12 @@ impl Connection {
                 self.rto_backoff = (self.rto_backoff + 1).min(MAX_RTO_BACKOFF);
             }
             self.after_progress(now, cfg);
+        }
+        if self.timers.expired(Timer::Probe, now) {
+            self.timers.stop(Timer::Probe);
+            if self.send.can_probe() {
+                self.send.queue_probe(&self.pol);
+            }
         }
         if self.timers.expired(Timer::Epoch, now) {
             self.end_epoch(now, cfg);
@@ -791,7 +820,9 @@ impl Connection {
         let gap = self.rate.time_for(len);
         let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
         self.next_send = self.next_send.max(floor) + gap;
-        if self.timers.get(Timer::Loss).is_none() {
+        if !self.send.has_data() {
+            self.arm_loss_timer(cfg); // a tail begins: the probe too
+        } else if self.timers.get(Timer::Loss).is_none() {
             self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
         }
         Some(Out {

@@ -40,6 +40,9 @@ pub struct JobReport {
     /// Packets declared lost whose acknowledgement arrived afterwards: the
     /// network delivered them, the sender gave up too early.
     pub spurious_losses: u64,
+    /// Tail loss probes sent (sender view; each also counts as a
+    /// retransmission).
+    pub tail_probes: u64,
     /// Payload bytes the job carries in total.
     pub bytes: u64,
 }

@@ -499,6 +499,7 @@ impl RecvSide {
                 lost_packets: 0,
                 lost_by_timer: 0,
                 spurious_losses: 0,
+                tail_probes: 0,
                 bytes: job.bytes,
             }),
         };

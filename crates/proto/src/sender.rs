@@ -108,6 +108,7 @@ pub(crate) struct SendJob {
     lost: u64,
     lost_by_timer: u64,
     spurious: u64,
+    probes: u64,
     bytes: u64,
     per_packet: usize,
 }
@@ -192,6 +193,14 @@ pub(crate) struct SendSide {
     /// declared lost by it turns out to have arrived — packets that changed
     /// priority queue overtake each other in a strict-priority switch.
     reorder: u32,
+    /// The tail loss probe in flight: its sequence number and send time.
+    probe: Option<(u32, Instant)>,
+    /// The next DATA packet to leave is a tail loss probe.
+    probe_pending: bool,
+    /// This tail has had its probe (reset when other data leaves).
+    probe_spent: bool,
+    /// Send time of the probe, once it was acknowledged.
+    probe_answer: Option<Instant>,
 }
 
 /// The adaptive reordering threshold's ceiling (packets).
@@ -403,6 +412,7 @@ impl SendSide {
             lost: 0,
             lost_by_timer: 0,
             spurious: 0,
+            probes: 0,
             bytes,
             per_packet,
         };
@@ -609,6 +619,15 @@ impl SendSide {
             sent: now,
             fate: Fate::InFlight,
         });
+        if self.probe_pending {
+            self.probe_pending = false;
+            self.probe = Some((seq, now));
+            if let Some(ji) = self.job_index(np.job) {
+                self.jobs[ji].probes += 1;
+            }
+        } else {
+            self.probe_spent = false;
+        }
         self.in_flight += 1;
         self.unacked.insert(seq);
         if let Some(ji) = self.job_index(np.job) {
@@ -636,6 +655,12 @@ impl SendSide {
     /// declared lost (those late acknowledgements are what lets the RTO
     /// grow to the path's real delay).
     pub(crate) fn on_acked(&mut self, seq: u32, pol: &Policies) -> Option<Acked> {
+        if let Some((s, sent)) = self.probe {
+            if s == seq {
+                self.probe = None;
+                self.probe_answer = Some(sent);
+            }
+        }
         let Some(f) = self.flight_mut(seq).map(|f| *f) else {
             // Popped already: acknowledged before, or declared lost.
             let rec = self.recent_lost.remove(&seq)?;
@@ -830,6 +855,52 @@ impl SendSide {
             .map(|f| f.sent)
     }
 
+    /// Whether a tail loss probe may be sent now: nothing new or queued to
+    /// send, packets in flight, and no probe yet in this tail.
+    pub(crate) fn can_probe(&self) -> bool {
+        self.in_flight > 0
+            && !self.probe_spent
+            && !self.probe_pending
+            && self.probe.is_none()
+            && !self.has_data()
+    }
+
+    /// Queues a tail loss probe (after RFC 8985's TLP): the newest packet
+    /// in flight that still matters (its message open, itself not
+    /// acknowledged) is sent again under a new sequence number. An
+    /// acknowledgement of the probe then reveals, in one round trip, which
+    /// earlier packets did not arrive. Returns whether a probe was queued.
+    pub(crate) fn queue_probe(&mut self, pol: &Policies) -> bool {
+        self.probe_spent = true;
+        let Some(f) = self.flights.iter().rev().find(|f| {
+            f.fate == Fate::InFlight
+                && self.job_index(f.job).is_some_and(|ji| {
+                    let m = &self.jobs[ji].msgs[f.msg as usize];
+                    m.state == MsgState::Open && !m.acked.get(f.pkt as usize)
+                })
+        }) else {
+            return false;
+        };
+        let (job, mi, pkt) = (f.job, f.msg as usize, f.pkt);
+        let Some(ji) = self.job_index(job) else {
+            return false;
+        };
+        let j = &mut self.jobs[ji];
+        let m = &mut j.msgs[mi];
+        if !m.retx.contains(&pkt) {
+            m.retx.push_front(pkt);
+        }
+        Self::reschedule(&mut self.sched, j, mi, pol);
+        self.probe_pending = true;
+        true
+    }
+
+    /// The send time of the tail probe if it was acknowledged since the
+    /// last call.
+    pub(crate) fn take_probe_answer(&mut self) -> Option<Instant> {
+        self.probe_answer.take()
+    }
+
     /// Declares lost every in-flight packet sent at or before `deadline`
     /// (timer); returns how many.
     pub(crate) fn detect_timeout(
@@ -861,6 +932,9 @@ impl SendSide {
         };
         f.fate = Fate::Lost;
         let f = *f;
+        if self.probe.is_some_and(|(s, _)| s == seq) {
+            self.probe = None; // the loss timer takes over
+        }
         if self.recent_lost.len() >= MAX_RECENT_LOST {
             if let Some((old, _)) = self.recent_lost.pop_first() {
                 if self.flight_mut(old).is_none() {
@@ -1006,6 +1080,7 @@ impl SendJob {
             lost_packets: self.lost,
             lost_by_timer: self.lost_by_timer,
             spurious_losses: self.spurious,
+            tail_probes: self.probes,
             bytes: self.bytes,
         }
     }

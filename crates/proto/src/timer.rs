@@ -17,9 +17,11 @@ pub(crate) enum Timer {
     Idle = 4,
     /// Send a delayed ACK (when ACKs are coalesced).
     AckDelay = 5,
+    /// Send a tail loss probe (nothing left to send, packets in flight).
+    Probe = 6,
 }
 
-const COUNT: usize = 6;
+const COUNT: usize = 7;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TimerTable {

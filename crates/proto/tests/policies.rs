@@ -334,3 +334,46 @@ fn a_lossy_tail_is_resolved_within_one_rto() {
         c.min_rto
     );
 }
+
+#[test]
+fn a_tail_loss_probe_resolves_a_lost_tail_long_before_the_rto() {
+    // The lossy tail of the test above, with a 20 ms RTO floor (what a
+    // path with jittery RTT samples gets from RFC 6298's 4 RTTVAR). The
+    // job's last packets die at the bottleneck; the loss timer alone would
+    // resolve them 20 ms after they left. A tail loss probe, one packet
+    // sent two RTTs after the last, is acknowledged and reveals them.
+    use approxnet_proto::time::{Duration, Instant};
+    let c = Config {
+        min_rto: Duration::from_millis(20),
+        ..cfg()
+    };
+    let l = LinkConfig {
+        rate: approxnet_proto::Rate::gbps(1.0),
+        buffer: 15_000,
+        ..link(0.0)
+    };
+    let mut pair = Pair::symmetric(c, l, 23);
+    let job = start(&mut pair, JobSpec::uniform(0.1, &vec![1400; 2000]).unwrap());
+    let mut last_data = Instant::ZERO;
+    let mut offered = 0;
+    loop {
+        assert!(pair.step(), "ran dry");
+        if pair.job_done_at_client(job) {
+            break;
+        }
+        if pair.forward.stats.offered != offered {
+            offered = pair.forward.stats.offered;
+            last_data = pair.now;
+        }
+        assert!(pair.now < Instant::ZERO + Duration::from_secs(1));
+    }
+    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+    assert!(s.guarantee_held());
+    assert!(s.tail_probes >= 1, "{s:?}");
+    // `last_data` is the probe itself: the job ends one round trip later.
+    let tail = pair.now - last_data;
+    assert!(
+        tail < Duration::from_millis(2),
+        "the tail took {tail:?} after the last DATA packet (RTO floor 20 ms)"
+    );
+}

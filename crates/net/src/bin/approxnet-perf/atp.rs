@@ -125,7 +125,7 @@ pub(crate) fn client(
     let (mut started, mut done, mut failed) = (0u64, 0u64, 0u64);
     let (mut bytes_offered, mut bytes_delivered) = (0u64, 0u64);
     let (mut packets, mut retrans, mut lost) = (0u64, 0u64, 0u64);
-    let (mut lost_timer, mut spurious) = (0u64, 0u64);
+    let (mut lost_timer, mut spurious, mut probes) = (0u64, 0u64, 0u64);
     let mut jcts = Vec::new();
     let mut groups: BTreeMap<u16, GroupTotals> = BTreeMap::new();
     let mut epochs: Vec<EpochSample> = Vec::new();
@@ -171,6 +171,7 @@ pub(crate) fn client(
                         lost += r.lost_packets;
                         lost_timer += r.lost_by_timer;
                         spurious += r.spurious_losses;
+                        probes += r.tail_probes;
                         bytes_offered += bytes;
                         let msgs: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
                         let deliv: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
@@ -256,6 +257,7 @@ pub(crate) fn client(
         ("lost_packets", Json::Int(lost)),
         ("lost_by_timer", Json::Int(lost_timer)),
         ("spurious_losses", Json::Int(spurious)),
+        ("tail_probes", Json::Int(probes)),
         (
             "measured_loss",
             Json::Num(lost as f64 / packets.max(1) as f64),
