@@ -24,6 +24,7 @@ BURST=${BURST:-$((RATE_BPS / 8 / 1000))}
 ATP_LINE_RATE=${ATP_LINE_RATE:-1}   # ATP's Rmax in Gbps (the sender's NIC rate)
 MSRS=${MSRS:-"1.0 0.5"}
 ATP_ARGS=${ATP_ARGS:-}               # extra approxnet-perf client options
+ATP_SERVER_ARGS=${ATP_SERVER_ARGS:-} # extra approxnet-perf server options
 OUT=${OUT:-$(cd "$(dirname "$0")/../.." && pwd)/results/tmp/htb_bottleneck}
 # shellcheck source=benches/net/veth_pair.sh
 . "$(dirname "$0")/veth_pair.sh"
@@ -59,7 +60,7 @@ record tcp-cubic "$b0" "$d0" "$OUT/tcp_client.json"
 
 for msr in $MSRS; do
     b0=$(class_bytes); d0=$(class_drops)
-    ip netns exec "$B" nice -n "$NICE" "$BIN" server --bind "$IPB:7700" --idle 2 --json > "$OUT/atp_server_$msr.json" &
+    ip netns exec "$B" nice -n "$NICE" "$BIN" server --bind "$IPB:7700" --idle 2 ${ATP_SERVER_ARGS:-} --json > "$OUT/atp_server_$msr.json" &
     SERVER_PID=$!
     wait_listen u 7700
     ip netns exec "$A" nice -n "$NICE" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr "$msr" \

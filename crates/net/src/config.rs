@@ -41,6 +41,14 @@ pub const REAL_MIN_RTO: approxnet_proto::Duration = approxnet_proto::Duration::f
 /// without this credit the time is lost for good.
 pub const REAL_PACING_BURST: approxnet_proto::Duration = approxnet_proto::Duration::from_millis(1);
 
+/// ACK coalescing on a real host (the core's `ack_every`; its default is 1).
+/// The driver flushes held ACKs after every receive batch
+/// (`Endpoint::flush_acks`), so this only caps how many packets one ACK
+/// covers: a receiver acknowledges about once per batch, as kernel TCP does
+/// once per GRO packet, instead of once per datagram (on the veth bench the
+/// per-datagram ACKs cost ATP ~25 % of its goodput; docs/performance.md).
+pub const REAL_ACK_EVERY: u32 = 16;
+
 /// Everything needed to open a runtime endpoint.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
@@ -99,6 +107,7 @@ impl Default for RuntimeConfig {
             proto: Config {
                 min_rto: REAL_MIN_RTO,
                 pacing_burst: REAL_PACING_BURST,
+                ack_every: REAL_ACK_EVERY,
                 // UDP checksums everything; UDP-Lite covers header + precise
                 // prefix: the core need not CRC the prefix again.
                 transport_checksums: true,

@@ -152,6 +152,8 @@ impl Driver {
                     self.ep.handle_datagram(now, d.src, d.data);
                 }
             }
+            // One ACK per connection per batch (with `ack_every` > 1).
+            self.ep.flush_acks(now);
             self.collect_events();
         }
         self.stats.recv = self.rq.stats;

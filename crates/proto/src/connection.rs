@@ -429,7 +429,12 @@ impl Connection {
         }
     }
 
-    fn flush_ack(&mut self) {
+    /// Whether a coalesced ACK is waiting (see `Endpoint::flush_acks`).
+    pub(crate) fn holds_ack(&self) -> bool {
+        self.pending_ack.is_some()
+    }
+
+    pub(crate) fn flush_ack(&mut self) {
         if let Some(echo) = self.pending_ack.take() {
             let ack = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count);
             self.control.push_back(Control::Ack { h: echo, ack });

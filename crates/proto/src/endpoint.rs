@@ -103,6 +103,9 @@ pub struct Endpoint {
     /// are skipped lazily), so timers cost O(log n), not a scan.
     deadline: Vec<Option<Instant>>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Connections holding a coalesced ACK (see [`Endpoint::flush_acks`]).
+    ack_waiting: Vec<usize>,
+    in_ack_waiting: Vec<bool>,
 }
 
 impl Endpoint {
@@ -127,6 +130,8 @@ impl Endpoint {
             in_ready: Vec::new(),
             deadline: Vec::new(),
             timers: BinaryHeap::new(),
+            ack_waiting: Vec::new(),
+            in_ack_waiting: Vec::new(),
         })
     }
 
@@ -176,6 +181,7 @@ impl Endpoint {
                 self.conns.push(Some(c));
                 self.generations.push(0);
                 self.in_ready.push(false);
+                self.in_ack_waiting.push(false);
                 self.deadline.push(None);
                 self.conns.len() - 1
             }
@@ -381,6 +387,26 @@ impl Endpoint {
                 if self.stats.dropped_total() == before {
                     self.stats.accepted += 1;
                 }
+                if c.holds_ack() && !self.in_ack_waiting[i] {
+                    self.in_ack_waiting[i] = true;
+                    self.ack_waiting.push(i);
+                }
+                self.touched(i);
+            }
+        }
+    }
+
+    /// Sends now every ACK that is waiting to be coalesced with later ones
+    /// (`Config::ack_every` > 1). A runtime that reads datagrams in batches
+    /// calls this after each batch: the receiver then acknowledges once per
+    /// batch, as kernel TCP does once per GRO packet, and no ACK waits for
+    /// `max_ack_delay`.
+    pub fn flush_acks(&mut self, now: Instant) {
+        self.tick(now);
+        while let Some(i) = self.ack_waiting.pop() {
+            self.in_ack_waiting[i] = false;
+            if let Some(c) = self.conns[i].as_mut() {
+                c.flush_ack();
                 self.touched(i);
             }
         }

@@ -377,3 +377,41 @@ fn a_tail_loss_probe_resolves_a_lost_tail_long_before_the_rto() {
         "the tail took {tail:?} after the last DATA packet (RTO floor 20 ms)"
     );
 }
+
+#[test]
+fn flush_acks_sends_a_held_ack_at_once() {
+    // ACKs coalesced 64 to one with a long delay: after 10 DATA packets
+    // the receiver holds its ACK; `flush_acks` (what a runtime calls after
+    // each receive batch) sends exactly one, covering all ten, at once.
+    use approxnet_proto::harness::direct::connected;
+    use approxnet_proto::harness::CLIENT_ADDR;
+    use approxnet_proto::time::Duration;
+    let c = Config {
+        ack_every: 64,
+        max_ack_delay: Duration::from_millis(10),
+        ..cfg()
+    };
+    let (mut a, mut b, mut now) = connected(c, 1.0, 200);
+    let mut buf = vec![0u8; 2048];
+    let mut handed = 0;
+    while handed < 10 {
+        now += Duration::from_micros(2); // past the next pacing slot
+        while let Some(t) = a.poll_transmit(now, &mut buf) {
+            b.handle_datagram(now, CLIENT_ADDR, &buf[..t.len]);
+            handed += 1;
+        }
+    }
+    // The JOB announcement is answered at once; DATA ACKs are held.
+    let mut early = 0;
+    while b.poll_transmit(now, &mut buf).is_some() {
+        early += 1;
+    }
+    assert!(early <= 1, "{early} datagrams before the flush");
+    b.flush_acks(now);
+    let t = b.poll_transmit(now, &mut buf).expect("the held ACK");
+    assert!(t.len > 0);
+    assert!(b.poll_transmit(now, &mut buf).is_none(), "one ACK, not one per packet");
+    // A second flush with nothing held sends nothing.
+    b.flush_acks(now);
+    assert!(b.poll_transmit(now, &mut buf).is_none());
+}

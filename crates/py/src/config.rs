@@ -55,6 +55,8 @@ pub(crate) struct PyConfig {
     pub(crate) min_rto_set: bool,
     /// Whether `pacing_burst_us` was given (same rule).
     pub(crate) pacing_burst_set: bool,
+    /// Whether `ack_every` was given (same rule).
+    pub(crate) ack_every_set: bool,
 }
 
 #[pymethods]
@@ -157,6 +159,7 @@ impl PyConfig {
             inner: c,
             min_rto_set: min_rto_us.is_some(),
             pacing_burst_set: pacing_burst_us.is_some(),
+            ack_every_set: ack_every.is_some(),
         })
     }
 

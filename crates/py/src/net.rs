@@ -36,8 +36,9 @@ fn timeout(field: &str, secs: Option<f64>) -> Result<Option<Duration>> {
 }
 
 /// The runtime configuration: the runtime's defaults, with the protocol
-/// settings of `config` where given. `min_rto` and `pacing_burst` not set
-/// explicitly keep the runtime's values (`REAL_MIN_RTO`, `REAL_PACING_BURST`);
+/// settings of `config` where given. `min_rto`, `pacing_burst` and
+/// `ack_every` not set explicitly keep the runtime's values (`REAL_MIN_RTO`,
+/// `REAL_PACING_BURST`, `REAL_ACK_EVERY`);
 /// transport checksums are always on (the socket's checksum covers the header).
 fn runtime_config(config: Option<&PyConfig>, udplite: bool, seed: u64) -> RuntimeConfig {
     let mut rc = if udplite {
@@ -52,6 +53,9 @@ fn runtime_config(config: Option<&PyConfig>, udplite: bool, seed: u64) -> Runtim
         }
         if !c.pacing_burst_set {
             p.pacing_burst = rc.proto.pacing_burst;
+        }
+        if !c.ack_every_set {
+            p.ack_every = rc.proto.ack_every;
         }
         p.transport_checksums = true;
         rc.proto = p;
