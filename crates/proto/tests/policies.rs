@@ -410,7 +410,10 @@ fn flush_acks_sends_a_held_ack_at_once() {
     b.flush_acks(now);
     let t = b.poll_transmit(now, &mut buf).expect("the held ACK");
     assert!(t.len > 0);
-    assert!(b.poll_transmit(now, &mut buf).is_none(), "one ACK, not one per packet");
+    assert!(
+        b.poll_transmit(now, &mut buf).is_none(),
+        "one ACK, not one per packet"
+    );
     // A second flush with nothing held sends nothing.
     b.flush_acks(now);
     assert!(b.poll_transmit(now, &mut buf).is_none());
