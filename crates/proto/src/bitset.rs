@@ -1,4 +1,7 @@
-//! A fixed-size bit set (per-packet and per-message bookkeeping).
+//! Bit sets: a fixed-size one (per-packet and per-message bookkeeping) and
+//! a sliding ring of sequence numbers (packets in flight).
+
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BitSet {
@@ -26,6 +29,161 @@ impl BitSet {
                 was
             }
             None => false,
+        }
+    }
+}
+
+/// Word indices (`seq >> 6`) live in 26 bits: 2^32 is a multiple of 64, so
+/// they wrap exactly when sequence numbers do.
+const WORD_INDEX_MASK: u32 = u32::MAX >> 6;
+
+/// A set of u32 sequence numbers in a sliding window, one bit each: the
+/// sender's packets in flight.
+///
+/// Words are aligned to absolute sequence numbers (bit `seq & 63` of word
+/// `seq >> 6`), so the window slides and wraps around u32 without shifting
+/// bits. The ring holds only the words from the window's start to its
+/// newest member, so memory follows the window. It slides only in
+/// [`SeqRing::push`]: positions handed out by [`SeqRing::first_in`] stay
+/// valid until the next push.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SeqRing {
+    words: VecDeque<u64>,
+    /// Word index (`seq >> 6`) of `words[0]`.
+    first: u32,
+}
+
+impl SeqRing {
+    /// Index into `words` of `seq`'s word; past the end (beyond
+    /// `words.len()`) when the ring does not hold it.
+    fn slot(&self, seq: u32) -> usize {
+        ((seq >> 6).wrapping_sub(self.first) & WORD_INDEX_MASK) as usize
+    }
+
+    /// Adds `seq`, which must follow the previously pushed one, and forgets
+    /// the words wholly before `oldest`, the window's start (members are
+    /// never older than it, so those words are empty).
+    pub(crate) fn push(&mut self, seq: u32, oldest: u32) {
+        let stale = self.slot(oldest).min(self.words.len());
+        debug_assert!(self.words.range(..stale).all(|&w| w == 0));
+        self.words.drain(..stale);
+        self.first = self.first.wrapping_add(stale as u32) & WORD_INDEX_MASK;
+        if self.words.is_empty() {
+            self.first = seq >> 6;
+        }
+        let i = self.slot(seq);
+        if i == self.words.len() {
+            self.words.push_back(0);
+        }
+        debug_assert!(i < self.words.len(), "pushes must be consecutive");
+        if let Some(w) = self.words.get_mut(i) {
+            *w |= 1 << (seq & 63);
+        }
+    }
+
+    /// Removes `seq`; returns whether it was a member.
+    pub(crate) fn remove(&mut self, seq: u32) -> bool {
+        let i = self.slot(seq);
+        self.words.get_mut(i).is_some_and(|w| {
+            let m = 1u64 << (seq & 63);
+            let was = *w & m != 0;
+            *w &= !m;
+            was
+        })
+    }
+
+    /// The first member `s` with `start <= s < end` (plain u32 order, as
+    /// ACK ranges are written) at ring position `from` or later; returns it
+    /// with its position. Reads only the words between the clipped ends and
+    /// skips empty ones, so resuming at `position + 1` after each member
+    /// walks a range once whatever its length or reach outside the window.
+    pub(crate) fn first_in(&self, start: u32, end: u32, from: u64) -> Option<(u32, u64)> {
+        let origin = (self.first as u64) << 6;
+        let held = self.words.len() as u64 * 64;
+        // Position p holds seq (origin + p) mod 2^32 and origin + p < 2^33,
+        // so the range can match below 2^32 or, past the wrap, above it.
+        [0, 1u64 << 32].into_iter().find_map(|lift| {
+            let lo = (start as u64 + lift).saturating_sub(origin).max(from);
+            let hi = (end as u64 + lift).saturating_sub(origin).min(held);
+            let p = self.first_set(lo, hi)?;
+            Some(((origin + p) as u32, p))
+        })
+    }
+
+    /// The first set position in `[lo, hi)`; `hi` at most the bits held.
+    fn first_set(&self, lo: u64, hi: u64) -> Option<u64> {
+        let mut p = lo;
+        while p < hi {
+            let w = self.words[(p >> 6) as usize] & (u64::MAX << (p & 63));
+            if w != 0 {
+                let q = (p & !63) + w.trailing_zeros() as u64;
+                return (q < hi).then_some(q);
+            }
+            p = (p | 63) + 1;
+        }
+        None
+    }
+
+    /// Forgets every member.
+    pub(crate) fn clear(&mut self) {
+        self.words.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use std::collections::BTreeSet;
+
+    /// Every member of `[start, end)` in ring order, as `first_in` walks it.
+    fn walk(r: &SeqRing, start: u32, end: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some((s, at)) = r.first_in(start, end, from) {
+            out.push(s);
+            from = at + 1;
+        }
+        out
+    }
+
+    /// A window sliding across the u32 wrap agrees with an ordered set on
+    /// membership and on every range query, however far it reaches.
+    #[test]
+    fn seq_ring_matches_ordered_set_across_wrap() {
+        let mut rng = Rng::new(11);
+        let mut ring = SeqRing::default();
+        let mut model = BTreeSet::new();
+        let mut next = u32::MAX - 700;
+        let mut oldest = next;
+        for _ in 0..3000 {
+            ring.push(next, oldest);
+            model.insert(next);
+            next = next.wrapping_add(1);
+            // Memory follows the window.
+            assert!(ring.words.len() <= next.wrapping_sub(oldest) as usize / 64 + 2);
+            if rng.chance(0.6) {
+                let s = oldest.wrapping_add(rng.below(next.wrapping_sub(oldest) as u64) as u32);
+                assert_eq!(ring.remove(s), model.remove(&s));
+            }
+            // The window starts at the oldest member, as the flight list does.
+            while !model.contains(&oldest) && oldest != next {
+                oldest = oldest.wrapping_add(1);
+            }
+            let points = [0, u32::MAX, oldest, next, rng.next_u64() as u32];
+            let pick = |rng: &mut Rng| {
+                let p = points[rng.below(points.len() as u64) as usize];
+                p.wrapping_add(rng.below(200) as u32).wrapping_sub(100)
+            };
+            let (start, end) = (pick(&mut rng), pick(&mut rng));
+            let mut want: Vec<u32> = model
+                .iter()
+                .copied()
+                .filter(|&s| start <= s && s < end)
+                .collect();
+            // Ring order: the members before the wrap come first.
+            want.sort_by_key(|s| s.wrapping_sub(oldest));
+            assert_eq!(walk(&ring, start, end), want, "range [{start}, {end})");
         }
     }
 }

@@ -4,7 +4,7 @@
 //! Rate, pacing and epochs live in `connection`; this module decides *what*
 //! the next DATA packet is and keeps the books that eq. 1 needs.
 
-use crate::bitset::BitSet;
+use crate::bitset::{BitSet, SeqRing};
 use crate::config::{Config, RetransmitPolicy};
 use crate::event::{GroupReport, JobReport};
 use crate::job::{JobError, JobSpec, Payload};
@@ -166,9 +166,11 @@ pub(crate) struct SendSide {
     cum_done: u32,
     pub(crate) epoch: EpochCount,
     pub(crate) in_flight: u64,
-    /// Sequence numbers still in flight, for ACK ranges: a range is
-    /// resolved by looking up only the packets it newly covers.
-    unacked: BTreeSet<u32>,
+    /// Sequence numbers still in flight (a bit each, spanning the flight
+    /// list), for ACK ranges: a range long and repeated in every ACK costs
+    /// a word read per 64 sequence numbers and touches only the packets it
+    /// newly covers.
+    unacked: SeqRing,
     /// Packets recently declared lost, by sequence number, so that an
     /// acknowledgement arriving afterwards is recognised as a spurious
     /// loss (bounded by [`MAX_RECENT_LOST`]; the oldest are forgotten).
@@ -629,7 +631,7 @@ impl SendSide {
             self.probe_spent = false;
         }
         self.in_flight += 1;
-        self.unacked.insert(seq);
+        self.unacked.push(seq, self.base_seq);
         if let Some(ji) = self.job_index(np.job) {
             let j = &mut self.jobs[ji];
             j.packets += 1;
@@ -678,7 +680,7 @@ impl SendSide {
                 self.spurious_loss(&f, rec, pol);
             }
             Fate::InFlight => {
-                self.unacked.remove(&seq);
+                self.unacked.remove(seq);
                 self.in_flight -= 1;
                 self.epoch.acked += 1;
             }
@@ -728,17 +730,15 @@ impl SendSide {
     }
 
     /// Marks acknowledged every in-flight packet in `[start, end)`; costs
-    /// one ordered-set lookup per packet newly acknowledged, however long
-    /// the range.
+    /// one word read per 64 sequence numbers of the range that overlap the
+    /// flight list, plus the packets newly acknowledged.
     pub(crate) fn on_acked_range(&mut self, start: u32, end: u32, pol: &Policies) {
         self.late_acks(start, end, pol);
-        let mut from = start;
-        while from < end {
-            let Some(&s) = self.unacked.range(from..end).next() else {
-                break;
-            };
+        // Acknowledging pushes nothing, so ring positions hold throughout.
+        let mut from = 0;
+        while let Some((s, at)) = self.unacked.first_in(start, end, from) {
             self.on_acked(s, pol);
-            from = s.saturating_add(1);
+            from = at + 1;
         }
     }
 
@@ -950,7 +950,7 @@ impl SendSide {
                 epoch: self.epoch_id,
             },
         );
-        self.unacked.remove(&seq);
+        self.unacked.remove(seq);
         self.in_flight -= 1;
         self.epoch.lost += 1;
         let Some(ji) = self.job_index(f.job) else {
@@ -1083,5 +1083,79 @@ impl SendJob {
             tail_probes: self.probes,
             bytes: self.bytes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::JobSpec;
+    use crate::rng::Rng;
+
+    /// The numeric pieces of the wrapping span `[start, end)`, as a
+    /// receiver writes them (`u32::MAX` itself fits no range).
+    fn pieces(start: u32, end: u32) -> Vec<(u32, u32)> {
+        if start <= end {
+            vec![(start, end)]
+        } else {
+            vec![(start, u32::MAX), (0, end)]
+        }
+    }
+
+    /// ACKs whose ranges stay long and repeat in every ACK (the cumulative
+    /// point stuck behind the first packet), straddle the u32 wrap of
+    /// sequence numbers and reach outside the flight list acknowledge
+    /// every packet in flight exactly once, just those they cover.
+    #[test]
+    fn repeated_ack_ranges_across_wrap_resolve_each_packet_once() {
+        const PACKETS: u32 = 3000;
+        let cfg = Config::default();
+        let pol = cfg.variant.policies(cfg.rate);
+        let mut send = SendSide::default();
+        let job = JobSpec::uniform(1.0, &vec![100; PACKETS as usize]).unwrap();
+        send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
+        let first = u32::MAX - 1000;
+        send.next_seq = first;
+        for _ in 0..PACKETS {
+            let np = send.next_packet(&pol, 0).expect("a packet to send");
+            send.on_sent(Instant::ZERO, &np);
+        }
+        let sent: Vec<u32> = (0..PACKETS).map(|i| first.wrapping_add(i)).collect();
+        let mut covered = BTreeSet::<u32>::new();
+        let mut ack = |send: &mut SendSide, ranges: &[(u32, u32)]| {
+            for &(start, end) in ranges {
+                send.on_acked_range(start, end, &pol);
+                covered.extend(sent.iter().filter(|&&s| start <= s && s < end));
+            }
+            let n = covered.len() as u64;
+            assert_eq!(send.epoch.acked, n, "each covered packet acknowledged once");
+            assert_eq!(send.in_flight, PACKETS as u64 - n);
+            assert_eq!(send.jobs[0].groups[0].delivered as u64, n);
+        };
+        let mut rng = Rng::new(3);
+        let last = first.wrapping_add(PACKETS - 1);
+        let mut newest = first;
+        while newest != last {
+            let left = last.wrapping_sub(newest);
+            newest = newest.wrapping_add((1 + rng.below(50) as u32).min(left));
+            // Everything after the first packet up to the newest, plus a
+            // range anywhere: before, inside, after or around the window.
+            let mut ranges = pieces(first.wrapping_add(1), newest.wrapping_add(1));
+            let points = [0, u32::MAX, first, newest, last, rng.next_u64() as u32];
+            let mut pick = || {
+                let p = points[rng.below(points.len() as u64) as usize];
+                p.wrapping_add(rng.below(64) as u32).wrapping_sub(32)
+            };
+            ranges.push((pick(), pick()));
+            ack(&mut send, &ranges);
+        }
+        // What no range can say: the stuck first packet and `u32::MAX`.
+        for s in [first, u32::MAX] {
+            send.on_acked(s, &pol);
+        }
+        assert_eq!(send.epoch.acked, PACKETS as u64);
+        assert_eq!(send.in_flight, 0);
+        assert!(send.flights.is_empty());
+        assert_eq!(send.base_seq, send.next_seq);
     }
 }
