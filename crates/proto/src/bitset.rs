@@ -92,21 +92,24 @@ impl SeqRing {
         })
     }
 
-    /// The first member `s` with `start <= s < end` (plain u32 order, as
-    /// ACK ranges are written) at ring position `from` or later; returns it
-    /// with its position. Reads only the words between the clipped ends and
-    /// skips empty ones, so resuming at `position + 1` after each member
-    /// walks a range once whatever its length or reach outside the window.
-    pub(crate) fn first_in(&self, start: u32, end: u32, from: u64) -> Option<(u32, u64)> {
-        let origin = (self.first as u64) << 6;
+    /// The first member of the range of `len` numbers from `start`
+    /// (`[start, start + len)` modulo 2^32, as ACK ranges are written) at
+    /// ring position `from` or later; returns it with its position. Reads
+    /// only the words between the clipped ends and skips empty ones, so
+    /// resuming at `position + 1` after each member walks a range once
+    /// whatever its length or reach outside the window.
+    pub(crate) fn first_in(&self, start: u32, len: u32, from: u64) -> Option<(u32, u64)> {
+        let origin = self.first << 6;
         let held = self.words.len() as u64 * 64;
-        // Position p holds seq (origin + p) mod 2^32 and origin + p < 2^33,
-        // so the range can match below 2^32 or, past the wrap, above it.
-        [0, 1u64 << 32].into_iter().find_map(|lift| {
-            let lo = (start as u64 + lift).saturating_sub(origin).max(from);
-            let hi = (end as u64 + lift).saturating_sub(origin).min(held);
-            let p = self.first_set(lo, hi)?;
-            Some(((origin + p) as u32, p))
+        // Position p holds seq (origin + p) mod 2^32. The range starts at
+        // position `lo` and, when it runs past position 2^32 - 1, goes on
+        // from position 0: that wrapped part comes first in ring order.
+        let lo = start.wrapping_sub(origin) as u64;
+        let hi = lo + len as u64;
+        let wrapped = 0..hi.saturating_sub(1 << 32);
+        [wrapped, lo..hi].into_iter().find_map(|run| {
+            let p = self.first_set(run.start.max(from), run.end.min(held))?;
+            Some((origin.wrapping_add(p as u32), p))
         })
     }
 
@@ -136,11 +139,12 @@ mod tests {
     use crate::rng::Rng;
     use std::collections::BTreeSet;
 
-    /// Every member of `[start, end)` in ring order, as `first_in` walks it.
-    fn walk(r: &SeqRing, start: u32, end: u32) -> Vec<u32> {
+    /// Every member of `[start, start + len)` (wrapping) in ring order, as
+    /// `first_in` walks it.
+    fn walk(r: &SeqRing, start: u32, len: u32) -> Vec<u32> {
         let mut out = Vec::new();
         let mut from = 0;
-        while let Some((s, at)) = r.first_in(start, end, from) {
+        while let Some((s, at)) = r.first_in(start, len, from) {
             out.push(s);
             from = at + 1;
         }
@@ -175,15 +179,21 @@ mod tests {
                 let p = points[rng.below(points.len() as u64) as usize];
                 p.wrapping_add(rng.below(200) as u32).wrapping_sub(100)
             };
-            let (start, end) = (pick(&mut rng), pick(&mut rng));
+            // Ranges of any length up to 2^31 - 1, wrapping or not.
+            let start = pick(&mut rng);
+            let len = match rng.below(3) {
+                0 => pick(&mut rng).wrapping_sub(start) % (1 << 31),
+                1 => rng.below(1 << 31) as u32,
+                _ => rng.below(300) as u32,
+            };
             let mut want: Vec<u32> = model
                 .iter()
                 .copied()
-                .filter(|&s| start <= s && s < end)
+                .filter(|&s| (s.wrapping_sub(start) as u64) < len as u64)
                 .collect();
             // Ring order: the members before the wrap come first.
             want.sort_by_key(|s| s.wrapping_sub(oldest));
-            assert_eq!(walk(&ring, start, end), want, "range [{start}, {end})");
+            assert_eq!(walk(&ring, start, len), want, "range {start} + {len}");
         }
     }
 }

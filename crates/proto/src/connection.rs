@@ -112,6 +112,7 @@ impl Connection {
         peer: SocketAddr,
         conn_id: u64,
         state: State,
+        first_seq: u32,
         cfg: &Config,
     ) -> Connection {
         let pol = cfg.variant.policies(cfg.rate);
@@ -121,7 +122,7 @@ impl Connection {
             conn_id,
             state,
             pol,
-            send: SendSide::default(),
+            send: SendSide::new(first_seq),
             recv: RecvSide::default(),
             control: VecDeque::new(),
             events: VecDeque::new(),
@@ -328,6 +329,9 @@ impl Connection {
             PacketType::Job => match JobRepr::parse(body) {
                 Ok(j) => match self.recv.on_job(now, h.job_id, j, cfg) {
                     Ok(fresh) => {
+                        // A JOB's header carries the peer's first DATA
+                        // sequence number; no DATA is taken before one.
+                        self.recv.seqs.start(h.seq);
                         if fresh {
                             let messages = self.peer_job_messages(body);
                             self.events.push_back(Event::JobAnnounced {
@@ -436,8 +440,9 @@ impl Connection {
 
     pub(crate) fn flush_ack(&mut self) {
         if let Some(echo) = self.pending_ack.take() {
-            let ack = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count);
-            self.control.push_back(Control::Ack { h: echo, ack });
+            if let Some(ack) = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count) {
+                self.control.push_back(Control::Ack { h: echo, ack });
+            }
         }
         self.unacked = 0;
         self.timers.stop(Timer::AckDelay);
@@ -462,8 +467,8 @@ impl Connection {
                 self.send.epoch.marked += 1;
             }
         }
-        for r in a.ranges() {
-            self.send.on_acked_range(r.start, r.end, &self.pol);
+        for &r in a.ranges() {
+            self.send.on_acked_range(r, &self.pol);
         }
         self.send.on_cumulative(a.cumulative, &self.pol);
         self.send.detect_fast(cfg.reorder_threshold, cfg, &self.pol);
@@ -867,6 +872,7 @@ impl Connection {
             Control::Job(job) => {
                 h.ty = PacketTypeField(PacketType::Job);
                 h.job_id = job;
+                h.seq = self.send.first_seq();
                 if let Some(j) = self.send.job_mut(job) {
                     job_body = vec![0u8; j.repr.buffer_len()];
                     j.repr.emit(&mut job_body);

@@ -106,6 +106,9 @@ pub struct Endpoint {
     /// Connections holding a coalesced ACK (see [`Endpoint::flush_acks`]).
     ack_waiting: Vec<usize>,
     in_ack_waiting: Vec<bool>,
+    /// The first DATA sequence number of every new connection, in place
+    /// of a random one (tests; see [`Endpoint::force_first_seq`]).
+    forced_first_seq: Option<u32>,
 }
 
 impl Endpoint {
@@ -132,6 +135,7 @@ impl Endpoint {
             timers: BinaryHeap::new(),
             ack_waiting: Vec::new(),
             in_ack_waiting: Vec::new(),
+            forced_first_seq: None,
         })
     }
 
@@ -198,6 +202,22 @@ impl Endpoint {
         h.finish() as u32
     }
 
+    /// Makes every connection opened or accepted from now on number its
+    /// DATA from `first` instead of from a random value (as TCP's ISN)
+    /// drawn from the seed; `None` restores the random choice. For tests
+    /// that need sequence numbers to wrap at a known moment; the random
+    /// draw is still made, so the endpoint's other choices do not change.
+    #[doc(hidden)]
+    pub fn force_first_seq(&mut self, first: Option<u32>) {
+        self.forced_first_seq = first;
+    }
+
+    /// The first DATA sequence number of a new connection.
+    fn first_seq(&mut self) -> u32 {
+        let random = self.rng.next_u64() as u32;
+        self.forced_first_seq.unwrap_or(random)
+    }
+
     fn cookie_ok(&self, peer: SocketAddr, id: u64) -> bool {
         let r = (id >> 32) as u32;
         r != 0 && self.cookie_tag(peer, r) == id as u32
@@ -211,7 +231,15 @@ impl Endpoint {
     ) -> Result<ConnectionHandle, ConnectError> {
         self.tick(now);
         let nonce = self.rng.next_u64() | 1;
-        let c = Connection::new(now, peer, 0, State::Handshaking { nonce }, &self.cfg);
+        let first_seq = self.first_seq();
+        let c = Connection::new(
+            now,
+            peer,
+            0,
+            State::Handshaking { nonce },
+            first_seq,
+            &self.cfg,
+        );
         let i = self.insert(c)?;
         self.touched(i);
         Ok(self.handle(i))
@@ -363,8 +391,15 @@ impl Endpoint {
                 let i = match self.by_id.get(&h.conn_id) {
                     Some(&i) => i,
                     None if h.ty.0 == PacketType::Job && self.cookie_ok(from, h.conn_id) => {
-                        let c =
-                            Connection::new(now, from, h.conn_id, State::Established, &self.cfg);
+                        let first_seq = self.first_seq();
+                        let c = Connection::new(
+                            now,
+                            from,
+                            h.conn_id,
+                            State::Established,
+                            first_seq,
+                            &self.cfg,
+                        );
                         let Ok(i) = self.insert(c) else {
                             return self.stats.drop(DropReason::CapExceeded);
                         };

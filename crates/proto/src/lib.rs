@@ -38,6 +38,7 @@ mod bitset;
 mod connection;
 mod receiver;
 mod sender;
+mod seq;
 mod timer;
 
 pub use config::{Config, Limits};

@@ -9,9 +9,10 @@ use crate::config::{Config, RetransmitPolicy};
 use crate::event::{GroupReport, JobReport};
 use crate::job::{JobError, JobSpec, Payload};
 use crate::policy::{GroupProgress, Policies, SchedKey};
+use crate::seq;
 use crate::tensor::{chunk_range, chunks_needed, elems_per_chunk};
 use crate::time::Instant;
-use crate::wire::{GroupDesc, JobRepr, TensorDesc, MAX_GROUPS};
+use crate::wire::{GroupDesc, JobRepr, SeqRange, TensorDesc, MAX_GROUPS};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Trailer of a DATA packet with an approximate region: CRC32C of that region.
@@ -159,6 +160,10 @@ pub(crate) struct SendSide {
     next_job_id: u32,
     sched: BTreeSet<(u64, u64)>,
     flights: VecDeque<Flight>,
+    /// The connection's first DATA sequence number (random; announced in
+    /// every JOB header, so the receiver knows where its cumulative point
+    /// starts).
+    first_seq: u32,
     base_seq: u32,
     next_seq: u32,
     largest_acked: Option<u32>,
@@ -235,11 +240,32 @@ const MAX_BUNDLE: usize = 64;
 /// How many declared losses are remembered for spurious-loss detection.
 const MAX_RECENT_LOST: usize = 4096;
 
+/// Every this many transmissions, declared losses older than half the
+/// sequence space are forgotten, before their numbers come round again.
+const AGE_CHECK_EVERY: u32 = 1 << 16;
+
 fn order(job: u32, msg: u32) -> u64 {
     ((job as u64) << 32) | msg as u64
 }
 
 impl SendSide {
+    /// A sending side whose first DATA packet gets sequence number `first`.
+    pub(crate) fn new(first: u32) -> SendSide {
+        SendSide {
+            first_seq: first,
+            base_seq: first,
+            next_seq: first,
+            loss_scan: first,
+            cum_done: first,
+            ..SendSide::default()
+        }
+    }
+
+    /// The sequence number of the connection's first DATA packet.
+    pub(crate) fn first_seq(&self) -> u32 {
+        self.first_seq
+    }
+
     /// Validates and plans a job; returns its id.
     pub(crate) fn add_job(
         &mut self,
@@ -632,6 +658,9 @@ impl SendSide {
         }
         self.in_flight += 1;
         self.unacked.push(seq, self.base_seq);
+        if seq.is_multiple_of(AGE_CHECK_EVERY) {
+            self.forget_ancient_losses();
+        }
         if let Some(ji) = self.job_index(np.job) {
             let j = &mut self.jobs[ji];
             j.packets += 1;
@@ -688,10 +717,7 @@ impl SendSide {
         if let Some(x) = self.flight_mut(seq) {
             x.fate = Fate::Acked;
         }
-        self.largest_acked = Some(match self.largest_acked {
-            Some(l) if l.wrapping_sub(seq) < (1 << 31) => l,
-            _ => seq,
-        });
+        self.largest_acked = Some(self.largest_acked.map_or(seq, |l| seq::later(l, seq)));
         self.packet_arrived(f.job, f.msg, f.pkt, pol);
         self.bundle_arrived(seq, &f, pol);
         self.pop_resolved();
@@ -729,14 +755,18 @@ impl SendSide {
         self.packet_arrived(f.job, f.msg, f.pkt, pol);
     }
 
-    /// Marks acknowledged every in-flight packet in `[start, end)`; costs
-    /// one word read per 64 sequence numbers of the range that overlap the
-    /// flight list, plus the packets newly acknowledged.
-    pub(crate) fn on_acked_range(&mut self, start: u32, end: u32, pol: &Policies) {
-        self.late_acks(start, end, pol);
+    /// Marks acknowledged every in-flight packet in range `r` (wrapping,
+    /// as the wire allows); costs one word read per 64 sequence numbers of
+    /// the range that overlap the flight list, plus the packets newly
+    /// acknowledged.
+    pub(crate) fn on_acked_range(&mut self, r: SeqRange, pol: &Policies) {
+        if !r.is_well_formed() {
+            return;
+        }
+        self.late_acks(r, pol);
         // Acknowledging pushes nothing, so ring positions hold throughout.
         let mut from = 0;
-        while let Some((s, at)) = self.unacked.first_in(start, end, from) {
+        while let Some((s, at)) = self.unacked.first_in(r.start, r.len(), from) {
             self.on_acked(s, pol);
             from = at + 1;
         }
@@ -745,37 +775,80 @@ impl SendSide {
     /// Processes an ACK's cumulative point (amortised over the connection).
     pub(crate) fn on_cumulative(&mut self, cum: u32, pol: &Policies) {
         // Only move forward, and never past what was sent.
-        let ahead = cum.wrapping_sub(self.cum_done);
-        if ahead == 0
-            || ahead >= (1 << 31)
+        if !seq::before(self.cum_done, cum)
             || cum.wrapping_sub(self.base_seq) as usize > self.flights.len()
         {
             return;
         }
-        let start = if self.cum_done.wrapping_sub(self.base_seq) < (1 << 31) {
-            self.cum_done
-        } else {
+        let popped_some = seq::before(self.cum_done, self.base_seq);
+        let mut s = if popped_some {
             self.base_seq
+        } else {
+            self.cum_done
         };
-        let mut s = start;
         while s != cum {
             self.on_acked(s, pol);
             s = s.wrapping_add(1);
         }
-        if self.cum_done.wrapping_sub(self.base_seq) >= (1 << 31) {
-            self.late_acks(self.cum_done, cum, pol);
+        if popped_some {
+            let r = SeqRange {
+                start: self.cum_done,
+                end: cum,
+            };
+            self.late_acks(r, pol);
         }
         self.cum_done = cum;
     }
 
     /// Spurious losses among packets already popped from the flight list
-    /// whose sequence numbers fall in `[start, end)`.
-    fn late_acks(&mut self, start: u32, end: u32, pol: &Policies) {
-        if self.recent_lost.is_empty() || start >= end {
+    /// whose sequence numbers fall in range `r`.
+    fn late_acks(&mut self, r: SeqRange, pol: &Policies) {
+        if self.recent_lost.is_empty() {
             return;
         }
-        while let Some((&seq, _)) = self.recent_lost.range(start..end).next() {
-            self.on_acked(seq, pol);
+        for run in r.runs() {
+            let (mut from, last) = (*run.start(), *run.end());
+            // `on_acked` removes the record; resuming past each one makes
+            // progress even if it did not.
+            while let Some(&s) = self.recent_lost.range(from..=last).next().map(|(s, _)| s) {
+                self.on_acked(s, pol);
+                if s == last {
+                    break;
+                }
+                from = s + 1;
+            }
+        }
+    }
+
+    /// The oldest remembered loss: the lowest number at or above
+    /// `next_seq` (sent before the numbers wrapped), else the lowest.
+    fn oldest_lost(&self) -> Option<u32> {
+        self.recent_lost
+            .range(self.next_seq..)
+            .next()
+            .or_else(|| self.recent_lost.first_key_value())
+            .map(|(&s, _)| s)
+    }
+
+    /// Forgets the oldest remembered loss (and its bundle, once its
+    /// flight is gone).
+    fn forget_oldest_loss(&mut self) {
+        if let Some(old) = self.oldest_lost() {
+            self.recent_lost.remove(&old);
+            if self.flight_mut(old).is_none() {
+                self.bundles.remove(&old);
+            }
+        }
+    }
+
+    /// Forgets losses declared half the sequence space ago or more: their
+    /// numbers would soon name new transmissions.
+    fn forget_ancient_losses(&mut self) {
+        while let Some(old) = self.oldest_lost() {
+            if seq::offset(old, self.next_seq).is_some() {
+                break;
+            }
+            self.forget_oldest_loss();
         }
     }
 
@@ -832,12 +905,10 @@ impl SendSide {
         let Some(largest) = self.largest_acked else {
             return;
         };
-        if self.loss_scan.wrapping_sub(self.base_seq) >= (1 << 31) {
+        if seq::before(self.loss_scan, self.base_seq) {
             self.loss_scan = self.base_seq;
         }
-        while largest.wrapping_sub(self.loss_scan) >= reorder
-            && largest.wrapping_sub(self.loss_scan) < (1 << 31)
-        {
+        while seq::offset(self.loss_scan, largest).is_some_and(|behind| behind >= reorder) {
             let s = self.loss_scan;
             self.loss_scan = self.loss_scan.wrapping_add(1);
             if self.flight_mut(s).is_some_and(|f| f.fate == Fate::InFlight) {
@@ -936,11 +1007,7 @@ impl SendSide {
             self.probe = None; // the loss timer takes over
         }
         if self.recent_lost.len() >= MAX_RECENT_LOST {
-            if let Some((old, _)) = self.recent_lost.pop_first() {
-                if self.flight_mut(old).is_none() {
-                    self.bundles.remove(&old);
-                }
-            }
+            self.forget_oldest_loss();
         }
         self.recent_lost.insert(
             seq,
@@ -1092,16 +1159,6 @@ mod tests {
     use crate::job::JobSpec;
     use crate::rng::Rng;
 
-    /// The numeric pieces of the wrapping span `[start, end)`, as a
-    /// receiver writes them (`u32::MAX` itself fits no range).
-    fn pieces(start: u32, end: u32) -> Vec<(u32, u32)> {
-        if start <= end {
-            vec![(start, end)]
-        } else {
-            vec![(start, u32::MAX), (0, end)]
-        }
-    }
-
     /// ACKs whose ranges stay long and repeat in every ACK (the cumulative
     /// point stuck behind the first packet), straddle the u32 wrap of
     /// sequence numbers and reach outside the flight list acknowledge
@@ -1111,21 +1168,22 @@ mod tests {
         const PACKETS: u32 = 3000;
         let cfg = Config::default();
         let pol = cfg.variant.policies(cfg.rate);
-        let mut send = SendSide::default();
+        let first = u32::MAX - 1000;
+        let mut send = SendSide::new(first);
         let job = JobSpec::uniform(1.0, &vec![100; PACKETS as usize]).unwrap();
         send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
-        let first = u32::MAX - 1000;
-        send.next_seq = first;
         for _ in 0..PACKETS {
             let np = send.next_packet(&pol, 0).expect("a packet to send");
             send.on_sent(Instant::ZERO, &np);
         }
         let sent: Vec<u32> = (0..PACKETS).map(|i| first.wrapping_add(i)).collect();
         let mut covered = BTreeSet::<u32>::new();
-        let mut ack = |send: &mut SendSide, ranges: &[(u32, u32)]| {
-            for &(start, end) in ranges {
-                send.on_acked_range(start, end, &pol);
-                covered.extend(sent.iter().filter(|&&s| start <= s && s < end));
+        let mut ack = |send: &mut SendSide, ranges: &[SeqRange]| {
+            for &r in ranges {
+                send.on_acked_range(r, &pol);
+                if r.is_well_formed() {
+                    covered.extend(sent.iter().filter(|&&s| r.contains(s)));
+                }
             }
             let n = covered.len() as u64;
             assert_eq!(send.epoch.acked, n, "each covered packet acknowledged once");
@@ -1138,24 +1196,58 @@ mod tests {
         while newest != last {
             let left = last.wrapping_sub(newest);
             newest = newest.wrapping_add((1 + rng.below(50) as u32).min(left));
-            // Everything after the first packet up to the newest, plus a
-            // range anywhere: before, inside, after or around the window.
-            let mut ranges = pieces(first.wrapping_add(1), newest.wrapping_add(1));
+            // Everything after the first packet up to the newest (one
+            // range, wrapping once the newest passes u32::MAX), plus a
+            // range anywhere: before, inside, after or around the window,
+            // or not well formed at all.
+            let mut ranges = vec![SeqRange {
+                start: first.wrapping_add(1),
+                end: newest.wrapping_add(1),
+            }];
             let points = [0, u32::MAX, first, newest, last, rng.next_u64() as u32];
             let mut pick = || {
                 let p = points[rng.below(points.len() as u64) as usize];
                 p.wrapping_add(rng.below(64) as u32).wrapping_sub(32)
             };
-            ranges.push((pick(), pick()));
+            ranges.push(SeqRange {
+                start: pick(),
+                end: pick(),
+            });
             ack(&mut send, &ranges);
         }
-        // What no range can say: the stuck first packet and `u32::MAX`.
-        for s in [first, u32::MAX] {
-            send.on_acked(s, &pol);
-        }
+        // What no range says: the stuck first packet.
+        send.on_acked(first, &pol);
         assert_eq!(send.epoch.acked, PACKETS as u64);
         assert_eq!(send.in_flight, 0);
         assert!(send.flights.is_empty());
         assert_eq!(send.base_seq, send.next_seq);
+    }
+
+    /// Declared losses are remembered by sequence number and forgotten
+    /// oldest first across the wrap; a late cumulative ACK across the wrap
+    /// recognises them as spurious.
+    #[test]
+    fn lost_packets_across_wrap_are_forgotten_oldest_first() {
+        let cfg = Config::default();
+        let pol = cfg.variant.policies(cfg.rate);
+        let first = u32::MAX - 5;
+        let mut send = SendSide::new(first);
+        let job = JobSpec::uniform(1.0, &[100; 12]).unwrap();
+        send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
+        let later = Instant::from_nanos(1000);
+        for i in 0..12 {
+            let np = send.next_packet(&pol, 0).expect("a packet to send");
+            send.on_sent(if i < 10 { Instant::ZERO } else { later }, &np);
+        }
+        assert_eq!(send.detect_timeout(Instant::ZERO, &cfg, &pol), 10);
+        assert_eq!(send.oldest_lost(), Some(first));
+        send.forget_oldest_loss();
+        assert_eq!(send.oldest_lost(), Some(first.wrapping_add(1)));
+        // The cumulative point moves across the wrap, past one packet
+        // still in flight: every remembered loss before it proves spurious.
+        send.on_cumulative(first.wrapping_add(11), &pol);
+        assert_eq!(send.jobs[0].spurious, 9);
+        assert_eq!(send.oldest_lost(), None);
+        assert_eq!(send.in_flight, 1);
     }
 }

@@ -40,11 +40,50 @@ proptest! {
                        ranges in proptest::collection::vec((any::<u32>(), 1u32..1000), 0..=8)) {
         let mut a = AckRepr::new(cum, ce, rc);
         for (s, l) in ranges {
-            a.push_range(SeqRange { start: s.min(u32::MAX - 1000), end: s.min(u32::MAX - 1000) + l });
+            let r = SeqRange { start: s, end: s.wrapping_add(l) };
+            prop_assert!(a.push_range(r));
         }
         let mut buf = vec![0u8; a.buffer_len()];
         a.emit(&mut buf);
         prop_assert_eq!(AckRepr::parse(&buf).unwrap(), a);
+    }
+
+    /// Ranges of 1 to 2^31 - 1 numbers starting anywhere, so many wrap past
+    /// u32::MAX, round-trip and acknowledge exactly the numbers they span.
+    #[test]
+    fn ack_ranges_round_trip_across_the_wrap(
+        ranges in proptest::collection::vec(
+            (prop_oneof![any::<u32>(), (u32::MAX - 300)..=u32::MAX], 1u32..(1 << 31)), 1..=8),
+        probe in any::<u32>(),
+    ) {
+        let mut a = AckRepr::new(0, 0, 0);
+        for &(s, l) in &ranges {
+            let r = SeqRange { start: s, end: s.wrapping_add(l) };
+            prop_assert!(a.push_range(r));
+        }
+        let mut buf = vec![0u8; a.buffer_len()];
+        a.emit(&mut buf);
+        let b = AckRepr::parse(&buf).unwrap();
+        prop_assert_eq!(b, a);
+        for &(s, l) in &ranges {
+            prop_assert!(b.acks(s) && b.acks(s.wrapping_add(l - 1)));
+        }
+        let inside = ranges.iter().any(|&(s, l)| probe.wrapping_sub(s) < l);
+        // The cumulative point 0 acknowledges the 2^31 - 1 numbers before it.
+        let before_cum = 0u32.wrapping_sub(probe).wrapping_sub(1) < (1 << 31) - 1;
+        prop_assert_eq!(b.acks(probe), inside || before_cum);
+    }
+
+    /// A range on the wire is accepted exactly when it spans 1 to 2^31 - 1
+    /// numbers (wrapping); anything else is refused, never a panic.
+    #[test]
+    fn ack_range_validity(start in any::<u32>(), end in prop_oneof![any::<u32>(), Just(0u32), Just(u32::MAX)]) {
+        let mut buf = vec![0u8; 24];
+        buf[12] = 1;
+        buf[16..20].copy_from_slice(&start.to_be_bytes());
+        buf[20..24].copy_from_slice(&end.to_be_bytes());
+        let len = end.wrapping_sub(start);
+        prop_assert_eq!(AckRepr::parse(&buf).is_ok(), (1..1 << 31).contains(&len));
     }
 
     #[test]
@@ -68,4 +107,34 @@ proptest! {
             let _ = HeaderRepr::parse(&p);
         }
     }
+}
+
+/// The ranges a receiver writes as sequence numbers wrap: one ending at
+/// u32::MAX + 1 (end 0), one spanning the wrap, and u32::MAX itself.
+#[test]
+fn ack_ranges_at_the_wrap_round_trip() {
+    let mut a = AckRepr::new(u32::MAX - 10, 1, 2);
+    let ranges = [
+        SeqRange {
+            start: u32::MAX - 3,
+            end: 0,
+        },
+        SeqRange {
+            start: u32::MAX - 7,
+            end: 5,
+        },
+        SeqRange {
+            start: u32::MAX,
+            end: 1,
+        },
+    ];
+    for r in ranges {
+        assert!(a.push_range(r), "{r:?}");
+    }
+    let mut buf = vec![0u8; a.buffer_len()];
+    a.emit(&mut buf);
+    let b = AckRepr::parse(&buf).unwrap();
+    assert_eq!(b, a);
+    assert_eq!(b.ranges(), &ranges);
+    assert!(b.acks(u32::MAX) && b.acks(0) && b.acks(4) && !b.acks(5));
 }

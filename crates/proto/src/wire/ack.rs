@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! +-----------------------------------+
-//! |  cumulative (32): all seq < it    |  0
+//! |  cumulative (32)                  |  0
 //! |  CE-marked DATA seen (32)         |  4
 //! |  DATA packets received (32)       |  8
 //! +--------+--------------------------+
@@ -13,35 +13,71 @@
 //! | ...                               |      [start, end), newest first
 //! +-----------------------------------+
 //! ```
+//! Sequence numbers compare in serial order (RFC 1982: they wrap
+//! around 2^32 and start at a random value). The cumulative point says that
+//! every number from the peer's first one (announced in its JOB header) up
+//! to it arrived. A range is `[start, end)` modulo 2^32: `end` may wrap past
+//! zero, and `end - start` (wrapping) must lie in 1..2^31.
 //! The header of an ACK echoes the DATA packet it answers: its `seq`,
 //! `job_id`, `group`, `msg_id`, `pkt_index`, `epoch`, and ECE if it carried CE.
 
 use super::{get_u32, put_u32, WireError};
+use crate::seq;
+use std::ops::RangeInclusive;
 
 /// At most this many selective ranges ride in one ACK.
 pub const MAX_ACK_RANGES: usize = 8;
 const FIXED: usize = 16;
 
-/// A half-open range of transmission sequence numbers `[start, end)`.
+/// A half-open range of transmission sequence numbers `[start, end)`,
+/// modulo 2^32: `end` may wrap past zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SeqRange {
     /// First sequence number in the range.
     pub start: u32,
-    /// One past the last.
+    /// One past the last (wrapping).
     pub end: u32,
 }
 
 impl SeqRange {
+    /// How many sequence numbers it spans: `end - start`, wrapping.
+    pub fn len(&self) -> u32 {
+        self.end.wrapping_sub(self.start)
+    }
+
+    /// Whether it spans no sequence number.
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    /// Whether the wire accepts it: it spans 1 to 2^31 - 1 numbers.
+    pub fn is_well_formed(&self) -> bool {
+        seq::before(self.start, self.end)
+    }
+
     /// Whether `seq` lies in the range.
     pub fn contains(&self, seq: u32) -> bool {
-        self.start <= seq && seq < self.end
+        seq::offset(self.start, seq).is_some_and(|d| d < self.len())
+    }
+
+    /// The range as runs of plain u32 order, inclusive: one, or two when it
+    /// wraps past `u32::MAX`; none when it is not well formed.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = RangeInclusive<u32>> {
+        let last = self.end.wrapping_sub(1);
+        let (first, second) = match (self.is_well_formed(), self.start <= last) {
+            (false, _) => (None, None),
+            (true, true) => (Some(self.start..=last), None),
+            (true, false) => (Some(self.start..=u32::MAX), Some(0..=last)),
+        };
+        first.into_iter().chain(second)
     }
 }
 
 /// An ACK body as plain values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AckRepr {
-    /// Every sequence number below this was received.
+    /// Every sequence number from the peer's first up to (before) this
+    /// one was received.
     pub cumulative: u32,
     /// DATA packets with CE seen so far on the connection.
     pub ce_count: u32,
@@ -62,9 +98,10 @@ impl AckRepr {
         }
     }
 
-    /// Adds a selective range; returns `false` (and ignores it) when full or empty.
+    /// Adds a selective range; returns `false` (and ignores it) when full
+    /// or when the range is not well formed ([`SeqRange::is_well_formed`]).
     pub fn push_range(&mut self, r: SeqRange) -> bool {
-        if (self.n_ranges as usize) >= MAX_ACK_RANGES || r.start >= r.end {
+        if (self.n_ranges as usize) >= MAX_ACK_RANGES || !r.is_well_formed() {
             return false;
         }
         self.ranges[self.n_ranges as usize] = r;
@@ -77,9 +114,10 @@ impl AckRepr {
         &self.ranges[..self.n_ranges as usize]
     }
 
-    /// Whether this ACK says `seq` arrived.
+    /// Whether this ACK says `seq` arrived: it comes before the cumulative
+    /// point (serial order) or lies in a range.
     pub fn acks(&self, seq: u32) -> bool {
-        seq < self.cumulative || self.ranges().iter().any(|r| r.contains(seq))
+        seq::before(seq, self.cumulative) || self.ranges().iter().any(|r| r.contains(seq))
     }
 
     /// Body bytes this ACK needs.
@@ -112,8 +150,8 @@ impl AckRepr {
                 start: get_u32(body, at),
                 end: get_u32(body, at + 4),
             };
-            if r.start >= r.end {
-                return Err(WireError::Malformed("empty or inverted ACK range"));
+            if !r.is_well_formed() {
+                return Err(WireError::Malformed("empty or over-long ACK range"));
             }
             a.push_range(r);
         }
@@ -150,6 +188,62 @@ mod tests {
         let b = AckRepr::parse(&buf).unwrap();
         assert_eq!(a, b);
         assert!(b.acks(4) && !b.acks(5) && b.acks(8) && !b.acks(9));
+    }
+
+    /// A range may wrap past `u32::MAX`; it then covers both ends of the
+    /// number space, and `u32::MAX` itself fits a range.
+    #[test]
+    fn ranges_wrap_around() {
+        let mut a = AckRepr::new(u32::MAX - 2, 0, 0);
+        let wrap = SeqRange {
+            start: u32::MAX - 1,
+            end: 2,
+        };
+        assert_eq!(wrap.len(), 4);
+        assert!(a.push_range(wrap));
+        let mut buf = vec![0u8; a.buffer_len()];
+        a.emit(&mut buf);
+        assert_eq!(&buf[16..24], &[0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 2]);
+        let b = AckRepr::parse(&buf).unwrap();
+        assert_eq!(a, b);
+        for s in [u32::MAX - 1, u32::MAX, 0, 1] {
+            assert!(b.acks(s), "{s}");
+        }
+        assert!(!b.acks(2) && !b.acks(u32::MAX - 2));
+        assert!(b.acks(u32::MAX - 3), "before the cumulative point");
+        let runs: Vec<_> = wrap.runs().collect();
+        assert_eq!(runs, vec![u32::MAX - 1..=u32::MAX, 0..=1]);
+        let to_zero = SeqRange {
+            start: u32::MAX,
+            end: 0,
+        };
+        assert_eq!(
+            to_zero.runs().collect::<Vec<_>>(),
+            vec![u32::MAX..=u32::MAX]
+        );
+        assert!(to_zero.contains(u32::MAX) && !to_zero.contains(0));
+    }
+
+    /// Empty ranges and ranges of 2^31 or more numbers (which serial order
+    /// cannot tell from inverted ones) are refused on parse and on push.
+    #[test]
+    fn refuses_empty_and_over_long_ranges() {
+        for (start, end) in [(7, 7), (0, 1 << 31), (5, 4), (10, 10 + (1 << 31))] {
+            let r = SeqRange { start, end };
+            assert!(!r.is_well_formed(), "[{start}, {end})");
+            assert_eq!(r.runs().count(), 0);
+            assert!(!AckRepr::default().push_range(r));
+            let mut buf = [0u8; 24];
+            buf[12] = 1;
+            buf[16..20].copy_from_slice(&start.to_be_bytes());
+            buf[20..24].copy_from_slice(&end.to_be_bytes());
+            assert!(AckRepr::parse(&buf).is_err(), "[{start}, {end})");
+        }
+        let longest = SeqRange {
+            start: 10,
+            end: 10 + (1 << 31) - 1,
+        };
+        assert!(longest.is_well_formed());
     }
 
     #[test]
