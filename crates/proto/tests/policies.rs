@@ -342,15 +342,13 @@ fn a_rate_cut_caused_by_spurious_losses_is_undone() {
     );
 }
 
-#[test]
-fn a_lossy_tail_is_resolved_within_one_rto() {
-    // 10 Gbit/s into a 1 Gbit/s link with a 15 KB buffer, MSR 0.1: the
-    // sender keeps near line rate and most packets die at the bottleneck,
-    // including the job's last ones, which no later packet can reveal. Once
-    // everything is sent, one timer round must resolve the tail, not
-    // RTO + 2 RTO + 4 RTO... as the stall backoff would.
+/// 10 Gbit/s into a 1 Gbit/s link with a 15 KB buffer, MSR 0.1: the
+/// sender keeps near line rate and most packets die at the bottleneck,
+/// including the job's last ones, which no later packet can reveal. Runs
+/// the job to completion; returns its report and how long after the last
+/// DATA packet it completed.
+fn lossy_tail(c: Config) -> (approxnet_proto::JobReport, approxnet_proto::time::Duration) {
     use approxnet_proto::time::{Duration, Instant};
-    let c = cfg();
     let l = LinkConfig {
         rate: approxnet_proto::Rate::gbps(1.0),
         buffer: 15_000,
@@ -373,13 +371,21 @@ fn a_lossy_tail_is_resolved_within_one_rto() {
     }
     let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
     assert!(s.guarantee_held());
+    (s, pair.now - last_data)
+}
+
+#[test]
+fn a_lossy_tail_is_resolved_within_one_rto() {
+    // Once everything is sent, one round (timer or tail probe) must resolve
+    // the tail, not RTO + 2 RTO + 4 RTO... as the stall backoff would.
+    let c = cfg();
+    let (s, tail) = lossy_tail(c);
     assert!(
         s.lost_by_timer > 0,
         "the tail must be left to the timer: {s:?}"
     );
-    let tail = pair.now - last_data;
     assert!(
-        tail < Duration::from_nanos(c.min_rto.as_nanos() * 3 / 2),
+        tail < approxnet_proto::time::Duration::from_nanos(c.min_rto.as_nanos() * 3 / 2),
         "the tail took {tail:?} after the last DATA packet (min RTO {:?})",
         c.min_rto
     );
@@ -387,41 +393,17 @@ fn a_lossy_tail_is_resolved_within_one_rto() {
 
 #[test]
 fn a_tail_loss_probe_resolves_a_lost_tail_long_before_the_rto() {
-    // The lossy tail of the test above, with a 20 ms RTO floor (what a
-    // path with jittery RTT samples gets from RFC 6298's 4 RTTVAR). The
-    // job's last packets die at the bottleneck; the loss timer alone would
-    // resolve them 20 ms after they left. A tail loss probe, one packet
-    // sent two RTTs after the last, is acknowledged and reveals them.
-    use approxnet_proto::time::{Duration, Instant};
-    let c = Config {
+    // The same tail with a 20 ms RTO floor (what a path with jittery RTT
+    // samples gets from RFC 6298's 4 RTTVAR): the loss timer alone would
+    // resolve it 20 ms after the last packet left. A tail loss probe, one
+    // packet sent two RTTs after the last, is acknowledged and reveals it.
+    use approxnet_proto::time::Duration;
+    let (s, tail) = lossy_tail(Config {
         min_rto: Duration::from_millis(20),
         ..cfg()
-    };
-    let l = LinkConfig {
-        rate: approxnet_proto::Rate::gbps(1.0),
-        buffer: 15_000,
-        ..link(0.0)
-    };
-    let mut pair = Pair::symmetric(c, l, 23);
-    let job = start(&mut pair, JobSpec::uniform(0.1, &vec![1400; 2000]).unwrap());
-    let mut last_data = Instant::ZERO;
-    let mut offered = 0;
-    loop {
-        assert!(pair.step(), "ran dry");
-        if pair.job_done_at_client(job) {
-            break;
-        }
-        if pair.forward.stats.offered != offered {
-            offered = pair.forward.stats.offered;
-            last_data = pair.now;
-        }
-        assert!(pair.now < Instant::ZERO + Duration::from_secs(1));
-    }
-    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
-    assert!(s.guarantee_held());
+    });
     assert!(s.tail_probes >= 1, "{s:?}");
-    // `last_data` is the probe itself: the job ends one round trip later.
-    let tail = pair.now - last_data;
+    // The last DATA packet is the probe itself: the job ends one round trip later.
     assert!(
         tail < Duration::from_millis(2),
         "the tail took {tail:?} after the last DATA packet (RTO floor 20 ms)"
