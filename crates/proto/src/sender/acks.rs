@@ -1,0 +1,197 @@
+//! Everything an acknowledgement does: packets and bundles credited to
+//! their messages, ranges and the cumulative point, late ACKs of packets
+//! declared lost (spurious losses), and the flight list popped.
+
+use super::{Acked, Fate, Flight, LostRecord, MsgState, SendSide, MAX_RECENT_LOST, MAX_REORDER};
+use crate::policy::Policies;
+use crate::seq;
+use crate::wire::SeqRange;
+
+impl SendSide {
+    /// Marks `seq` acknowledged; returns its send time for an RTT sample
+    /// when this is the first acknowledgement of that transmission. Every
+    /// transmission has its own sequence number, so the sample is
+    /// unambiguous even for retransmitted data and for packets already
+    /// declared lost (those late acknowledgements are what lets the RTO
+    /// grow to the path's real delay).
+    pub(crate) fn on_acked(&mut self, seq: u32, pol: &Policies) -> Option<Acked> {
+        if let Some((s, sent)) = self.probe {
+            if s == seq {
+                self.probe = None;
+                self.probe_answer = Some(sent);
+            }
+        }
+        let Some(f) = self.flight_mut(seq).map(|f| *f) else {
+            // Popped already: acknowledged before, or declared lost.
+            let rec = self.recent_lost.remove(&seq)?;
+            self.spurious_loss(&rec.flight, Some(rec), pol);
+            self.bundle_arrived(seq, &rec.flight, pol);
+            return Some(Acked {
+                sent: rec.flight.sent,
+                spurious: true,
+            });
+        };
+        match f.fate {
+            Fate::Acked => return None,
+            Fate::Lost => {
+                let rec = self.recent_lost.remove(&seq);
+                self.spurious_loss(&f, rec, pol);
+            }
+            Fate::InFlight => {
+                self.unacked.remove(seq);
+                self.in_flight -= 1;
+                self.epoch.acked += 1;
+            }
+        }
+        if let Some(x) = self.flight_mut(seq) {
+            x.fate = Fate::Acked;
+        }
+        self.largest_acked = Some(self.largest_acked.map_or(seq, |l| seq::later(l, seq)));
+        self.packet_arrived(f.job, f.msg, f.pkt, pol);
+        self.bundle_arrived(seq, &f, pol);
+        self.pop_resolved();
+        Some(Acked {
+            sent: f.sent,
+            spurious: f.fate == Fate::Lost,
+        })
+    }
+
+    /// An acknowledgement for a packet declared lost: the network delivered
+    /// it. The loss is undone where the rate control counted it (the rate
+    /// control must see the path's real loss, not the sender's impatience):
+    /// in the running epoch's counts, or, for an earlier epoch, reported to
+    /// the connection through `spurious_epochs`. The packet is credited to
+    /// its message. `rec` is `None` when the record was already forgotten.
+    fn spurious_loss(&mut self, f: &Flight, rec: Option<LostRecord>, pol: &Policies) {
+        if let Some(rec) = rec {
+            if rec.fast {
+                self.reorder = (self.reorder.max(1) * 2).min(MAX_REORDER);
+            } else {
+                self.spurious_timer_epoch = Some(self.epoch_id);
+            }
+            if rec.epoch == self.epoch_id {
+                if self.epoch.lost > 0 {
+                    self.epoch.lost -= 1;
+                    self.epoch.acked += 1;
+                }
+            } else if self.spurious_epochs.len() < MAX_RECENT_LOST {
+                self.spurious_epochs.push(rec.epoch);
+            }
+        }
+        if let Some(ji) = self.job_index(f.job) {
+            self.jobs[ji].spurious += 1;
+        }
+        self.packet_arrived(f.job, f.msg, f.pkt, pol);
+    }
+
+    /// Marks acknowledged every in-flight packet in range `r` (wrapping,
+    /// as the wire allows); costs one word read per 64 sequence numbers of
+    /// the range that overlap the flight list, plus the packets newly
+    /// acknowledged.
+    pub(crate) fn on_acked_range(&mut self, r: SeqRange, pol: &Policies) {
+        if !r.is_well_formed() {
+            return;
+        }
+        self.late_acks(r, pol);
+        // Acknowledging pushes nothing, so ring positions hold throughout.
+        let mut from = 0;
+        while let Some((s, at)) = self.unacked.first_in(r.start, r.len(), from) {
+            self.on_acked(s, pol);
+            from = at + 1;
+        }
+    }
+
+    /// Processes an ACK's cumulative point (amortised over the connection).
+    pub(crate) fn on_cumulative(&mut self, cum: u32, pol: &Policies) {
+        // Only move forward, and never past what was sent.
+        if !seq::before(self.cum_done, cum)
+            || cum.wrapping_sub(self.base_seq) as usize > self.flights.len()
+        {
+            return;
+        }
+        let popped_some = seq::before(self.cum_done, self.base_seq);
+        let mut s = if popped_some {
+            self.base_seq
+        } else {
+            self.cum_done
+        };
+        while s != cum {
+            self.on_acked(s, pol);
+            s = s.wrapping_add(1);
+        }
+        if popped_some {
+            let r = SeqRange {
+                start: self.cum_done,
+                end: cum,
+            };
+            self.late_acks(r, pol);
+        }
+        self.cum_done = cum;
+    }
+
+    /// Spurious losses among packets already popped from the flight list
+    /// whose sequence numbers fall in range `r`.
+    fn late_acks(&mut self, r: SeqRange, pol: &Policies) {
+        if self.recent_lost.is_empty() {
+            return;
+        }
+        for run in r.runs() {
+            let (mut from, last) = (*run.start(), *run.end());
+            // `on_acked` removes the record; resuming past each one makes
+            // progress even if it did not.
+            while let Some(&s) = self.recent_lost.range(from..=last).next().map(|(s, _)| s) {
+                self.on_acked(s, pol);
+                if s == last {
+                    break;
+                }
+                from = s + 1;
+            }
+        }
+    }
+
+    /// The messages that rode along in packet `seq` arrived with it.
+    fn bundle_arrived(&mut self, seq: u32, f: &Flight, pol: &Policies) {
+        if !f.bundled {
+            return;
+        }
+        if let Some(extra) = self.bundles.remove(&seq) {
+            for mi in extra {
+                self.packet_arrived(f.job, mi, 0, pol);
+            }
+        }
+    }
+
+    fn packet_arrived(&mut self, job: u32, mi: u32, pkt: u16, pol: &Policies) {
+        let Some(ji) = self.job_index(job) else {
+            return;
+        };
+        let j = &mut self.jobs[ji];
+        let per = j.per_packet as u64;
+        let m = &mut j.msgs[mi as usize];
+        if !m.acked.insert(pkt as usize) {
+            return;
+        }
+        m.acked_count += 1;
+        let len = m.payload.len() as u64;
+        let a = (pkt as u64 * per).min(len);
+        let b = (a + per).min(len);
+        m.remaining = m.remaining.saturating_sub((b - a).max(1));
+        if m.acked_count == m.pkt_count && m.state == MsgState::Open {
+            m.state = MsgState::Delivered;
+            m.retx.clear();
+            j.groups[m.group as usize].delivered += 1;
+            j.unresolved -= 1;
+        }
+        Self::reschedule(&mut self.sched, j, mi as usize, pol);
+    }
+
+    pub(super) fn pop_resolved(&mut self) {
+        while let Some(f) = self.flights.front() {
+            if f.fate == Fate::InFlight {
+                break;
+            }
+            self.flights.pop_front();
+            self.base_seq = self.base_seq.wrapping_add(1);
+        }
+    }
+}

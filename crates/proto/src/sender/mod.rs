@@ -1,0 +1,367 @@
+//! The sending half of a connection: jobs, groups, messages, packets in
+//! flight, loss detection, selective retransmission and the scheduler queue.
+//!
+//! Rate, pacing and epochs live in `connection`; this module decides *what*
+//! the next DATA packet is and keeps the books that eq. 1 needs.
+//!
+//! The folder, one concern a file: this file holds the types and the job
+//! lifecycle (completion, reports, teardown); `plan` validates and plans a
+//! job; `transmit` is the scheduler queue, bundling and what leaves;
+//! `acks` is everything an acknowledgement does; `loss` is loss detection,
+//! its consequences and the tail loss probe.
+
+mod acks;
+mod loss;
+mod plan;
+mod transmit;
+
+#[cfg(test)]
+mod tests;
+
+use crate::bitset::{BitSet, SeqRing};
+use crate::event::{GroupReport, JobReport};
+use crate::job::Payload;
+use crate::policy::GroupProgress;
+use crate::time::Instant;
+use crate::wire::JobRepr;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Trailer of a DATA packet with an approximate region: CRC32C of that region.
+pub(crate) const APPROX_CRC_LEN: usize = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MsgState {
+    Open,
+    Delivered,
+    Abandoned,
+}
+
+#[derive(Debug)]
+pub(crate) struct SendGroup {
+    pub(crate) id: u16,
+    pub(crate) msr: f64,
+    pub(crate) messages: u32,
+    pub(crate) must: u32,
+    pub(crate) delivered: u32,
+    pub(crate) abandoned: u32,
+    pub(crate) tlr0: f64,
+    pub(crate) tlr: f64,
+    pub(crate) queue: u8,
+}
+
+impl SendGroup {
+    pub(crate) fn reliable(&self) -> bool {
+        self.must == self.messages
+    }
+    fn slack_left(&self) -> bool {
+        self.abandoned < self.messages - self.must
+    }
+    /// Messages neither delivered nor abandoned yet.
+    pub(crate) fn unresolved(&self) -> u32 {
+        self.messages
+            .saturating_sub(self.delivered + self.abandoned)
+    }
+    pub(crate) fn progress(&self) -> GroupProgress {
+        GroupProgress {
+            msr: self.msr,
+            messages: self.messages,
+            delivered: self.delivered,
+            lost: self.abandoned,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct SendMsg {
+    group: u16, // index into groups
+    msg_id: u32,
+    payload: Payload,
+    precise_len: usize,
+    pkt_count: u16,
+    acked: BitSet,
+    acked_count: u16,
+    next_new: u16,
+    retx: VecDeque<u16>,
+    remaining: u64,
+    state: MsgState,
+    key: Option<u64>,
+    elem_range: Option<(u32, u32)>,
+}
+
+impl SendMsg {
+    /// Whether this message may share a DATA packet with others: one
+    /// packet, no tensor range, and no approximate region with a checksum
+    /// of its own (a bundle is covered whole by the header's CRC).
+    fn bundleable(&self) -> bool {
+        self.state == MsgState::Open
+            && self.pkt_count == 1
+            && self.elem_range.is_none()
+            && match self.payload {
+                Payload::Synthetic(_) => true,
+                Payload::Bytes(ref b) => self.precise_len >= b.len(),
+            }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct SendJob {
+    pub(crate) id: u32,
+    pub(crate) groups: Vec<SendGroup>,
+    msgs: Vec<SendMsg>,
+    pub(crate) repr: JobRepr,
+    pub(crate) started: Instant,
+    pub(crate) job_acked: bool,
+    pub(crate) control_sent: Option<Instant>,
+    pub(crate) done: bool,
+    pub(crate) fin_acked: bool,
+    unresolved: u32,
+    packets: u64,
+    retx: u64,
+    lost: u64,
+    lost_by_timer: u64,
+    spurious: u64,
+    probes: u64,
+    bytes: u64,
+    per_packet: usize,
+}
+
+/// A DATA packet chosen for transmission.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NextPacket {
+    pub(crate) job: u32,
+    pub(crate) group_id: u16,
+    pub(crate) group_idx: u16,
+    pub(crate) msg: u32,
+    pub(crate) msg_id: u32,
+    pub(crate) pkt: u16,
+    pub(crate) pkt_count: u16,
+    pub(crate) retx: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    InFlight,
+    Acked,
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flight {
+    job: u32,
+    msg: u32,
+    pkt: u16,
+    /// More whole messages rode in this packet (`SendSide::bundles`).
+    bundled: bool,
+    pub(crate) sent: Instant,
+    fate: Fate,
+}
+
+/// Outcome counters of one epoch.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EpochCount {
+    pub(crate) acked: u64,
+    pub(crate) lost: u64,
+    /// Acknowledged packets that carried a congestion mark (ECN echo).
+    pub(crate) marked: u64,
+}
+
+#[derive(Default, Debug)]
+pub(crate) struct SendSide {
+    pub(crate) jobs: Vec<SendJob>,
+    next_job_id: u32,
+    sched: BTreeSet<(u64, u64)>,
+    flights: VecDeque<Flight>,
+    /// The connection's first DATA sequence number (random; announced in
+    /// every JOB header, so the receiver knows where its cumulative point
+    /// starts).
+    first_seq: u32,
+    base_seq: u32,
+    next_seq: u32,
+    largest_acked: Option<u32>,
+    loss_scan: u32,
+    cum_done: u32,
+    pub(crate) epoch: EpochCount,
+    pub(crate) in_flight: u64,
+    /// Sequence numbers still in flight (a bit each, spanning the flight
+    /// list), for ACK ranges: a range long and repeated in every ACK costs
+    /// a word read per 64 sequence numbers and touches only the packets it
+    /// newly covers.
+    unacked: SeqRing,
+    /// Packets recently declared lost, by sequence number, so that an
+    /// acknowledgement arriving afterwards is recognised as a spurious
+    /// loss (bounded by [`MAX_RECENT_LOST`]; the oldest are forgotten).
+    recent_lost: BTreeMap<u32, LostRecord>,
+    /// The connection's epoch number now (losses are tagged with it).
+    pub(crate) epoch_id: u64,
+    /// Epochs (before the current one) in which a loss was declared that
+    /// has since proved spurious; the connection drains this to undo rate
+    /// cuts those epochs caused. Bounded by [`MAX_RECENT_LOST`].
+    pub(crate) spurious_epochs: Vec<u64>,
+    /// The epoch of the latest timer-declared loss that proved spurious:
+    /// evidence that the RTO is shorter than this path's delays.
+    pub(crate) spurious_timer_epoch: Option<u64>,
+    /// Bundles in flight or remembered as lost: sequence number -> the
+    /// messages (indices into the job's list) that rode along with the
+    /// flight's own message.
+    bundles: BTreeMap<u32, Vec<u32>>,
+    /// The extra messages of the packet `next_packet` just chose.
+    pending_bundle: Vec<u32>,
+    /// The fast-detection reordering threshold in force: starts at the
+    /// configured one and doubles (up to [`MAX_REORDER`]) whenever a packet
+    /// declared lost by it turns out to have arrived — packets that changed
+    /// priority queue overtake each other in a strict-priority switch.
+    reorder: u32,
+    /// The tail loss probe in flight: its sequence number and send time.
+    probe: Option<(u32, Instant)>,
+    /// The next DATA packet to leave is a tail loss probe.
+    probe_pending: bool,
+    /// This tail has had its probe (reset when other data leaves).
+    probe_spent: bool,
+    /// Send time of the probe, once it was acknowledged.
+    probe_answer: Option<Instant>,
+}
+
+/// The adaptive reordering threshold's ceiling (packets).
+const MAX_REORDER: u32 = 256;
+
+/// A declared loss, remembered for spurious-loss detection.
+#[derive(Clone, Copy, Debug)]
+struct LostRecord {
+    flight: Flight,
+    /// Declared by fast detection (else by the timer).
+    fast: bool,
+    /// The epoch it was declared in.
+    epoch: u64,
+}
+
+/// The first acknowledgement of one transmission.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Acked {
+    /// When it was sent (an RTT sample).
+    pub(crate) sent: Instant,
+    /// It had been declared lost.
+    pub(crate) spurious: bool,
+}
+
+/// Bytes before each message in a bundle: message id (32) and length (16).
+pub(crate) const BUNDLE_RECORD: usize = 6;
+/// Most messages in one bundle.
+const MAX_BUNDLE: usize = 64;
+
+/// How many declared losses are remembered for spurious-loss detection.
+const MAX_RECENT_LOST: usize = 4096;
+
+/// Every this many transmissions, declared losses older than half the
+/// sequence space are forgotten, before their numbers come round again.
+const AGE_CHECK_EVERY: u32 = 1 << 16;
+
+impl SendSide {
+    /// A sending side whose first DATA packet gets sequence number `first`.
+    pub(crate) fn new(first: u32) -> SendSide {
+        SendSide {
+            first_seq: first,
+            base_seq: first,
+            next_seq: first,
+            loss_scan: first,
+            cum_done: first,
+            ..SendSide::default()
+        }
+    }
+
+    /// The sequence number of the connection's first DATA packet.
+    pub(crate) fn first_seq(&self) -> u32 {
+        self.first_seq
+    }
+
+    fn job_index(&self, id: u32) -> Option<usize> {
+        self.jobs.iter().position(|j| j.id == id)
+    }
+
+    fn flight_mut(&mut self, seq: u32) -> Option<&mut Flight> {
+        let off = seq.wrapping_sub(self.base_seq) as usize;
+        if off >= self.flights.len() {
+            return None;
+        }
+        self.flights.get_mut(off)
+    }
+
+    /// Jobs that just resolved every message: marks them done and returns
+    /// their reports.
+    pub(crate) fn take_finished(&mut self, now: Instant) -> Vec<JobReport> {
+        let mut out = Vec::new();
+        for j in self
+            .jobs
+            .iter_mut()
+            .filter(|j| !j.done && j.unresolved == 0)
+        {
+            j.done = true;
+            j.control_sent = None;
+            out.push(j.report(now));
+        }
+        out
+    }
+
+    /// Forgets jobs that are done and whose FIN was acknowledged.
+    pub(crate) fn reap(&mut self) {
+        let flights = &self.flights;
+        self.jobs
+            .retain(|j| !(j.done && j.fin_acked && !flights.iter().any(|f| f.job == j.id)));
+    }
+
+    /// Job by id.
+    pub(crate) fn job_mut(&mut self, id: u32) -> Option<&mut SendJob> {
+        self.jobs.iter_mut().find(|j| j.id == id)
+    }
+
+    /// Whether a job is still sending (not every message resolved).
+    pub(crate) fn has_open_jobs(&self) -> bool {
+        self.jobs.iter().any(|j| !j.done)
+    }
+
+    /// Whether anything is outstanding (data or unacknowledged control).
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight > 0 || self.jobs.iter().any(|j| !j.fin_acked)
+    }
+
+    /// Fails every open job (peer gone); returns their ids.
+    pub(crate) fn fail_all(&mut self) -> Vec<u32> {
+        let ids = self.jobs.iter().filter(|j| !j.done).map(|j| j.id).collect();
+        self.jobs.clear();
+        self.sched.clear();
+        self.flights.clear();
+        self.unacked.clear();
+        self.recent_lost.clear();
+        self.spurious_epochs.clear();
+        self.bundles.clear();
+        self.pending_bundle.clear();
+        self.in_flight = 0;
+        ids
+    }
+}
+
+impl SendJob {
+    fn report(&self, now: Instant) -> JobReport {
+        JobReport {
+            job: self.id,
+            groups: self
+                .groups
+                .iter()
+                .map(|g| GroupReport {
+                    id: g.id,
+                    messages: g.messages,
+                    must_deliver: g.must,
+                    delivered: g.delivered,
+                    abandoned: g.abandoned,
+                })
+                .collect(),
+            jct: now - self.started,
+            packets: self.packets,
+            retransmissions: self.retx,
+            lost_packets: self.lost,
+            lost_by_timer: self.lost_by_timer,
+            spurious_losses: self.spurious,
+            tail_probes: self.probes,
+            bytes: self.bytes,
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Job planning: a `JobSpec` validated and turned into groups, messages
+//! and the JOB header that announces them.
+
+use super::{MsgState, SendGroup, SendJob, SendMsg, SendSide, APPROX_CRC_LEN};
+use crate::bitset::BitSet;
+use crate::config::Config;
+use crate::job::{JobError, JobSpec, Payload};
+use crate::policy::{GroupProgress, Policies};
+use crate::tensor::{chunk_range, chunks_needed, elems_per_chunk};
+use crate::time::Instant;
+use crate::wire::{GroupDesc, JobRepr, TensorDesc, MAX_GROUPS};
+use std::collections::VecDeque;
+
+impl SendSide {
+    /// Validates and plans a job; returns its id.
+    pub(crate) fn add_job(
+        &mut self,
+        now: Instant,
+        spec: JobSpec,
+        cfg: &Config,
+        pol: &Policies,
+    ) -> Result<u32, JobError> {
+        if self.jobs.iter().filter(|j| !j.done).count() >= cfg.limits.max_jobs_per_connection {
+            return Err(JobError::TooManyJobs(cfg.limits.max_jobs_per_connection));
+        }
+        let per_packet = cfg.max_payload() - APPROX_CRC_LEN;
+        let (groups_spec, mut messages, tensor) = (spec.groups, spec.messages, spec.tensor);
+        let mut tensor_desc = None;
+        let mut tensor_need = None;
+        if let Some(t) = &tensor {
+            t.validate()?;
+            let per = elems_per_chunk(t.dtype, per_packet);
+            let total = t.elems() as u32;
+            let chunks = total.div_ceil(per);
+            if chunks > cfg.limits.max_messages_per_job {
+                return Err(JobError::TooManyMessages {
+                    max: cfg.limits.max_messages_per_job as u64,
+                    got: chunks as u64,
+                });
+            }
+            let s = t.dtype.size();
+            messages = (0..chunks)
+                .map(|i| {
+                    let (a, b) = chunk_range(total, per, i);
+                    crate::job::MessageSpec {
+                        group: 0,
+                        payload: Payload::Bytes(t.data[a as usize * s..b as usize * s].to_vec()),
+                        precise_len: 0,
+                    }
+                })
+                .collect();
+            tensor_desc = Some(TensorDesc {
+                dtype: t.dtype,
+                total_elems: total,
+                elems_per_chunk: per,
+            });
+            tensor_need = Some(chunks_needed(total, per, t.deliver_fraction));
+        }
+        if messages.is_empty() {
+            return Err(JobError::Empty);
+        }
+        if groups_spec.len() > MAX_GROUPS {
+            return Err(JobError::TooManyGroups {
+                max: MAX_GROUPS,
+                got: groups_spec.len(),
+            });
+        }
+        if messages.len() as u64 > cfg.limits.max_messages_per_job as u64 {
+            return Err(JobError::TooManyMessages {
+                max: cfg.limits.max_messages_per_job as u64,
+                got: messages.len() as u64,
+            });
+        }
+        for (i, g) in groups_spec.iter().enumerate() {
+            if groups_spec[..i].iter().any(|o| o.id == g.id) {
+                return Err(JobError::DuplicateGroup(g.id));
+            }
+        }
+        let mut counts = vec![0u32; groups_spec.len()];
+        let mut gidx = Vec::with_capacity(messages.len());
+        for (i, m) in messages.iter().enumerate() {
+            let gi =
+                groups_spec
+                    .iter()
+                    .position(|g| g.id == m.group)
+                    .ok_or(JobError::UnknownGroup {
+                        msg: i,
+                        group: m.group,
+                    })?;
+            let len = m.payload.len();
+            if m.precise_len > len {
+                return Err(JobError::PreciseTooLong {
+                    msg: i,
+                    precise: m.precise_len,
+                    len,
+                });
+            }
+            if len.div_ceil(per_packet).max(1) > u16::MAX as usize {
+                return Err(JobError::MessageTooLarge { msg: i, len });
+            }
+            gidx.push(gi as u16);
+            counts[gi] += 1;
+        }
+        let id = self.next_job_id;
+        self.next_job_id = self.next_job_id.wrapping_add(1);
+        let mut groups = Vec::new();
+        let mut descs = Vec::new();
+        // Groups without messages are not announced; keep indices dense.
+        let mut remap = vec![u16::MAX; groups_spec.len()];
+        for (i, g) in groups_spec.iter().enumerate() {
+            if counts[i] == 0 {
+                continue;
+            }
+            let must = tensor_need.unwrap_or_else(|| g.msr.must_deliver(counts[i]));
+            remap[i] = groups.len() as u16;
+            let prog = GroupProgress {
+                msr: g.msr.get(),
+                messages: counts[i],
+                delivered: 0,
+                lost: 0,
+            };
+            let tlr0 = pol.tlr.tlr(&prog);
+            let reliable = must == counts[i];
+            groups.push(SendGroup {
+                id: g.id,
+                msr: g.msr.get(),
+                messages: counts[i],
+                must,
+                delivered: 0,
+                abandoned: 0,
+                tlr0,
+                tlr: tlr0,
+                queue: pol.queue.queue(reliable, tlr0, tlr0, cfg.queues),
+            });
+            descs.push(GroupDesc {
+                id: g.id,
+                messages: counts[i],
+                must_deliver: must,
+            });
+        }
+        let mut per_group_next = vec![0u32; groups.len()];
+        let mut msgs = Vec::with_capacity(messages.len());
+        let mut bytes = 0u64;
+        for (i, m) in messages.into_iter().enumerate() {
+            let g = remap[gidx[i] as usize];
+            let msg_id = per_group_next[g as usize];
+            per_group_next[g as usize] += 1;
+            let len = m.payload.len();
+            bytes += len as u64;
+            let pkt_count = len.div_ceil(per_packet).max(1) as u16;
+            let elem_range =
+                tensor_desc.map(|t| chunk_range(t.total_elems, t.elems_per_chunk, i as u32));
+            msgs.push(SendMsg {
+                group: g,
+                msg_id,
+                precise_len: m.precise_len,
+                payload: m.payload,
+                pkt_count,
+                acked: BitSet::new(pkt_count as usize),
+                acked_count: 0,
+                next_new: 0,
+                retx: VecDeque::new(),
+                remaining: len.max(1) as u64,
+                state: MsgState::Open,
+                key: None,
+                elem_range,
+            });
+        }
+        let unresolved = msgs.len() as u32;
+        let mut job = SendJob {
+            id,
+            groups,
+            msgs,
+            repr: JobRepr {
+                tensor: tensor_desc,
+                groups: descs,
+            },
+            started: now,
+            job_acked: false,
+            control_sent: None,
+            done: false,
+            fin_acked: false,
+            unresolved,
+            packets: 0,
+            retx: 0,
+            lost: 0,
+            lost_by_timer: 0,
+            spurious: 0,
+            probes: 0,
+            bytes,
+            per_packet,
+        };
+        // Messages of groups that must deliver nothing are still sent once
+        // (best effort); they can all be abandoned.
+        for mi in 0..job.msgs.len() {
+            Self::reschedule(&mut self.sched, &mut job, mi, pol);
+        }
+        self.jobs.push(job);
+        Ok(id)
+    }
+}

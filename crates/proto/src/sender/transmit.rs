@@ -1,0 +1,236 @@
+//! The transmit path: the scheduler queue, the choice of the next DATA
+//! packet, bundling, writing its body and recording its departure.
+
+use super::{
+    Fate, Flight, MsgState, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY,
+    APPROX_CRC_LEN, BUNDLE_RECORD, MAX_BUNDLE,
+};
+use crate::job::Payload;
+use crate::policy::{Policies, SchedKey};
+use crate::time::Instant;
+use std::collections::BTreeSet;
+
+fn order(job: u32, msg: u32) -> u64 {
+    ((job as u64) << 32) | msg as u64
+}
+
+impl SendSide {
+    pub(super) fn reschedule(
+        sched: &mut BTreeSet<(u64, u64)>,
+        job: &mut SendJob,
+        mi: usize,
+        pol: &Policies,
+    ) {
+        let m = &mut job.msgs[mi];
+        if let Some(k) = m.key.take() {
+            sched.remove(&(k, order(job.id, mi as u32)));
+        }
+        let sendable =
+            m.state == MsgState::Open && (!m.retx.is_empty() || m.next_new < m.pkt_count);
+        if sendable {
+            let k = pol.scheduler.key(&SchedKey {
+                remaining_bytes: m.remaining,
+                has_new: m.next_new < m.pkt_count,
+            });
+            m.key = Some(k);
+            sched.insert((k, order(job.id, mi as u32)));
+        }
+    }
+
+    /// Whether the packet `next_packet` just chose is a bundle.
+    pub(crate) fn bundling(&self) -> bool {
+        !self.pending_bundle.is_empty()
+    }
+
+    /// Whether a DATA packet is waiting to be sent.
+    pub(crate) fn has_data(&self) -> bool {
+        !self.sched.is_empty()
+    }
+
+    /// Picks the next DATA packet (scheduler order), or `None`. Whole
+    /// one-packet messages that come next in scheduler order, of the same
+    /// job and group, ride along while the body stays within
+    /// `bundle_bytes` and the packet (`pending_bundle`; `write_body` and
+    /// `on_sent` consume it).
+    pub(crate) fn next_packet(
+        &mut self,
+        pol: &Policies,
+        bundle_bytes: usize,
+    ) -> Option<NextPacket> {
+        self.pending_bundle.clear();
+        let np = loop {
+            let &(_, ord) = self.sched.iter().next()?;
+            let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
+            let ji = self.job_index(job_id)?;
+            let job = &mut self.jobs[ji];
+            let Some((pkt, retx)) = Self::take_packet(&mut job.msgs[mi]) else {
+                Self::reschedule(&mut self.sched, job, mi, pol);
+                continue;
+            };
+            let m = &job.msgs[mi];
+            let np = NextPacket {
+                job: job.id,
+                group_id: job.groups[m.group as usize].id,
+                group_idx: m.group,
+                msg: mi as u32,
+                msg_id: m.msg_id,
+                pkt,
+                pkt_count: m.pkt_count,
+                retx,
+            };
+            Self::reschedule(&mut self.sched, job, mi, pol);
+            break np;
+        };
+        if bundle_bytes > 0 {
+            self.fill_bundle(&np, bundle_bytes, pol);
+        }
+        Some(np)
+    }
+
+    /// The packet to send next of message `m`: a queued retransmission not
+    /// acknowledged meanwhile, else its next new packet; `None` when only
+    /// acknowledged packets were queued (late ACKs of spurious losses).
+    fn take_packet(m: &mut SendMsg) -> Option<(u16, bool)> {
+        loop {
+            match m.retx.pop_front() {
+                Some(p) if m.acked.get(p as usize) => continue,
+                Some(p) => return Some((p, true)),
+                None if m.next_new < m.pkt_count => {
+                    m.next_new += 1;
+                    return Some((m.next_new - 1, false));
+                }
+                None => return None,
+            }
+        }
+    }
+
+    /// Adds to `pending_bundle` the messages that may ride with `np`.
+    fn fill_bundle(&mut self, np: &NextPacket, bundle_bytes: usize, pol: &Policies) {
+        let Some(ji) = self.job_index(np.job) else {
+            return;
+        };
+        let job = &mut self.jobs[ji];
+        let first = &job.msgs[np.msg as usize];
+        if !first.bundleable() {
+            return;
+        }
+        let mut room = job
+            .per_packet
+            .min(bundle_bytes)
+            .saturating_sub(2 * BUNDLE_RECORD + first.payload.len());
+        while self.pending_bundle.len() + 1 < MAX_BUNDLE {
+            let Some(&(_, ord)) = self.sched.iter().next() else {
+                break;
+            };
+            let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
+            if job_id != np.job {
+                break; // only messages of the same job share a packet
+            }
+            let m = &job.msgs[mi];
+            if m.group != np.group_idx || !m.bundleable() || m.payload.len() > room {
+                break;
+            }
+            let Some(_) = Self::take_packet(&mut job.msgs[mi]) else {
+                Self::reschedule(&mut self.sched, job, mi, pol);
+                continue;
+            };
+            room = room.saturating_sub(BUNDLE_RECORD + job.msgs[mi].payload.len());
+            Self::reschedule(&mut self.sched, job, mi, pol);
+            self.pending_bundle.push(mi as u32);
+        }
+    }
+
+    /// Writes the body of packet `np` into `out`; returns (body length,
+    /// precise length, approximate trailer present, element range).
+    pub(crate) fn write_body(
+        &self,
+        np: &NextPacket,
+        out: &mut [u8],
+    ) -> (usize, usize, bool, Option<(u32, u32)>) {
+        let Some(ji) = self.job_index(np.job) else {
+            return (0, 0, false, None);
+        };
+        let job = &self.jobs[ji];
+        if !self.pending_bundle.is_empty() {
+            let mut at = 0;
+            for &mi in std::iter::once(&np.msg).chain(&self.pending_bundle) {
+                let m = &job.msgs[mi as usize];
+                let n = m.payload.len();
+                out[at..at + 4].copy_from_slice(&m.msg_id.to_be_bytes());
+                out[at + 4..at + 6].copy_from_slice(&(n as u16).to_be_bytes());
+                at += BUNDLE_RECORD;
+                match &m.payload {
+                    Payload::Bytes(v) => out[at..at + n].copy_from_slice(v),
+                    Payload::Synthetic(_) => out[at..at + n].fill(0),
+                }
+                at += n;
+            }
+            // The whole body is precise: the header's CRC covers it.
+            return (at, at, false, None);
+        }
+        let m = &job.msgs[np.msg as usize];
+        let per = job.per_packet;
+        let len = m.payload.len();
+        let a = (np.pkt as usize * per).min(len);
+        let b = (a + per).min(len);
+        let n = b - a;
+        match &m.payload {
+            Payload::Bytes(v) => out[..n].copy_from_slice(&v[a..b]),
+            Payload::Synthetic(_) => out[..n].fill(0),
+        }
+        let precise = m.precise_len.clamp(a, b) - a;
+        let mut body = n;
+        // Synthetic bytes carry no information worth a checksum trailer.
+        let approx = precise < n && matches!(m.payload, Payload::Bytes(_));
+        if approx {
+            let c = crate::wire::crc::crc32c(&out[precise..n]);
+            out[n..n + APPROX_CRC_LEN].copy_from_slice(&c.to_be_bytes());
+            body += APPROX_CRC_LEN;
+        }
+        (body, precise, approx, m.elem_range)
+    }
+
+    /// Records that packet `np` left with sequence number `seq`.
+    pub(crate) fn on_sent(&mut self, now: Instant, np: &NextPacket) -> u32 {
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        if self.flights.is_empty() {
+            self.base_seq = seq;
+        }
+        let bundled = !self.pending_bundle.is_empty();
+        if bundled {
+            self.bundles
+                .insert(seq, std::mem::take(&mut self.pending_bundle));
+        }
+        self.flights.push_back(Flight {
+            job: np.job,
+            msg: np.msg,
+            pkt: np.pkt,
+            bundled,
+            sent: now,
+            fate: Fate::InFlight,
+        });
+        if self.probe_pending {
+            self.probe_pending = false;
+            self.probe = Some((seq, now));
+            if let Some(ji) = self.job_index(np.job) {
+                self.jobs[ji].probes += 1;
+            }
+        } else {
+            self.probe_spent = false;
+        }
+        self.in_flight += 1;
+        self.unacked.push(seq, self.base_seq);
+        if seq.is_multiple_of(AGE_CHECK_EVERY) {
+            self.forget_ancient_losses();
+        }
+        if let Some(ji) = self.job_index(np.job) {
+            let j = &mut self.jobs[ji];
+            j.packets += 1;
+            if np.retx {
+                j.retx += 1;
+            }
+        }
+        seq
+    }
+}
