@@ -1,0 +1,123 @@
+//! Acknowledgements: ACKs generated for received DATA (coalesced, flushed
+//! by batch, CE mark or delay), and the processing of the peer's ACKs.
+
+use super::{Connection, Control};
+use crate::config::Config;
+use crate::event::{Event, Role};
+use crate::receiver::DataVerdict;
+use crate::stats::{DropReason, EndpointStats};
+use crate::time::{Duration, Instant};
+use crate::timer::Timer;
+use crate::wire::header::PacketTypeField;
+use crate::wire::{AckRepr, Flags, HeaderRepr, PacketType};
+
+impl Connection {
+    pub(super) fn on_data(
+        &mut self,
+        now: Instant,
+        h: &HeaderRepr,
+        body: &[u8],
+        cfg: &Config,
+        stats: &mut EndpointStats,
+    ) {
+        if !self.recv.epoch_ok(h.epoch) {
+            stats.drop(DropReason::StaleEpoch);
+            return;
+        }
+        match self.recv.on_data(h, body, cfg, &mut self.events) {
+            DataVerdict::Drop(r) => {
+                stats.drop(r);
+                return;
+            }
+            DataVerdict::Ack | DataVerdict::Late => {}
+        }
+        let ce = h.flags.has(Flags::CE);
+        self.recv.recv_count = self.recv.recv_count.wrapping_add(1);
+        if ce {
+            self.recv.ce_count = self.recv.ce_count.wrapping_add(1);
+        }
+        self.recv.seqs.insert(h.seq);
+        let mut echo = *h;
+        echo.ty = PacketTypeField(PacketType::Ack);
+        echo.flags = Flags(if ce { Flags::ECE } else { 0 });
+        echo.elem_start = 0;
+        echo.elem_end = 0;
+        self.pending_ack = Some(echo);
+        self.unacked += 1;
+        // A full batch (or, when ECN is acted upon, a CE mark) is echoed at
+        // once; otherwise the ACK waits a little.
+        if (ce && cfg.ecn_reaction) || self.unacked >= cfg.ack_every {
+            self.flush_ack();
+        } else if self.timers.get(Timer::AckDelay).is_none() {
+            self.timers.set(Timer::AckDelay, now + cfg.max_ack_delay);
+        }
+    }
+
+    /// Whether a coalesced ACK is waiting (see `Endpoint::flush_acks`).
+    pub(crate) fn holds_ack(&self) -> bool {
+        self.pending_ack.is_some()
+    }
+
+    pub(crate) fn flush_ack(&mut self) {
+        if let Some(echo) = self.pending_ack.take() {
+            if let Some(ack) = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count) {
+                self.control.push_back(Control::Ack { h: echo, ack });
+            }
+        }
+        self.unacked = 0;
+        self.timers.stop(Timer::AckDelay);
+    }
+
+    pub(super) fn on_ack(&mut self, now: Instant, h: &HeaderRepr, a: &AckRepr, cfg: &Config) {
+        if h.flags.has(Flags::JOB_KNOWN) {
+            if let Some(j) = self.send.job_mut(h.job_id) {
+                j.job_acked = true;
+                if !j.done {
+                    j.control_sent = None;
+                }
+            }
+            return;
+        }
+        if let Some(a) = self.send.on_acked(h.seq, &self.pol) {
+            self.on_rtt_sample(now - a.sent);
+            if !a.spurious {
+                self.rto_backoff = 0;
+            }
+            if h.flags.has(Flags::ECE) {
+                self.send.epoch.marked += 1;
+            }
+        }
+        for &r in a.ranges() {
+            self.send.on_acked_range(r, &self.pol);
+        }
+        self.send.on_cumulative(a.cumulative, &self.pol);
+        self.send.detect_fast(cfg.reorder_threshold, cfg, &self.pol);
+        if let Some(sent) = self.send.take_probe_answer() {
+            // The tail probe arrived: what was sent a quarter RTT or more
+            // before it and is still unacknowledged did not (RACK's
+            // reordering window, RFC 8985 section 6.2).
+            let window = Duration::from_nanos(self.rtt(cfg).as_nanos() / 4);
+            let deadline = Instant::from_nanos(sent.as_nanos().saturating_sub(window.as_nanos()));
+            self.send.detect_timeout(deadline, cfg, &self.pol);
+        }
+        self.undo_spurious_cuts();
+        self.after_progress(now, cfg);
+    }
+
+    pub(super) fn after_progress(&mut self, now: Instant, cfg: &Config) {
+        for report in self.send.take_finished(now) {
+            let id = report.job;
+            self.events.push_back(Event::JobComplete {
+                job: id,
+                role: Role::Sender,
+                outcome: Ok(report),
+            });
+            self.control.push_back(Control::Fin { job: id });
+            if let Some(j) = self.send.job_mut(id) {
+                j.control_sent = Some(now);
+            }
+            self.arm_control(now, cfg);
+        }
+        self.arm_loss_timer(cfg);
+    }
+}

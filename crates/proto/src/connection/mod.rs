@@ -1,0 +1,380 @@
+//! One peer connection: handshake state, the send and receive halves, RTT
+//! estimation, epochs, rate control and pacing, control-packet reliability
+//! and timers.
+//!
+//! The parts: [`acks`] (ACKs sent and received), [`epoch`] (end of epoch:
+//! TLR, rate, queue, rate-cut undo), [`timers`] (the loss timer, tail
+//! probe, timeouts and control resends) and [`transmit`] (outgoing
+//! datagrams).
+
+mod acks;
+mod epoch;
+mod timers;
+mod transmit;
+
+use crate::config::Config;
+use crate::event::{Event, JobFailure, Role};
+use crate::job::{JobError, JobSpec};
+use crate::policy::Policies;
+use crate::receiver::RecvSide;
+use crate::sender::SendSide;
+use crate::stats::{DropReason, EndpointStats};
+use crate::time::{Duration, Instant};
+use crate::timer::{Timer, TimerTable};
+use crate::units::Rate;
+use crate::wire::{AckRepr, Flags, HeaderRepr, JobRepr, PacketType, ResetReason};
+use epoch::RateCut;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Client waiting for HELLO_ACK.
+    Handshaking { nonce: u64 },
+    /// Data may flow.
+    Established,
+    /// Gone; waiting to be reaped.
+    Closed,
+}
+
+/// A control packet waiting to leave.
+#[derive(Clone, Debug)]
+enum Control {
+    Hello(u64),
+    Ack { h: HeaderRepr, ack: AckRepr },
+    JobAck(u32),
+    Job(u32),
+    Fin { job: u32 },
+    FinAck { job: u32, close: bool },
+    Close,
+    Reset(ResetReason),
+}
+
+/// A datagram produced by a connection.
+pub(crate) struct Out {
+    pub(crate) len: usize,
+    pub(crate) queue: u8,
+    pub(crate) precise_len: usize,
+}
+
+pub(crate) struct Connection {
+    pub(crate) peer: SocketAddr,
+    pub(crate) conn_id: u64,
+    pub(crate) state: State,
+    pol: Policies,
+    send: SendSide,
+    recv: RecvSide,
+    control: VecDeque<Control>,
+    pub(crate) events: VecDeque<Event>,
+    timers: TimerTable,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    /// Exponential RTO backoff (a shift): grows with each timer that
+    /// declares losses, resets when a packet still in flight is
+    /// acknowledged. Without it a receiver that stalls for longer than the
+    /// RTO (a busy host) has every packet sent meanwhile declared lost,
+    /// round after round.
+    rto_backoff: u32,
+    /// Recent loss-driven rate cuts, for undoing those that spurious
+    /// losses caused (at most [`epoch::MAX_CUTS`]).
+    cuts: VecDeque<RateCut>,
+    rate: Rate,
+    next_send: Instant,
+    epoch: u64,
+    epoch_start: Instant,
+    last_heard: Instant,
+    handshake_started: Instant,
+    close_requested: bool,
+    close_sent: Option<Instant>,
+    pending_ack: Option<HeaderRepr>,
+    unacked: u32,
+    last_sent: Instant,
+}
+
+impl Connection {
+    pub(crate) fn new(
+        now: Instant,
+        peer: SocketAddr,
+        conn_id: u64,
+        state: State,
+        first_seq: u32,
+        cfg: &Config,
+    ) -> Connection {
+        let pol = cfg.variant.policies(cfg.rate);
+        let rate = pol.rate.initial(cfg.line_rate);
+        let mut c = Connection {
+            peer,
+            conn_id,
+            state,
+            pol,
+            send: SendSide::new(first_seq),
+            recv: RecvSide::default(),
+            control: VecDeque::new(),
+            events: VecDeque::new(),
+            timers: TimerTable::default(),
+            srtt: None,
+            rttvar: Duration::ZERO,
+            rto_backoff: 0,
+            cuts: VecDeque::new(),
+            rate,
+            next_send: now,
+            epoch: 0,
+            epoch_start: now,
+            last_heard: now,
+            handshake_started: now,
+            close_requested: false,
+            close_sent: None,
+            pending_ack: None,
+            unacked: 0,
+            last_sent: now,
+        };
+        if let State::Handshaking { nonce } = state {
+            c.control.push_back(Control::Hello(nonce));
+            c.timers.set(Timer::Control, now + c.rto(cfg));
+        }
+        c
+    }
+
+    /// The epoch length: the smoothed RTT (seed 000 §4.2 footnote 2),
+    /// floored at 1 us so that a zero RTT sample cannot make epochs empty.
+    pub(super) fn rtt(&self, cfg: &Config) -> Duration {
+        self.srtt
+            .unwrap_or(cfg.initial_rtt)
+            .max(Duration::from_micros(1))
+    }
+
+    pub(super) fn on_rtt_sample(&mut self, sample: Duration) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(sample);
+                self.rttvar = Duration::from_nanos(sample.as_nanos() / 2);
+            }
+            Some(s) => {
+                let (s, r, x) = (
+                    s.as_nanos() as i128,
+                    self.rttvar.as_nanos() as i128,
+                    sample.as_nanos() as i128,
+                );
+                let var = (3 * r + (s - x).abs()) / 4;
+                let srtt = (7 * s + x) / 8;
+                self.rttvar = Duration::from_nanos(var as u64);
+                self.srtt = Some(Duration::from_nanos(srtt as u64));
+            }
+        }
+    }
+
+    /// Application: queue a job.
+    pub(crate) fn send_job(
+        &mut self,
+        now: Instant,
+        spec: JobSpec,
+        cfg: &Config,
+    ) -> Result<u32, JobError> {
+        if self.state == State::Closed || self.close_requested {
+            return Err(JobError::NoConnection);
+        }
+        // Restart after idle (as TCP does after an RTO of silence): a new
+        // job on a quiet connection starts from the initial rate, not from
+        // whatever earlier jobs' congestion left behind.
+        let idle = !self.send.has_open_jobs()
+            && self.send.in_flight == 0
+            && now - self.last_sent >= self.rto(cfg);
+        if idle {
+            self.rate = self.pol.rate.initial(cfg.line_rate);
+        }
+        let id = self.send.add_job(now, spec, cfg, &self.pol)?;
+        if self.state == State::Established {
+            self.announce(now, id, cfg);
+        }
+        if self.state == State::Established
+            && self.timers.get(Timer::Epoch).is_none_or(|t| t <= now)
+        {
+            self.epoch_start = now;
+            self.timers.set(Timer::Epoch, now + self.rtt(cfg));
+        }
+        self.last_heard = self.last_heard.max(now);
+        Ok(id)
+    }
+
+    fn announce(&mut self, now: Instant, id: u32, cfg: &Config) {
+        self.control.push_back(Control::Job(id));
+        if let Some(j) = self.send.job_mut(id) {
+            j.control_sent = Some(now);
+        }
+        self.arm_control(now, cfg);
+    }
+
+    pub(super) fn arm_control(&mut self, now: Instant, cfg: &Config) {
+        if self.timers.get(Timer::Control).is_none() {
+            self.timers.set(Timer::Control, now + self.rto(cfg));
+        }
+    }
+
+    /// Application: close after every job finished.
+    pub(crate) fn close(&mut self, now: Instant, cfg: &Config) {
+        self.close_requested = true;
+        self.maybe_send_close(now, cfg);
+    }
+
+    fn maybe_send_close(&mut self, now: Instant, cfg: &Config) {
+        if self.close_requested
+            && self.close_sent.is_none()
+            && self.state == State::Established
+            && !self.send.busy()
+        {
+            self.control.push_back(Control::Close);
+            self.close_sent = Some(now);
+            self.arm_control(now, cfg);
+        }
+    }
+
+    /// Client: the server answered our HELLO.
+    pub(crate) fn on_hello_ack(&mut self, now: Instant, conn_id: u64, cfg: &Config) {
+        self.conn_id = conn_id;
+        self.state = State::Established;
+        self.last_heard = now;
+        let sample = now - self.handshake_started;
+        self.on_rtt_sample(sample);
+        self.timers.stop(Timer::Control);
+        self.events.push_back(Event::Connected);
+        let ids: Vec<u32> = self.send.jobs.iter().map(|j| j.id).collect();
+        for id in ids {
+            self.announce(now, id, cfg);
+        }
+        self.epoch_start = now;
+        self.timers.set(Timer::Epoch, now + self.rtt(cfg));
+    }
+
+    /// A verified packet for this connection.
+    pub(crate) fn on_packet(
+        &mut self,
+        now: Instant,
+        h: &HeaderRepr,
+        body: &[u8],
+        cfg: &Config,
+        stats: &mut EndpointStats,
+    ) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.last_heard = now;
+        match h.ty.0 {
+            PacketType::Data => self.on_data(now, h, body, cfg, stats),
+            PacketType::Ack => match AckRepr::parse(body) {
+                Ok(a) => self.on_ack(now, h, &a, cfg),
+                Err(_) => stats.drop(DropReason::Malformed),
+            },
+            PacketType::Job => match JobRepr::parse(body) {
+                Ok(j) => match self.recv.on_job(now, h.job_id, j, cfg) {
+                    Ok(fresh) => {
+                        // A JOB's header carries the peer's first DATA
+                        // sequence number; no DATA is taken before one.
+                        self.recv.seqs.start(h.seq);
+                        if fresh {
+                            let messages = self.peer_job_messages(body);
+                            self.events.push_back(Event::JobAnnounced {
+                                job: h.job_id,
+                                messages,
+                            });
+                        }
+                        self.control.push_back(Control::JobAck(h.job_id));
+                    }
+                    Err(r) => {
+                        stats.drop(r);
+                        self.control
+                            .push_back(Control::Reset(ResetReason::JobRefused));
+                    }
+                },
+                Err(_) => stats.drop(DropReason::Malformed),
+            },
+            PacketType::Fin if h.flags.has(Flags::CLOSE) => {
+                self.control.push_back(Control::FinAck {
+                    job: 0,
+                    close: true,
+                });
+                self.shutdown(JobFailure::Reset, false);
+            }
+            PacketType::Fin => {
+                if self.recv.on_fin(now, h.job_id, &mut self.events) {
+                    self.control.push_back(Control::FinAck {
+                        job: h.job_id,
+                        close: false,
+                    });
+                } else {
+                    stats.drop(DropReason::UnknownJob);
+                }
+            }
+            PacketType::FinAck if h.flags.has(Flags::CLOSE) => {
+                self.state = State::Closed;
+            }
+            PacketType::FinAck => {
+                if let Some(j) = self.send.job_mut(h.job_id) {
+                    if j.done {
+                        j.fin_acked = true;
+                    }
+                }
+                self.send.reap();
+                self.maybe_send_close(now, cfg);
+            }
+            PacketType::Reset => {
+                self.shutdown(JobFailure::Reset, true);
+            }
+            PacketType::Hello | PacketType::HelloAck => stats.drop(DropReason::Unexpected),
+            PacketType::Unknown(_) => stats.drop(DropReason::UnknownType),
+        }
+    }
+
+    fn peer_job_messages(&self, body: &[u8]) -> u64 {
+        JobRepr::parse(body)
+            .map(|j| j.groups.iter().map(|g| g.messages as u64).sum())
+            .unwrap_or(0)
+    }
+
+    /// Tears the connection down, failing open jobs.
+    pub(crate) fn shutdown(&mut self, reason: JobFailure, report_lost: bool) {
+        for id in self.send.fail_all() {
+            self.events.push_back(Event::JobComplete {
+                job: id,
+                role: Role::Sender,
+                outcome: Err(reason.clone()),
+            });
+        }
+        for id in self.recv.fail_all() {
+            self.events.push_back(Event::JobComplete {
+                job: id,
+                role: Role::Receiver,
+                outcome: Err(reason.clone()),
+            });
+        }
+        if report_lost {
+            self.events.push_back(Event::ConnectionLost { reason });
+        }
+        self.state = State::Closed;
+        self.control.retain(|c| matches!(c, Control::FinAck { .. }));
+        for t in [
+            Timer::Pacing,
+            Timer::Loss,
+            Timer::Epoch,
+            Timer::Control,
+            Timer::Idle,
+            Timer::Probe,
+        ] {
+            self.timers.stop(t);
+        }
+    }
+
+    /// Whether the connection can be forgotten.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state == State::Closed && self.control.is_empty() && self.events.is_empty()
+    }
+
+    /// Payload bytes held for reassembly.
+    pub(crate) fn buffered(&self) -> usize {
+        self.recv.buffered()
+    }
+
+    /// Current sending rate.
+    pub(crate) fn rate(&self) -> Rate {
+        self.rate
+    }
+}

@@ -1,0 +1,189 @@
+//! The loss timer (RTO, backoff, the tail rule and the tail loss probe),
+//! `handle_timeout`, control-packet resends and `poll_timeout`.
+
+use super::{Connection, Control, State};
+use crate::config::Config;
+use crate::event::JobFailure;
+use crate::time::{Duration, Instant};
+use crate::timer::Timer;
+
+/// How long (epochs) a spurious timer loss keeps the tail's timer backing off.
+const DOUBT_EPOCHS: u64 = 16;
+
+/// At most `2^6 = 64` times the base RTO after consecutive timeouts.
+const MAX_RTO_BACKOFF: u32 = 6;
+
+impl Connection {
+    /// The retransmission timeout: RFC 6298's `SRTT + 4 RTTVAR`, at least
+    /// `min_rto`.
+    pub(super) fn rto(&self, cfg: &Config) -> Duration {
+        let base = match self.srtt {
+            Some(s) => s + self.rttvar.saturating_mul(4),
+            None => cfg.initial_rtt.saturating_mul(3),
+        };
+        base.max(cfg.min_rto)
+    }
+
+    /// The tail loss probe timeout: two smoothed RTTs plus the receiver's
+    /// ACK delay (RFC 8985 section 7.2's PTO).
+    fn pto(&self, cfg: &Config) -> Duration {
+        self.rtt(cfg).saturating_mul(2) + cfg.max_ack_delay
+    }
+
+    /// Whether the loss timer backs off now: while data still flows, or at
+    /// a tail when a timer-declared loss proved spurious in the last
+    /// [`DOUBT_EPOCHS`] epochs (the RTO is known to be too short here).
+    fn backs_off(&self) -> bool {
+        self.send.has_data()
+            || self
+                .send
+                .spurious_timer_epoch
+                .is_some_and(|e| self.epoch.saturating_sub(e) <= DOUBT_EPOCHS)
+    }
+
+    /// The loss timer's timeout: the RTO doubled per consecutive
+    /// loss-declaring timer, but never past half the idle timeout (a peer
+    /// that is merely slow must not look silent). Control packets (JOB,
+    /// FIN, HELLO) keep the plain RTO: DATA of an unannounced job is
+    /// dropped by the receiver, so their resends must stay quick.
+    pub(super) fn loss_rto(&self, cfg: &Config) -> Duration {
+        let rto = self.rto(cfg);
+        if !self.backs_off() {
+            return rto; // a tail: see `handle_timeout`
+        }
+        let cap = Duration::from_nanos(cfg.idle_timeout.as_nanos() / 2).max(rto);
+        rto.saturating_mul(1 << self.rto_backoff).min(cap)
+    }
+
+    pub(super) fn arm_loss_timer(&mut self, cfg: &Config) {
+        let loss = self.send.oldest_in_flight().map(|t| t + self.loss_rto(cfg));
+        match loss {
+            Some(t) => self.timers.set(Timer::Loss, t),
+            None => self.timers.stop(Timer::Loss),
+        }
+        // A tail: probe one PTO after the last packet, where that comes
+        // before the loss timer (whose RTO carries 4 RTTVAR and backoff).
+        let probe = self.last_sent + self.pto(cfg);
+        match loss {
+            Some(t) if probe < t && self.send.can_probe() => self.timers.set(Timer::Probe, probe),
+            _ => self.timers.stop(Timer::Probe),
+        }
+    }
+
+    pub(crate) fn handle_timeout(&mut self, now: Instant, cfg: &Config) {
+        if self.state == State::Closed {
+            return;
+        }
+        if let State::Handshaking { nonce } = self.state {
+            if now - self.handshake_started >= cfg.idle_timeout {
+                self.shutdown(JobFailure::PeerUnresponsive, true);
+                return;
+            }
+            if self.timers.expired(Timer::Control, now) {
+                self.control.push_back(Control::Hello(nonce));
+                self.timers.set(Timer::Control, now + self.rto(cfg));
+            }
+            return;
+        }
+        let outstanding = self.send.busy() || self.close_sent.is_some();
+        if outstanding && now - self.last_heard >= cfg.idle_timeout {
+            self.shutdown(JobFailure::PeerUnresponsive, true);
+            return;
+        }
+        if self.timers.expired(Timer::Loss, now) {
+            // While data still flows, only packets older than the
+            // backed-off RTO are declared, and each such round backs the
+            // timer off: a stalled receiver must not have every packet sent
+            // meanwhile declared lost again and again. At a tail (nothing
+            // left to send) no later packet can reveal a loss and the timer
+            // is the only detector: it keeps the plain RTO (a tail lost
+            // packet by packet would otherwise wait RTO, 2 RTO, 4 RTO...),
+            // unless timer losses proved spurious lately (incast behind a
+            // stalled receiver: the plain RTO there declared ~11 000
+            // packets that arrived).
+            let backs_off = self.backs_off();
+            let age = self.loss_rto(cfg);
+            let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
+            if self.send.detect_timeout(deadline, cfg, &self.pol) > 0 && backs_off {
+                self.rto_backoff = (self.rto_backoff + 1).min(MAX_RTO_BACKOFF);
+            }
+            self.after_progress(now, cfg);
+        }
+        if self.timers.expired(Timer::Probe, now) {
+            self.timers.stop(Timer::Probe);
+            if self.send.can_probe() {
+                self.send.queue_probe(&self.pol);
+            }
+        }
+        if self.timers.expired(Timer::Epoch, now) {
+            self.end_epoch(now, cfg);
+        }
+        if self.timers.expired(Timer::Control, now) {
+            self.timers.stop(Timer::Control);
+            self.resend_control(now, cfg);
+        }
+        if self.timers.expired(Timer::AckDelay, now) {
+            self.flush_ack();
+        }
+    }
+
+    fn resend_control(&mut self, now: Instant, cfg: &Config) {
+        let rto = self.rto(cfg);
+        let mut any = false;
+        let due: Vec<(u32, bool)> = self
+            .send
+            .jobs
+            .iter()
+            .filter_map(|j| match j.control_sent {
+                Some(t) if t + rto <= now => Some((j.id, j.done)),
+                Some(_) => {
+                    any = true;
+                    None
+                }
+                None => None,
+            })
+            .collect();
+        for (id, done) in due {
+            self.control.push_back(if done {
+                Control::Fin { job: id }
+            } else {
+                Control::Job(id)
+            });
+            if let Some(j) = self.send.job_mut(id) {
+                j.control_sent = Some(now);
+            }
+            any = true;
+        }
+        if let Some(t) = self.close_sent {
+            if t + rto <= now {
+                self.control.push_back(Control::Close);
+                self.close_sent = Some(now);
+            }
+            any = true;
+        }
+        if any {
+            self.timers.set(Timer::Control, now + rto);
+        }
+    }
+
+    pub(crate) fn poll_timeout(&mut self, now: Instant, cfg: &Config) -> Option<Instant> {
+        if self.state == State::Closed {
+            return None;
+        }
+        if self.state == State::Established && (self.send.busy() || self.close_sent.is_some()) {
+            self.timers
+                .set(Timer::Idle, self.last_heard + cfg.idle_timeout);
+        } else if let State::Handshaking { .. } = self.state {
+            self.timers
+                .set(Timer::Idle, self.handshake_started + cfg.idle_timeout);
+        } else {
+            self.timers.stop(Timer::Idle);
+        }
+        if self.state == State::Established && self.send.has_data() && self.next_send > now {
+            self.timers.set(Timer::Pacing, self.next_send);
+        } else {
+            self.timers.stop(Timer::Pacing);
+        }
+        self.timers.next()
+    }
+}

@@ -1,0 +1,160 @@
+//! Outgoing datagrams: paced DATA packets and control packets, written
+//! into the driver's buffer.
+
+use super::{Connection, Control, Out, State};
+use crate::config::Config;
+use crate::time::Instant;
+use crate::timer::Timer;
+use crate::wire::header::PacketTypeField;
+use crate::wire::{AckRepr, Flags, HeaderRepr, HelloRepr, PacketType, HEADER_LEN};
+
+impl Connection {
+    /// Whether a packet could be emitted now.
+    pub(crate) fn wants_to_send(&self, now: Instant) -> bool {
+        !self.control.is_empty()
+            || (self.state == State::Established && self.send.has_data() && self.next_send <= now)
+    }
+
+    pub(crate) fn poll_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        cfg: &Config,
+    ) -> Option<Out> {
+        if let Some(c) = self.control.pop_front() {
+            return Some(self.emit_control(c, buf));
+        }
+        if self.state != State::Established || now < self.next_send {
+            return None;
+        }
+        if buf.len() < cfg.mtu {
+            return None;
+        }
+        let np = self.send.next_packet(&self.pol, cfg.bundle_bytes)?;
+        let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
+        let bundle = self.send.bundling();
+        let seq = self.send.on_sent(now, &np);
+        self.last_sent = now;
+        let queue = self
+            .send
+            .job_mut(np.job)
+            .map_or(0, |j| j.groups[np.group_idx as usize].queue);
+        let mut flags = Flags::default();
+        flags.set(Flags::APPROX_CRC, approx);
+        flags.set(Flags::TENSOR, elems.is_some());
+        flags.set(Flags::BUNDLE, bundle);
+        flags.set(
+            Flags::PREFIX_BY_TRANSPORT,
+            cfg.transport_checksums && precise > 0,
+        );
+        let (es, ee) = elems.unwrap_or((0, 0));
+        let h = HeaderRepr {
+            ty: PacketTypeField(PacketType::Data),
+            flags,
+            conn_id: self.conn_id,
+            job_id: np.job,
+            group: np.group_id,
+            epoch: self.epoch as u16,
+            msg_id: np.msg_id,
+            seq,
+            pkt_index: np.pkt,
+            pkt_count: np.pkt_count,
+            elem_start: es,
+            elem_end: ee,
+            precise_len: precise as u16,
+            body_len: body_len as u16,
+        };
+        h.emit(buf);
+        let len = HEADER_LEN + body_len;
+        crate::wire::Packet::new_unchecked(&mut buf[..len]).fill_checksum();
+        // Pacing: the next packet may leave one serialisation time later;
+        // a sender woken late may catch up by at most `pacing_burst`.
+        let gap = self.rate.time_for(len);
+        let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
+        self.next_send = self.next_send.max(floor) + gap;
+        if !self.send.has_data() {
+            self.arm_loss_timer(cfg); // a tail begins: the probe too
+        } else if self.timers.get(Timer::Loss).is_none() {
+            self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
+        }
+        Some(Out {
+            len,
+            queue,
+            precise_len: precise,
+        })
+    }
+
+    fn emit_control(&mut self, c: Control, buf: &mut [u8]) -> Out {
+        let mut h = HeaderRepr {
+            conn_id: self.conn_id,
+            ..HeaderRepr::default()
+        };
+        let mut body = [0u8; 16 + 8 * crate::wire::MAX_ACK_RANGES];
+        let mut job_body = Vec::new();
+        let n = match c {
+            Control::Hello(nonce) => {
+                h.ty = PacketTypeField(PacketType::Hello);
+                h.conn_id = 0;
+                HelloRepr { nonce }.emit(&mut body);
+                HelloRepr::LEN
+            }
+            Control::Ack { h: echo, ack } => {
+                h = echo;
+                ack.emit(&mut body);
+                ack.buffer_len()
+            }
+            Control::JobAck(job) => {
+                h.ty = PacketTypeField(PacketType::Ack);
+                h.job_id = job;
+                h.flags = Flags(Flags::JOB_KNOWN);
+                let a = AckRepr::new(0, 0, 0);
+                a.emit(&mut body);
+                a.buffer_len()
+            }
+            Control::Job(job) => {
+                h.ty = PacketTypeField(PacketType::Job);
+                h.job_id = job;
+                h.seq = self.send.first_seq();
+                if let Some(j) = self.send.job_mut(job) {
+                    job_body = vec![0u8; j.repr.buffer_len()];
+                    j.repr.emit(&mut job_body);
+                }
+                0
+            }
+            Control::Fin { job } => {
+                h.ty = PacketTypeField(PacketType::Fin);
+                h.job_id = job;
+                0
+            }
+            Control::FinAck { job, close } => {
+                h.ty = PacketTypeField(PacketType::FinAck);
+                h.job_id = job;
+                h.flags.set(Flags::CLOSE, close);
+                0
+            }
+            Control::Close => {
+                h.ty = PacketTypeField(PacketType::Fin);
+                h.flags = Flags(Flags::CLOSE);
+                0
+            }
+            Control::Reset(r) => {
+                h.ty = PacketTypeField(PacketType::Reset);
+                body[0] = r.code();
+                1
+            }
+        };
+        let b: &[u8] = if job_body.is_empty() {
+            &body[..n]
+        } else {
+            &job_body
+        };
+        h.body_len = b.len() as u16;
+        h.precise_len = b.len() as u16;
+        let len = h.emit_with_body(buf, b);
+        Out {
+            len,
+            queue: 0,
+            precise_len: b.len(),
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Announced jobs on the receive side: the JOB that opens one (checked
+//! against the limits) and the FIN that ends it, with its report.
+
+use super::{RecvGroup, RecvJob, RecvSide};
+use crate::bitset::BitSet;
+use crate::config::Config;
+use crate::event::{Event, GroupReport, JobFailure, JobReport, Role};
+use crate::stats::DropReason;
+use crate::tensor::TensorAssembly;
+use crate::time::Instant;
+use crate::wire::JobRepr;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Finished job ids remembered so late packets are ignored quietly.
+const RECENT_DONE: usize = 64;
+
+impl RecvSide {
+    /// Handles a JOB announcement; `Ok(true)` when it is new.
+    pub(crate) fn on_job(
+        &mut self,
+        now: Instant,
+        id: u32,
+        repr: JobRepr,
+        cfg: &Config,
+    ) -> Result<bool, DropReason> {
+        if self.jobs.iter().any(|j| j.id == id) || self.recent_done.contains(&id) {
+            return Ok(false);
+        }
+        let total: u64 = repr.groups.iter().map(|g| g.messages as u64).sum();
+        if total > cfg.limits.max_messages_per_job as u64
+            || self.jobs.len() >= cfg.limits.max_jobs_per_connection
+        {
+            return Err(DropReason::CapExceeded);
+        }
+        let bitmap_bytes: usize = repr
+            .groups
+            .iter()
+            .map(|g| (g.messages as usize).div_ceil(8))
+            .sum();
+        let tensor_bytes = repr
+            .tensor
+            .map_or(0, |t| t.total_elems as usize * t.dtype.size());
+        let charge = bitmap_bytes + tensor_bytes;
+        if self.buffered + charge > cfg.limits.max_buffered_bytes {
+            return Err(DropReason::CapExceeded);
+        }
+        self.buffered += charge;
+        let tensor = repr
+            .tensor
+            .map(|t| TensorAssembly::new(t.dtype, t.total_elems, t.elems_per_chunk));
+        self.jobs.push(RecvJob {
+            id,
+            groups: repr
+                .groups
+                .iter()
+                .map(|g| RecvGroup {
+                    id: g.id,
+                    messages: g.messages,
+                    must: g.must_deliver,
+                    delivered: 0,
+                    done: BitSet::new(g.messages as usize),
+                    partial: BTreeMap::new(),
+                    next_in_order: 0,
+                    held: BTreeMap::new(),
+                })
+                .collect(),
+            tensor,
+            tensor_ready: false,
+            started: now,
+            packets: 0,
+            bytes: 0,
+        });
+        Ok(true)
+    }
+
+    /// The sender finished job `id`: report abandoned messages and the outcome.
+    /// Returns `false` for a FIN of a job never seen.
+    pub(crate) fn on_fin(&mut self, now: Instant, id: u32, events: &mut VecDeque<Event>) -> bool {
+        let Some(ji) = self.jobs.iter().position(|j| j.id == id) else {
+            return self.recent_done.contains(&id);
+        };
+        let job = self.jobs.remove(ji);
+        let mut failure = None;
+        let mut groups = Vec::new();
+        for g in &job.groups {
+            for m in 0..g.messages {
+                if !g.done.get(m as usize) {
+                    events.push_back(Event::MessageAbandoned {
+                        job: id,
+                        group: g.id,
+                        msg: m,
+                    });
+                }
+            }
+            for p in g.partial.values() {
+                self.buffered = self.buffered.saturating_sub(p.charged);
+            }
+            for m in g.held.values() {
+                self.buffered = self.buffered.saturating_sub(m.payload.len());
+            }
+            if g.delivered < g.must && failure.is_none() {
+                failure = Some(JobFailure::GuaranteeMissed {
+                    group: g.id,
+                    delivered: g.delivered,
+                    must: g.must,
+                });
+            }
+            groups.push(GroupReport {
+                id: g.id,
+                messages: g.messages,
+                must_deliver: g.must,
+                delivered: g.delivered,
+                abandoned: g.messages - g.delivered,
+            });
+        }
+        let bitmap_bytes: usize = job
+            .groups
+            .iter()
+            .map(|g| (g.messages as usize).div_ceil(8))
+            .sum();
+        let tensor_bytes = job.tensor.as_ref().map_or(0, |t| t.byte_len());
+        self.buffered = self.buffered.saturating_sub(bitmap_bytes + tensor_bytes);
+        if let Some(t) = &job.tensor {
+            if !job.tensor_ready {
+                events.push_back(Event::TensorReady {
+                    job: id,
+                    dtype: t.dtype(),
+                    data: t.data().to_vec(),
+                    missing: t.missing(),
+                    fraction: t.fraction(),
+                });
+            }
+        }
+        let outcome = match failure {
+            Some(f) => Err(f),
+            None => Ok(JobReport {
+                job: id,
+                groups,
+                jct: now - job.started,
+                packets: job.packets,
+                retransmissions: 0,
+                lost_packets: 0,
+                lost_by_timer: 0,
+                spurious_losses: 0,
+                tail_probes: 0,
+                bytes: job.bytes,
+            }),
+        };
+        events.push_back(Event::JobComplete {
+            job: id,
+            role: Role::Receiver,
+            outcome,
+        });
+        self.recent_done.push_back(id);
+        if self.recent_done.len() > RECENT_DONE {
+            self.recent_done.pop_front();
+        }
+        true
+    }
+}

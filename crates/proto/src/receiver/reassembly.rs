@@ -1,0 +1,190 @@
+//! DATA packets into messages: checks, reassembly of multi-packet messages,
+//! tensor assembly, and hand-over to the application (in order for
+//! reliable groups).
+
+use super::{DataVerdict, Held, Partial, RecvGroup, RecvSide, PER_PACKET_OVERHEAD};
+use crate::config::{Config, Integrity};
+use crate::event::Event;
+use crate::sender::APPROX_CRC_LEN;
+use crate::stats::DropReason;
+use crate::wire::{Flags, HeaderRepr};
+use std::collections::VecDeque;
+
+impl RecvSide {
+    /// Handles a DATA packet whose header and precise prefix verified.
+    pub(crate) fn on_data(
+        &mut self,
+        h: &HeaderRepr,
+        body: &[u8],
+        cfg: &Config,
+        events: &mut VecDeque<Event>,
+    ) -> DataVerdict {
+        let Some(ji) = self.jobs.iter().position(|j| j.id == h.job_id) else {
+            if self.recent_done.contains(&h.job_id) {
+                return DataVerdict::Late;
+            }
+            return DataVerdict::Drop(DropReason::UnknownJob);
+        };
+        if h.flags.has(Flags::PREFIX_BY_TRANSPORT) && !cfg.transport_checksums {
+            // Nothing here checked the precise prefix: refuse it.
+            return DataVerdict::Drop(DropReason::BadChecksum);
+        }
+        // Split off and check the approximate region's trailer.
+        let mut payload = body;
+        let mut damaged = false;
+        if h.flags.has(Flags::APPROX_CRC) {
+            if body.len() < h.precise_len as usize + APPROX_CRC_LEN {
+                return DataVerdict::Drop(DropReason::OutOfRange);
+            }
+            let (p, crc) = body.split_at(body.len() - APPROX_CRC_LEN);
+            payload = p;
+            let want = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+            damaged = crate::wire::crc::crc32c(&p[h.precise_len as usize..]) != want;
+            if damaged && cfg.integrity == Integrity::Strict {
+                return DataVerdict::Drop(DropReason::DamagedApproximate);
+            }
+        } else if (h.precise_len as usize) != body.len() && cfg.integrity == Integrity::Strict {
+            // An approximate region with no checksum at all cannot be verified.
+            return DataVerdict::Drop(DropReason::DamagedApproximate);
+        }
+        let unchecked = !h.flags.has(Flags::APPROX_CRC) && (h.precise_len as usize) < payload.len();
+        let job = &mut self.jobs[ji];
+        let Some(gi) = job.groups.iter().position(|g| g.id == h.group) else {
+            return DataVerdict::Drop(DropReason::OutOfRange);
+        };
+        let tensor_chunk = h.flags.has(Flags::TENSOR);
+        if tensor_chunk != job.tensor.is_some() {
+            return DataVerdict::Drop(DropReason::Inconsistent);
+        }
+        if let Some(t) = &job.tensor {
+            if h.pkt_count != 1 || !t.range_ok(h.msg_id, h.elem_start, h.elem_end) {
+                return DataVerdict::Drop(DropReason::OutOfRange);
+            }
+        }
+        if h.flags.has(Flags::BUNDLE) {
+            return self.on_bundle(ji, gi, h, body, cfg, events);
+        }
+        let g = &mut job.groups[gi];
+        if h.msg_id >= g.messages {
+            return DataVerdict::Drop(DropReason::OutOfRange);
+        }
+        if g.done.get(h.msg_id as usize) {
+            return DataVerdict::Ack; // duplicate of a delivered message
+        }
+        let keep = cfg.keep_payloads || job.tensor.is_some();
+        let cost = PER_PACKET_OVERHEAD + if keep { payload.len() } else { 0 };
+        let first_of_msg = !g.partial.contains_key(&h.msg_id);
+        let slot_cost = if first_of_msg {
+            h.pkt_count as usize * 24
+        } else {
+            0
+        };
+        // Over the cap, only the next in-order message of a reliable group
+        // may still grow, so that reliable transfer cannot deadlock.
+        let is_next = g.reliable() && h.msg_id == g.next_in_order;
+        if self.buffered + cost + slot_cost > cfg.limits.max_buffered_bytes && !is_next {
+            return DataVerdict::Drop(DropReason::CapExceeded);
+        }
+        let (bytes, precise, damaged, unchecked) = if h.pkt_count == 1 && first_of_msg {
+            // A one-packet message completes at once: no reassembly state.
+            job.packets += 1;
+            job.bytes += payload.len() as u64;
+            let bytes = if keep { payload.to_vec() } else { Vec::new() };
+            (bytes, h.precise_len as usize, damaged, unchecked)
+        } else {
+            let part = g.partial.entry(h.msg_id).or_insert_with(|| Partial {
+                got: vec![None; h.pkt_count as usize],
+                charged: slot_cost,
+                ..Partial::default()
+            });
+            if part.got.len() != h.pkt_count as usize {
+                return DataVerdict::Drop(DropReason::Inconsistent);
+            }
+            let slot = &mut part.got[h.pkt_index as usize];
+            if slot.is_some() {
+                return DataVerdict::Ack;
+            }
+            *slot = Some(if keep { payload.to_vec() } else { Vec::new() });
+            if first_of_msg {
+                self.buffered += slot_cost;
+            }
+            self.buffered += cost;
+            part.charged += cost;
+            part.got_count += 1;
+            part.damaged |= damaged;
+            part.unchecked |= unchecked;
+            part.precise += h.precise_len as usize;
+            job.packets += 1;
+            job.bytes += payload.len() as u64;
+            if part.got_count < h.pkt_count {
+                return DataVerdict::Ack;
+            }
+            // Message complete.
+            let part = g.partial.remove(&h.msg_id).unwrap_or_default();
+            self.buffered -= part.charged;
+            let bytes = if part.got.len() == 1 {
+                part.got.into_iter().next().flatten().unwrap_or_default()
+            } else {
+                part.got.into_iter().flatten().collect::<Vec<_>>().concat()
+            };
+            (bytes, part.precise, part.damaged, part.unchecked)
+        };
+        g.done.insert(h.msg_id as usize);
+        g.delivered += 1;
+        if let Some(t) = &mut job.tensor {
+            t.put(h.msg_id, &bytes);
+            if !job.tensor_ready && g.delivered >= g.must {
+                job.tensor_ready = true;
+                events.push_back(Event::TensorReady {
+                    job: job.id,
+                    dtype: t.dtype(),
+                    data: t.data().to_vec(),
+                    missing: t.missing(),
+                    fraction: t.fraction(),
+                });
+            }
+            return DataVerdict::Ack;
+        }
+        let msg = Held {
+            payload: bytes,
+            precise,
+            damaged,
+            unchecked,
+        };
+        hand_over(g, job.id, h.msg_id, msg, &mut self.buffered, events);
+        DataVerdict::Ack
+    }
+}
+
+/// Hands a complete message of group `g` to the application: at once for
+/// approximate groups, in message order for reliable ones (held meanwhile,
+/// its bytes counted in `buffered`).
+pub(super) fn hand_over(
+    g: &mut RecvGroup,
+    job: u32,
+    id: u32,
+    m: Held,
+    buffered: &mut usize,
+    events: &mut VecDeque<Event>,
+) {
+    let deliver = |group: u16, id: u32, m: Held| Event::MessageDelivered {
+        job,
+        group,
+        msg: id,
+        payload: m.payload,
+        precise_len: m.precise,
+        damaged: m.damaged,
+        unchecked: m.unchecked,
+    };
+    if g.reliable() {
+        *buffered += m.payload.len();
+        g.held.insert(id, m);
+        while let Some(m) = g.held.remove(&g.next_in_order) {
+            *buffered -= m.payload.len();
+            events.push_back(deliver(g.id, g.next_in_order, m));
+            g.next_in_order += 1;
+        }
+    } else {
+        events.push_back(deliver(g.id, id, m));
+    }
+}
