@@ -73,3 +73,17 @@ pub fn start(pair: &mut Pair, spec: approxnet_proto::JobSpec) -> u32 {
         .send_job(pair.now, h, spec)
         .expect("job accepted")
 }
+
+/// Asserts that the sender declared at most 5 more packets lost than the
+/// forward link really dropped (and that it dropped some): losses beyond
+/// that would be false ones.
+#[allow(dead_code)] // not every test file uses it
+pub fn assert_no_false_losses(pair: &Pair, s: &approxnet_proto::JobReport, what: &str) {
+    let dropped = pair.forward.stats.random_drops + pair.forward.stats.buffer_drops;
+    assert!(dropped > 0, "{what}: the link dropped nothing");
+    assert!(
+        s.lost_packets <= dropped + 5,
+        "{what}: declared {} lost, the link dropped {dropped}",
+        s.lost_packets
+    );
+}
