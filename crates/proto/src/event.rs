@@ -103,8 +103,12 @@ pub struct EpochStats {
     pub epoch: u64,
     /// Connection TLR used this epoch.
     pub tlr: f64,
-    /// Measured loss `rho` of the epoch just ended.
+    /// Measured loss `rho` of the epoch just ended (0 when `resolved` is 0:
+    /// no packet's fate became known, the rate was left as it was).
     pub rho: f64,
+    /// Packets whose fate (acknowledged or declared lost) became known
+    /// during the epoch: the sample `rho` was measured on.
+    pub resolved: u64,
     /// Sending rate for the next epoch.
     pub rate: Rate,
     /// Queue of the first active approximate group (0 if none).

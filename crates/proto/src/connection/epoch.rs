@@ -98,6 +98,7 @@ impl Connection {
                 epoch: self.epoch,
                 tlr,
                 rho: if rho.is_nan() { 0.0 } else { rho },
+                resolved,
                 rate: self.rate,
                 queue: queue.unwrap_or(0),
                 length: self.rtt(cfg),

@@ -97,6 +97,7 @@ fn epoch_summary(samples: &[EpochSample], origin_ns: u64) -> (Json, Json) {
                     ("queue", Json::Int(u64::from(s.stats.queue))),
                     ("tlr", Json::Num(s.stats.tlr)),
                     ("rho", Json::Num(s.stats.rho)),
+                    ("resolved", Json::Int(s.stats.resolved)),
                     ("rate_gbps", Json::Num(s.stats.rate.as_bps() / 1e9)),
                     (
                         "epoch_us",
