@@ -240,18 +240,28 @@ fn report(label: &str, epochs: &[EpochSample]) {
     );
 }
 
-#[test]
-fn kernel_ce_marks_reach_the_receiver_and_slow_the_sender() {
+/// One marked run in a fresh namespace (removed afterwards), its marked
+/// fraction checked and its epochs reported; `None` (after printing
+/// "skipped") where namespaces or nftables are not available.
+fn checked_marked_run(ecn_reaction: bool) -> Option<Run> {
     let ns = match Netns::new() {
         Ok(ns) => ns,
         Err(why) => {
             eprintln!("skipped: {why}");
-            return;
+            return None;
         }
     };
-    let run = marked_run(&ns, true);
+    let run = marked_run(&ns, ecn_reaction);
     assert_marked_fraction(&run);
-    report("ecn_reaction = true", &run.epochs);
+    report(&format!("ecn_reaction = {ecn_reaction}"), &run.epochs);
+    Some(run)
+}
+
+#[test]
+fn kernel_ce_marks_reach_the_receiver_and_slow_the_sender() {
+    let Some(run) = checked_marked_run(true) else {
+        return;
+    };
     assert!(
         cuts_without_loss(&run.epochs) > 0,
         "no epoch cut the rate for marks alone"
@@ -268,16 +278,9 @@ fn kernel_ce_marks_reach_the_receiver_and_slow_the_sender() {
 
 #[test]
 fn without_ecn_reaction_marks_are_counted_but_do_not_slow_the_sender() {
-    let ns = match Netns::new() {
-        Ok(ns) => ns,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some(run) = checked_marked_run(false) else {
+        return;
     };
-    let run = marked_run(&ns, false);
-    assert_marked_fraction(&run);
-    report("ecn_reaction = false", &run.epochs);
     // Loopback may still lose a datagram now and then (a full socket buffer);
     // such epochs may cut, loss-free ones must not.
     assert_eq!(cuts_without_loss(&run.epochs), 0);
