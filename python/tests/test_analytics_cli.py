@@ -7,19 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from approxnet.cli import cli
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def error_line(r: Result) -> str:
-    lines = [x for x in r.output.splitlines() if x.startswith("Error:")]
-    assert len(lines) == 1, r.output
-    return lines[0]
+from cli_runner import error_line, invoke
 
 
 @pytest.mark.parametrize(

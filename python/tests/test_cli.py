@@ -8,23 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from approxnet.cli import cli
+from cli_runner import error_line, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "experiments" / "netapprox" / "demo.toml")
 SHORT = ["--set", "duration_ms=0.5", "--set", "jobs.0.stop_ms=0.3"]
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def error_line(r: Result) -> str:
-    lines = [x for x in r.output.splitlines() if x.startswith("Error:")]
-    assert len(lines) == 1, r.output
-    return lines[0]
 
 
 COMMANDS = [
