@@ -416,7 +416,9 @@ impl AtpAdapter {
 }
 
 impl HostAdapter for AtpAdapter {
-    fn start_job(&mut self, now: Instant, job: &Job, io: &mut HostIo) {
+    fn produce(&mut self, _now: Instant, _job: &Job, _from: u32, _to: u32, _io: &mut HostIo) {}
+
+    fn start_job(&mut self, now: Instant, job: &Job, _ready: u32, io: &mut HostIo) {
         let Scheme::Atp(variant) = job.scheme else {
             return;
         };

@@ -31,6 +31,10 @@ pub struct Job {
     pub start: Instant,
     /// Message sizes.
     pub msgs: Vec<u64>,
+    /// When each message is produced, ns after `start` (non-decreasing);
+    /// empty when every message is ready at `start`. Seed 000 §2.2 / §7.1:
+    /// jobs produce their messages over time.
+    pub ready_ns: Vec<u64>,
     /// Minimal sampling rate.
     pub msr: f64,
     /// Messages that must arrive: ceil(MSR * N) for approximate jobs, N otherwise.

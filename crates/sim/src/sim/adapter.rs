@@ -95,8 +95,14 @@ impl HostIo {
 
 /// Drives per-host sans-IO endpoints inside the simulator.
 pub trait HostAdapter {
-    /// A job of this adapter's kind arrives at its sender.
-    fn start_job(&mut self, now: Instant, job: &Job, io: &mut HostIo);
+    /// A job of this adapter's kind arrives at its sender: the job is
+    /// opened with all its `N` messages announced, and messages
+    /// `[0, ready)` of `job.msgs` are handed over (every message when
+    /// `job.ready_ns` is empty).
+    fn start_job(&mut self, now: Instant, job: &Job, ready: u32, io: &mut HostIo);
+    /// The application produced messages `[from, to)` of a job started
+    /// earlier (seed 000 §7.1: messages arrive over time).
+    fn produce(&mut self, now: Instant, job: &Job, from: u32, to: u32, io: &mut HostIo);
     /// A datagram from `(host, port)` `from` arrived at `host`, port `port`.
     fn on_datagram(
         &mut self,

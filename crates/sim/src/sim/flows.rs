@@ -20,7 +20,8 @@ impl Simulator {
                     return; // no adapter installed: the job never completes
                 };
                 let job = &self.jobs[j as usize];
-                a.start_job(now, job, &mut io);
+                let ready = job.msgs.len() as u32;
+                a.start_job(now, job, ready, &mut io);
                 self.jobs[j as usize].sent_msgs = self.jobs[j as usize].msgs.len() as u32;
                 self.adapter = Some(a);
                 self.apply_io(now, src, io);

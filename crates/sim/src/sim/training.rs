@@ -58,6 +58,7 @@ impl Simulator {
                 dst: tr.dst,
                 start: now,
                 needed: Job::needed_for(msgs.len() as u32, msr, approximate),
+                ready_ns: Vec::new(),
                 msgs,
                 msr,
                 scheme,
