@@ -261,6 +261,25 @@ impl Endpoint {
         r
     }
 
+    /// Hands over messages of a streaming job (one opened with
+    /// [`JobSpec::announce`]) as the application produces them. Once the
+    /// job has met its MSR they are discarded ([`crate::Pushed::JobComplete`]).
+    pub fn push_messages(
+        &mut self,
+        now: Instant,
+        h: ConnectionHandle,
+        job: u32,
+        msgs: Vec<crate::job::MessageSpec>,
+    ) -> Result<crate::Pushed, JobError> {
+        self.tick(now);
+        let i = self.index(h).ok_or(JobError::NoConnection)?;
+        let cfg = self.cfg;
+        let c = self.conns[i].as_mut().ok_or(JobError::NoConnection)?;
+        let r = c.push_messages(now, job, msgs, &cfg);
+        self.touched(i);
+        r
+    }
+
     /// Closes a connection once its jobs are done.
     pub fn close(&mut self, now: Instant, h: ConnectionHandle) {
         self.tick(now);

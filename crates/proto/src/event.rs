@@ -43,8 +43,12 @@ pub struct JobReport {
     /// Tail loss probes sent (sender view; each also counts as a
     /// retransmission).
     pub tail_probes: u64,
-    /// Payload bytes the job carries in total.
+    /// Payload bytes of the messages handed to the job (for a streaming
+    /// job: those produced before it completed).
     pub bytes: u64,
+    /// Sender view: payload bytes of handed-over messages that never left,
+    /// because the receiver held `ceil(MSR * N)` of every group first.
+    pub unsent_bytes: u64,
 }
 
 impl JobReport {
@@ -148,6 +152,12 @@ pub enum Event {
         damaged: bool,
         /// Bytes past the precise prefix were covered by no checksum at all.
         unchecked: bool,
+    },
+    /// Receiver: every group of the job holds `ceil(MSR * N)` messages
+    /// (sent once); the sender is told in the ACKs and stops.
+    JobSatisfied {
+        /// Job id.
+        job: u32,
     },
     /// Receiver: the sender finished without this message.
     MessageAbandoned {

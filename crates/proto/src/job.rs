@@ -40,6 +40,11 @@ pub struct GroupSpec {
     pub id: u16,
     /// The group's MSR.
     pub msr: Msr,
+    /// Messages the group will have in all, when the application hands
+    /// them over as it produces them (seed 000 §3.3.2: "informs ApproxLib
+    /// about the size of a job N before starting the job"); `None`: the
+    /// messages given with the job are all of them.
+    pub announced: Option<u32>,
 }
 
 /// The bytes of one message.
@@ -153,6 +158,22 @@ pub enum JobError {
     /// The connection handle is unknown or closed.
     #[error("no such open connection")]
     NoConnection,
+    /// More messages handed to a group than it announced.
+    #[error("group {group} announced {announced} messages; message {msg} is one too many")]
+    GroupFull {
+        /// Group id.
+        group: u16,
+        /// Its announced count.
+        announced: u32,
+        /// Index of the message that overflowed it.
+        msg: usize,
+    },
+    /// Messages pushed to a job this connection does not have open.
+    #[error("job {0} is not a job in progress on this connection")]
+    UnknownJob(u32),
+    /// A tensor job cannot stream.
+    #[error("a tensor job cannot announce messages for later")]
+    TensorStreaming,
 }
 
 impl JobSpec {
@@ -162,6 +183,7 @@ impl JobSpec {
             groups: vec![GroupSpec {
                 id: 0,
                 msr: Msr::new(msr)?,
+                announced: None,
             }],
             messages: Vec::new(),
             tensor: None,
@@ -188,9 +210,41 @@ impl JobSpec {
         let msr = Msr::new(msr)?;
         match self.groups.iter_mut().find(|g| g.id == id) {
             Some(g) => g.msr = msr,
-            None => self.groups.push(GroupSpec { id, msr }),
+            None => self.groups.push(GroupSpec {
+                id,
+                msr,
+                announced: None,
+            }),
         }
         Ok(self)
+    }
+
+    /// Announces that group `id` (defined already) will have `n` messages
+    /// in all: the job streams, and the messages not given here are handed
+    /// over later with `Endpoint::push_messages` as they are produced. The
+    /// job still completes once `ceil(MSR * n)` of every group arrived.
+    pub fn announce(mut self, id: u16, n: u32) -> Result<JobSpec, JobError> {
+        if n == 0 {
+            return Err(JobError::Empty);
+        }
+        let g = self
+            .groups
+            .iter_mut()
+            .find(|g| g.id == id)
+            .ok_or(JobError::UnknownGroup { msg: 0, group: id })?;
+        g.announced = Some(n);
+        Ok(self)
+    }
+
+    /// A streaming job of `n` messages in group 0 with the global `msr`,
+    /// none of them produced yet (see [`JobSpec::announce`]).
+    pub fn streaming(msr: f64, n: u32) -> Result<JobSpec, JobError> {
+        JobSpec::new(msr)?.announce(0, n)
+    }
+
+    /// Whether some group announces more messages than the job carries now.
+    pub fn is_streaming(&self) -> bool {
+        self.groups.iter().any(|g| g.announced.is_some())
     }
 
     /// Adds a fully precise message of real bytes to `group` (a damaged
@@ -227,6 +281,7 @@ impl JobSpec {
             groups: vec![GroupSpec {
                 id: 0,
                 msr: Msr(t.deliver_fraction),
+                announced: None,
             }],
             messages: Vec::new(),
             tensor: Some(t),
@@ -240,7 +295,7 @@ impl JobSpec {
 
     /// Whether the job has no messages.
     pub fn is_empty(&self) -> bool {
-        self.messages.is_empty() && self.tensor.is_none()
+        self.messages.is_empty() && self.tensor.is_none() && !self.is_streaming()
     }
 }
 

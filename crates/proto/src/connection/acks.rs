@@ -37,16 +37,20 @@ impl Connection {
             self.recv.ce_count = self.recv.ce_count.wrapping_add(1);
         }
         self.recv.seqs.insert(h.seq);
+        // The sender stops a job once told it is satisfied: the ACK that
+        // first says so leaves at once.
+        let (satisfied, newly) = self.recv.satisfied(h.job_id, &mut self.events);
         let mut echo = *h;
         echo.ty = PacketTypeField(PacketType::Ack);
         echo.flags = Flags(if ce { Flags::ECE } else { 0 });
         echo.elem_start = 0;
         echo.elem_end = 0;
         self.pending_ack = Some(echo);
+        self.pending_satisfied = satisfied;
         self.unacked += 1;
-        // A full batch (or, when ECN is acted upon, a CE mark) is echoed at
-        // once; otherwise the ACK waits a little.
-        if (ce && cfg.ecn_reaction) || self.unacked >= cfg.ack_every {
+        // A full batch (or, when ECN is acted upon, a CE mark, or a job
+        // just satisfied) is echoed at once; otherwise the ACK waits a little.
+        if (ce && cfg.ecn_reaction) || newly || self.unacked >= cfg.ack_every {
             self.flush_ack();
         } else if self.timers.get(Timer::AckDelay).is_none() {
             self.timers.set(Timer::AckDelay, now + cfg.max_ack_delay);
@@ -60,7 +64,8 @@ impl Connection {
 
     pub(crate) fn flush_ack(&mut self) {
         if let Some(echo) = self.pending_ack.take() {
-            if let Some(ack) = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count) {
+            if let Some(mut ack) = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count) {
+                ack.satisfied = self.pending_satisfied;
                 self.control.push_back(Control::Ack { h: echo, ack });
             }
         }
@@ -76,7 +81,14 @@ impl Connection {
                     j.control_sent = None;
                 }
             }
+            // A job whose groups must deliver nothing is complete now.
+            self.after_progress(now, cfg);
             return;
+        }
+        if a.satisfied {
+            if let Some(j) = self.send.job_mut(h.job_id) {
+                j.peer_satisfied = true;
+            }
         }
         if let Some(a) = self.send.on_acked(h.seq, &self.pol) {
             self.on_rtt_sample(now - a.sent);

@@ -87,6 +87,8 @@ pub(crate) struct Connection {
     close_requested: bool,
     close_sent: Option<Instant>,
     pending_ack: Option<HeaderRepr>,
+    /// The job of `pending_ack` holds its MSR at this receiver.
+    pending_satisfied: bool,
     unacked: u32,
     last_sent: Instant,
 }
@@ -125,6 +127,7 @@ impl Connection {
             close_requested: false,
             close_sent: None,
             pending_ack: None,
+            pending_satisfied: false,
             unacked: 0,
             last_sent: now,
         };
@@ -194,6 +197,28 @@ impl Connection {
         }
         self.last_heard = self.last_heard.max(now);
         Ok(id)
+    }
+
+    /// Application: messages of streaming job `job`, as produced.
+    pub(crate) fn push_messages(
+        &mut self,
+        now: Instant,
+        job: u32,
+        msgs: Vec<crate::job::MessageSpec>,
+        cfg: &Config,
+    ) -> Result<crate::sender::Pushed, JobError> {
+        if self.state == State::Closed {
+            return Err(JobError::NoConnection);
+        }
+        let r = self.send.push_messages(job, msgs, cfg, &self.pol)?;
+        // Data after a quiet spell: the epoch clock restarts with it.
+        if self.state == State::Established
+            && self.timers.get(Timer::Epoch).is_none_or(|t| t <= now)
+        {
+            self.epoch_start = now;
+            self.timers.set(Timer::Epoch, now + self.rtt(cfg));
+        }
+        Ok(r)
     }
 
     fn announce(&mut self, now: Instant, id: u32, cfg: &Config) {

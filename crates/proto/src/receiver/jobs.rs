@@ -66,11 +66,30 @@ impl RecvSide {
                 .collect(),
             tensor,
             tensor_ready: false,
+            satisfied: false,
             started: now,
             packets: 0,
             bytes: 0,
         });
         Ok(true)
+    }
+
+    /// Whether job `id` holds `ceil(MSR * N)` of every group, and whether
+    /// it just got there (then [`Event::JobSatisfied`] is queued, once).
+    pub(crate) fn satisfied(&mut self, id: u32, events: &mut VecDeque<Event>) -> (bool, bool) {
+        let Some(j) = self.jobs.iter_mut().find(|j| j.id == id) else {
+            // Finished (FIN seen) or unknown: nothing left to ask for.
+            return (self.recent_done.contains(&id), false);
+        };
+        if j.satisfied {
+            return (true, false);
+        }
+        if j.groups.iter().all(|g| g.delivered >= g.must) {
+            j.satisfied = true;
+            events.push_back(Event::JobSatisfied { job: id });
+            return (true, true);
+        }
+        (false, false)
     }
 
     /// The sender finished job `id`: report abandoned messages and the outcome.
@@ -144,6 +163,7 @@ impl RecvSide {
                 spurious_losses: 0,
                 tail_probes: 0,
                 bytes: job.bytes,
+                unsent_bytes: 0,
             }),
         };
         events.push_back(Event::JobComplete {

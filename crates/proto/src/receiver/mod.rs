@@ -70,6 +70,8 @@ struct RecvJob {
     groups: Vec<RecvGroup>,
     tensor: Option<TensorAssembly>,
     tensor_ready: bool,
+    /// Every group holds `ceil(MSR * N)` (told to the sender in ACKs).
+    satisfied: bool,
     started: Instant,
     packets: u64,
     bytes: u64,

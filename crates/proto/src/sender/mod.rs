@@ -6,14 +6,19 @@
 //!
 //! The folder, one concern a file: this file holds the types and the job
 //! lifecycle (completion, reports, teardown); `plan` validates and plans a
-//! job; `transmit` is the scheduler queue, bundling and what leaves;
+//! job; `stream` hands over messages of a streaming job as they are
+//! produced and ends a job once the receiver holds `ceil(MSR * N)` of every
+//! group; `transmit` is the scheduler queue, bundling and what leaves;
 //! `acks` is everything an acknowledgement does; `loss` is loss detection,
 //! its consequences and the tail loss probe.
 
 mod acks;
 mod loss;
 mod plan;
+mod stream;
 mod transmit;
+
+pub use stream::Pushed;
 
 #[cfg(test)]
 mod tests;
@@ -40,7 +45,10 @@ enum MsgState {
 pub(crate) struct SendGroup {
     pub(crate) id: u16,
     pub(crate) msr: f64,
+    /// N: the group's messages in all (announced, for a streaming job).
     pub(crate) messages: u32,
+    /// Messages handed over so far (`messages` once production ended).
+    pub(crate) produced: u32,
     pub(crate) must: u32,
     pub(crate) delivered: u32,
     pub(crate) abandoned: u32,
@@ -89,6 +97,33 @@ struct SendMsg {
 }
 
 impl SendMsg {
+    /// A message of group index `group`, not yet sent.
+    fn new(
+        group: u16,
+        msg_id: u32,
+        m: crate::job::MessageSpec,
+        per_packet: usize,
+        elem_range: Option<(u32, u32)>,
+    ) -> SendMsg {
+        let len = m.payload.len();
+        let pkt_count = len.div_ceil(per_packet).max(1) as u16;
+        SendMsg {
+            group,
+            msg_id,
+            precise_len: m.precise_len,
+            payload: m.payload,
+            pkt_count,
+            acked: BitSet::new(pkt_count as usize),
+            acked_count: 0,
+            next_new: 0,
+            retx: VecDeque::new(),
+            remaining: len.max(1) as u64,
+            state: MsgState::Open,
+            key: None,
+            elem_range,
+        }
+    }
+
     /// Whether this message may share a DATA packet with others: one
     /// packet, no tensor range, and no approximate region with a checksum
     /// of its own (a bundle is covered whole by the header's CRC).
@@ -110,6 +145,12 @@ pub(crate) struct SendJob {
     msgs: Vec<SendMsg>,
     pub(crate) repr: JobRepr,
     pub(crate) started: Instant,
+    /// The receiver said it holds `ceil(MSR * N)` of every group (an ACK
+    /// with SATISFIED).
+    pub(crate) peer_satisfied: bool,
+    /// Bytes of produced messages never transmitted (the job was satisfied
+    /// before they left).
+    unsent_bytes: u64,
     pub(crate) job_acked: bool,
     pub(crate) control_sent: Option<Instant>,
     pub(crate) done: bool,
@@ -285,15 +326,19 @@ impl SendSide {
         self.flights.get_mut(off)
     }
 
-    /// Jobs that just resolved every message: marks them done and returns
-    /// their reports.
+    /// Jobs that just resolved every message, or whose every group reached
+    /// `ceil(MSR * N)` (seed 000 §3.3.2): marks them done, abandons what is
+    /// left of them (never sent, nor retransmitted) and returns their
+    /// reports.
     pub(crate) fn take_finished(&mut self, now: Instant) -> Vec<JobReport> {
         let mut out = Vec::new();
-        for j in self
-            .jobs
-            .iter_mut()
-            .filter(|j| !j.done && j.unresolved == 0)
-        {
+        for ji in 0..self.jobs.len() {
+            let j = &self.jobs[ji];
+            if j.done || !(j.unresolved == 0 || j.satisfied()) {
+                continue;
+            }
+            self.stop_job(ji);
+            let j = &mut self.jobs[ji];
             j.done = true;
             j.control_sent = None;
             out.push(j.report(now));
@@ -350,7 +395,13 @@ impl SendJob {
                     id: g.id,
                     messages: g.messages,
                     must_deliver: g.must,
-                    delivered: g.delivered,
+                    // The receiver's SATISFIED says it holds at least
+                    // `must` even where an ACK was lost on the way.
+                    delivered: if self.peer_satisfied {
+                        g.delivered.max(g.must)
+                    } else {
+                        g.delivered
+                    },
                     abandoned: g.abandoned,
                 })
                 .collect(),
@@ -362,6 +413,7 @@ impl SendJob {
             spurious_losses: self.spurious,
             tail_probes: self.probes,
             bytes: self.bytes,
+            unsent_bytes: self.unsent_bytes,
         }
     }
 }

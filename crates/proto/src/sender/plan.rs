@@ -1,15 +1,13 @@
 //! Job planning: a `JobSpec` validated and turned into groups, messages
 //! and the JOB header that announces them.
 
-use super::{MsgState, SendGroup, SendJob, SendMsg, SendSide, APPROX_CRC_LEN};
-use crate::bitset::BitSet;
+use super::{SendGroup, SendJob, SendMsg, SendSide, APPROX_CRC_LEN};
 use crate::config::Config;
-use crate::job::{JobError, JobSpec, Payload};
+use crate::job::{JobError, JobSpec, MessageSpec, Payload};
 use crate::policy::{GroupProgress, Policies};
 use crate::tensor::{chunk_range, chunks_needed, elems_per_chunk};
 use crate::time::Instant;
 use crate::wire::{GroupDesc, JobRepr, TensorDesc, MAX_GROUPS};
-use std::collections::VecDeque;
 
 impl SendSide {
     /// Validates and plans a job; returns its id.
@@ -56,19 +54,13 @@ impl SendSide {
             });
             tensor_need = Some(chunks_needed(total, per, t.deliver_fraction));
         }
-        if messages.is_empty() {
-            return Err(JobError::Empty);
+        if tensor.is_some() && groups_spec.iter().any(|g| g.announced.is_some()) {
+            return Err(JobError::TensorStreaming);
         }
         if groups_spec.len() > MAX_GROUPS {
             return Err(JobError::TooManyGroups {
                 max: MAX_GROUPS,
                 got: groups_spec.len(),
-            });
-        }
-        if messages.len() as u64 > cfg.limits.max_messages_per_job as u64 {
-            return Err(JobError::TooManyMessages {
-                max: cfg.limits.max_messages_per_job as u64,
-                got: messages.len() as u64,
             });
         }
         for (i, g) in groups_spec.iter().enumerate() {
@@ -79,27 +71,36 @@ impl SendSide {
         let mut counts = vec![0u32; groups_spec.len()];
         let mut gidx = Vec::with_capacity(messages.len());
         for (i, m) in messages.iter().enumerate() {
-            let gi =
-                groups_spec
-                    .iter()
-                    .position(|g| g.id == m.group)
-                    .ok_or(JobError::UnknownGroup {
-                        msg: i,
-                        group: m.group,
-                    })?;
-            let len = m.payload.len();
-            if m.precise_len > len {
-                return Err(JobError::PreciseTooLong {
+            let gi = check_message(i, m, per_packet, |id| {
+                groups_spec.iter().position(|g| g.id == id)
+            })?;
+            let g = &groups_spec[gi];
+            if g.announced.is_some_and(|n| counts[gi] >= n) {
+                return Err(JobError::GroupFull {
+                    group: g.id,
+                    announced: g.announced.unwrap_or(0),
                     msg: i,
-                    precise: m.precise_len,
-                    len,
                 });
-            }
-            if len.div_ceil(per_packet).max(1) > u16::MAX as usize {
-                return Err(JobError::MessageTooLarge { msg: i, len });
             }
             gidx.push(gi as u16);
             counts[gi] += 1;
+        }
+        // A group's N: announced up front (a streaming job), else the
+        // messages given now.
+        let totals: Vec<u32> = groups_spec
+            .iter()
+            .zip(&counts)
+            .map(|(g, &c)| g.announced.unwrap_or(c))
+            .collect();
+        let total: u64 = totals.iter().map(|&n| n as u64).sum();
+        if total == 0 {
+            return Err(JobError::Empty);
+        }
+        if total > cfg.limits.max_messages_per_job as u64 {
+            return Err(JobError::TooManyMessages {
+                max: cfg.limits.max_messages_per_job as u64,
+                got: total,
+            });
         }
         let id = self.next_job_id;
         self.next_job_id = self.next_job_id.wrapping_add(1);
@@ -108,23 +109,24 @@ impl SendSide {
         // Groups without messages are not announced; keep indices dense.
         let mut remap = vec![u16::MAX; groups_spec.len()];
         for (i, g) in groups_spec.iter().enumerate() {
-            if counts[i] == 0 {
+            if totals[i] == 0 {
                 continue;
             }
-            let must = tensor_need.unwrap_or_else(|| g.msr.must_deliver(counts[i]));
+            let must = tensor_need.unwrap_or_else(|| g.msr.must_deliver(totals[i]));
             remap[i] = groups.len() as u16;
             let prog = GroupProgress {
                 msr: g.msr.get(),
-                messages: counts[i],
+                messages: totals[i],
                 delivered: 0,
                 lost: 0,
             };
             let tlr0 = pol.tlr.tlr(&prog);
-            let reliable = must == counts[i];
+            let reliable = must == totals[i];
             groups.push(SendGroup {
                 id: g.id,
                 msr: g.msr.get(),
-                messages: counts[i],
+                messages: totals[i],
+                produced: counts[i],
                 must,
                 delivered: 0,
                 abandoned: 0,
@@ -134,7 +136,7 @@ impl SendSide {
             });
             descs.push(GroupDesc {
                 id: g.id,
-                messages: counts[i],
+                messages: totals[i],
                 must_deliver: must,
             });
         }
@@ -145,28 +147,12 @@ impl SendSide {
             let g = remap[gidx[i] as usize];
             let msg_id = per_group_next[g as usize];
             per_group_next[g as usize] += 1;
-            let len = m.payload.len();
-            bytes += len as u64;
-            let pkt_count = len.div_ceil(per_packet).max(1) as u16;
+            bytes += m.payload.len() as u64;
             let elem_range =
                 tensor_desc.map(|t| chunk_range(t.total_elems, t.elems_per_chunk, i as u32));
-            msgs.push(SendMsg {
-                group: g,
-                msg_id,
-                precise_len: m.precise_len,
-                payload: m.payload,
-                pkt_count,
-                acked: BitSet::new(pkt_count as usize),
-                acked_count: 0,
-                next_new: 0,
-                retx: VecDeque::new(),
-                remaining: len.max(1) as u64,
-                state: MsgState::Open,
-                key: None,
-                elem_range,
-            });
+            msgs.push(SendMsg::new(g, msg_id, m, per_packet, elem_range));
         }
-        let unresolved = msgs.len() as u32;
+        let unresolved = total as u32;
         let mut job = SendJob {
             id,
             groups,
@@ -176,6 +162,8 @@ impl SendSide {
                 groups: descs,
             },
             started: now,
+            peer_satisfied: false,
+            unsent_bytes: 0,
             job_acked: false,
             control_sent: None,
             done: false,
@@ -198,4 +186,31 @@ impl SendSide {
         self.jobs.push(job);
         Ok(id)
     }
+}
+
+/// Checks message `i` of a job: its group exists (`group_index` maps a
+/// group id to its index), its precise prefix fits, and it needs at most
+/// 65,535 packets. Returns the group's index.
+pub(super) fn check_message(
+    i: usize,
+    m: &MessageSpec,
+    per_packet: usize,
+    group_index: impl Fn(u16) -> Option<usize>,
+) -> Result<usize, JobError> {
+    let gi = group_index(m.group).ok_or(JobError::UnknownGroup {
+        msg: i,
+        group: m.group,
+    })?;
+    let len = m.payload.len();
+    if m.precise_len > len {
+        return Err(JobError::PreciseTooLong {
+            msg: i,
+            precise: m.precise_len,
+            len,
+        });
+    }
+    if len.div_ceil(per_packet).max(1) > u16::MAX as usize {
+        return Err(JobError::MessageTooLarge { msg: i, len });
+    }
+    Ok(gi)
 }

@@ -10,7 +10,7 @@ use crate::policy::{Policies, SchedKey};
 use crate::time::Instant;
 use std::collections::BTreeSet;
 
-fn order(job: u32, msg: u32) -> u64 {
+pub(super) fn order(job: u32, msg: u32) -> u64 {
     ((job as u64) << 32) | msg as u64
 }
 

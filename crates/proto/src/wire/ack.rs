@@ -7,7 +7,7 @@
 //! |  CE-marked DATA seen (32)         |  4
 //! |  DATA packets received (32)       |  8
 //! +--------+--------------------------+
-//! | nrange |     reserved (24)        | 12
+//! | nrange | aflags |  reserved (16)  | 12
 //! +--------+--------------------------+
 //! | range 0 start (32) | end (32)     | 16   up to MAX_ACK_RANGES,
 //! | ...                               |      [start, end), newest first
@@ -20,6 +20,10 @@
 //! zero, and `end - start` (wrapping) must lie in 1..2^31.
 //! The header of an ACK echoes the DATA packet it answers: its `seq`,
 //! `job_id`, `group`, `msg_id`, `pkt_index`, `epoch`, and ECE if it carried CE.
+//!
+//! ACK flags (`aflags`): 0x01 SATISFIED — the job named in the header has
+//! every group at its `ceil(MSR * N)` (seed 000 §3.3.2): the sender stops
+//! sending it. Unknown ACK flag bits are ignored.
 
 use super::{get_u32, put_u32, WireError};
 use crate::seq;
@@ -83,9 +87,15 @@ pub struct AckRepr {
     pub ce_count: u32,
     /// DATA packets received so far on the connection.
     pub recv_count: u32,
+    /// The job named in the ACK's header holds `ceil(MSR * N)` messages of
+    /// every group at the receiver (wire flag 0x01 SATISFIED).
+    pub satisfied: bool,
     ranges: [SeqRange; MAX_ACK_RANGES],
     n_ranges: u8,
 }
+
+/// ACK flag: the header's job is satisfied.
+const ACK_SATISFIED: u8 = 0x01;
 
 impl AckRepr {
     /// An ACK with no selective ranges.
@@ -144,6 +154,7 @@ impl AckRepr {
             });
         }
         let mut a = AckRepr::new(get_u32(body, 0), get_u32(body, 4), get_u32(body, 8));
+        a.satisfied = body[13] & ACK_SATISFIED != 0;
         for i in 0..n {
             let at = FIXED + 8 * i;
             let r = SeqRange {
@@ -164,7 +175,8 @@ impl AckRepr {
         put_u32(buf, 4, self.ce_count);
         put_u32(buf, 8, self.recv_count);
         buf[12] = self.n_ranges;
-        buf[13..16].fill(0);
+        buf[13] = if self.satisfied { ACK_SATISFIED } else { 0 };
+        buf[14..16].fill(0);
         for (i, r) in self.ranges().iter().enumerate() {
             put_u32(buf, FIXED + 8 * i, r.start);
             put_u32(buf, FIXED + 8 * i + 4, r.end);
@@ -188,6 +200,14 @@ mod tests {
         let b = AckRepr::parse(&buf).unwrap();
         assert_eq!(a, b);
         assert!(b.acks(4) && !b.acks(5) && b.acks(8) && !b.acks(9));
+        assert_eq!(buf[13], 0);
+        let mut c = b;
+        c.satisfied = true;
+        c.emit(&mut buf);
+        assert_eq!(buf[13], 0x01);
+        assert_eq!(AckRepr::parse(&buf).unwrap(), c);
+        buf[13] = 0xfe; // unknown ACK flags are ignored
+        assert!(!AckRepr::parse(&buf).unwrap().satisfied);
     }
 
     /// A range may wrap past `u32::MAX`; it then covers both ends of the

@@ -1,0 +1,119 @@
+//! Streaming jobs and early completion (seed 000 §2.2, §3.3.2).
+//!
+//! A job announces each group's N up front; the application hands messages
+//! over as it produces them ([`SendSide::push_messages`]). A job is complete
+//! once every group has `ceil(MSR * N)` messages delivered — learnt from the
+//! ACKs (every packet of a message acknowledged) or from the receiver's
+//! SATISFIED flag, whichever comes first. Then what is left of it stops:
+//! nothing more is sent or retransmitted for it, and messages handed over
+//! later are discarded ("messages produced after that are not sent at the
+//! job's expense").
+
+use super::plan::check_message;
+use super::{MsgState, SendJob, SendMsg, SendSide, APPROX_CRC_LEN};
+use crate::config::Config;
+use crate::job::{JobError, MessageSpec};
+use crate::policy::Policies;
+
+/// What became of messages handed to a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    /// Queued for sending: this many.
+    Queued(usize),
+    /// The job had already met its MSR (or was cancelled): nothing queued.
+    JobComplete,
+}
+
+impl SendJob {
+    /// Every group holds `ceil(MSR * N)` at the receiver, and the receiver
+    /// knows the job (a group that must deliver nothing is satisfied at
+    /// once, but the job still waits for its JOB to be acknowledged).
+    pub(crate) fn satisfied(&self) -> bool {
+        self.peer_satisfied
+            || ((self.job_acked || self.groups.iter().any(|g| g.delivered > 0))
+                && self.groups.iter().all(|g| g.delivered >= g.must))
+    }
+}
+
+impl SendSide {
+    /// Hands messages of a streaming job over as they are produced. Checked
+    /// as a whole before any is taken: an unknown group, a group past its
+    /// announced N, a bad precise prefix or a message too large is an error
+    /// and nothing is queued.
+    pub(crate) fn push_messages(
+        &mut self,
+        job: u32,
+        msgs: Vec<MessageSpec>,
+        cfg: &Config,
+        pol: &Policies,
+    ) -> Result<Pushed, JobError> {
+        let Some(ji) = self.job_index(job) else {
+            // Issued earlier and forgotten since it finished: complete.
+            let issued = self.next_job_id.wrapping_sub(job).wrapping_sub(1) < 1 << 31;
+            return if issued && self.next_job_id != 0 {
+                Ok(Pushed::JobComplete)
+            } else {
+                Err(JobError::UnknownJob(job))
+            };
+        };
+        let j = &mut self.jobs[ji];
+        if j.done {
+            return Ok(Pushed::JobComplete);
+        }
+        let per_packet = cfg.max_payload() - APPROX_CRC_LEN;
+        let mut extra = vec![0u32; j.groups.len()];
+        let mut gidx = Vec::with_capacity(msgs.len());
+        for (i, m) in msgs.iter().enumerate() {
+            let gi = check_message(i, m, per_packet, |id| {
+                j.groups.iter().position(|g| g.id == id)
+            })?;
+            let g = &j.groups[gi];
+            if g.produced + extra[gi] >= g.messages {
+                return Err(JobError::GroupFull {
+                    group: g.id,
+                    announced: g.messages,
+                    msg: i,
+                });
+            }
+            extra[gi] += 1;
+            gidx.push(gi as u16);
+        }
+        let n = msgs.len();
+        for (m, gi) in msgs.into_iter().zip(gidx) {
+            let g = &mut j.groups[gi as usize];
+            let msg_id = g.produced;
+            g.produced += 1;
+            j.bytes += m.payload.len() as u64;
+            j.msgs.push(SendMsg::new(gi, msg_id, m, per_packet, None));
+            let mi = j.msgs.len() - 1;
+            Self::reschedule(&mut self.sched, j, mi, pol);
+        }
+        Ok(Pushed::Queued(n))
+    }
+
+    /// Job index `ji` is complete: every open message is abandoned and
+    /// leaves the scheduler; messages never produced count as abandoned.
+    pub(super) fn stop_job(&mut self, ji: usize) {
+        let j = &mut self.jobs[ji];
+        let id = j.id;
+        for mi in 0..j.msgs.len() {
+            let m = &mut j.msgs[mi];
+            if m.state != MsgState::Open {
+                continue;
+            }
+            if m.next_new == 0 && m.retx.is_empty() {
+                j.unsent_bytes += m.payload.len() as u64;
+            }
+            m.state = MsgState::Abandoned;
+            m.retx.clear();
+            if let Some(k) = m.key.take() {
+                self.sched
+                    .remove(&(k, super::transmit::order(id, mi as u32)));
+            }
+        }
+        for g in &mut j.groups {
+            g.abandoned = g.messages - g.delivered;
+        }
+        j.unresolved = 0;
+    }
+}
