@@ -6,16 +6,19 @@
 //! timer event, each `Transmit` to a datagram on the host's NIC with its
 //! switch queue, and the endpoint's events to job progress: a job is done
 //! when the receiver has delivered `ceil(MSR * N)` whole messages (the same
-//! rule as the native schemes); the sender's `JobComplete` report supplies
-//! packet, retransmission and loss counts.
+//! rule as the native schemes); the sender's `JobComplete` (sent once the
+//! receiver's SATISFIED came back) supplies packet, retransmission and
+//! loss counts. A job whose messages are produced over time is opened as a
+//! streaming job (N announced) and fed by [`HostAdapter::produce`].
 
 use crate::job::{Job, JobCounters};
 use crate::scheme::{AtpVariant, Scheme};
 use crate::sim::adapter::{Datagram, HostAdapter, HostIo, JobUpdate};
 use approxnet_proto::event::Role;
+use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::time::{Duration, Instant};
 use approxnet_proto::units::Rate;
-use approxnet_proto::{wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Variant};
+use approxnet_proto::{wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Pushed, Variant};
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -146,6 +149,9 @@ pub struct AtpAdapter {
     conns: IntMap<(u32, u32, u8), ConnectionHandle>,
     /// (sender, receiver, variant, ATP job id) -> sim job
     jobs: IntMap<(u32, u32, u8, u32), RxJob>,
+    /// Sim job -> its connection and ATP job id, while it may still take
+    /// produced messages.
+    streams: IntMap<u32, (ConnectionHandle, u8, u32)>,
     buf: Vec<u8>,
     /// Scratch list of endpoint events (kept for its allocation).
     events: Vec<(ConnectionHandle, Event)>,
@@ -218,6 +224,7 @@ impl AtpAdapter {
             host_eps: vec![0; hosts],
             conns: IntMap::default(),
             jobs: IntMap::default(),
+            streams: IntMap::default(),
             buf: vec![0; 65_536],
             events: Vec::new(),
             class_queues: None,
@@ -368,6 +375,7 @@ impl AtpAdapter {
             } => {
                 let Some((dst, _)) = peer else { return };
                 if let Some(r) = self.jobs.remove(&(host, dst, v, job)) {
+                    self.streams.remove(&r.job);
                     let (ok, counters) = match outcome {
                         Ok(rep) => (
                             rep.guarantee_held(),
@@ -416,9 +424,35 @@ impl AtpAdapter {
 }
 
 impl HostAdapter for AtpAdapter {
-    fn produce(&mut self, _now: Instant, _job: &Job, _from: u32, _to: u32, _io: &mut HostIo) {}
+    fn produce(&mut self, now: Instant, job: &Job, from: u32, to: u32, io: &mut HostIo) {
+        let Some(&(h, v, id)) = self.streams.get(&job.id) else {
+            return; // refused at the start, or already complete
+        };
+        let msgs = job.msgs[from as usize..to as usize]
+            .iter()
+            .map(|&n| MessageSpec {
+                group: 0,
+                payload: Payload::Synthetic(n as usize),
+                precise_len: 0,
+            })
+            .collect();
+        match self.endpoint(job.src, v).push_messages(now, h, id, msgs) {
+            Ok(Pushed::Queued(_)) => {}
+            Ok(Pushed::JobComplete) => {
+                self.streams.remove(&job.id);
+            }
+            Err(e) => {
+                self.streams.remove(&job.id);
+                self.refused.push((job.id, e.to_string()));
+            }
+        }
+        if to as usize >= job.msgs.len() {
+            self.streams.remove(&job.id);
+        }
+        self.drive(now, job.src, v, io);
+    }
 
-    fn start_job(&mut self, now: Instant, job: &Job, _ready: u32, io: &mut HostIo) {
+    fn start_job(&mut self, now: Instant, job: &Job, ready: u32, io: &mut HostIo) {
         let Scheme::Atp(variant) = job.scheme else {
             return;
         };
@@ -442,9 +476,18 @@ impl HostAdapter for AtpAdapter {
             }
         };
         let msr = if job.approximate { job.msr } else { 1.0 };
-        // synthetic payloads: sizes only, never materialised
-        let sizes: Vec<usize> = job.msgs.iter().map(|&m| m as usize).collect();
-        let spec = JobSpec::uniform(msr, &sizes);
+        // synthetic payloads: sizes only, never materialised; N announced up
+        // front when the rest is produced later (seed 000 §3.3.2)
+        let ready = (ready as usize).min(job.msgs.len());
+        let sizes: Vec<usize> = job.msgs[..ready].iter().map(|&m| m as usize).collect();
+        let streaming = ready < job.msgs.len();
+        let spec = JobSpec::uniform(msr, &sizes).and_then(|s| {
+            if streaming {
+                s.announce(0, job.msgs.len() as u32)
+            } else {
+                Ok(s)
+            }
+        });
         let spec = match spec {
             Ok(s) => s,
             Err(e) => {
@@ -454,6 +497,9 @@ impl HostAdapter for AtpAdapter {
         };
         match self.endpoint(src, v).send_job(now, h, spec) {
             Ok(id) => {
+                if streaming {
+                    self.streams.insert(job.id, (h, v, id));
+                }
                 self.jobs.insert(
                     (src, dst, v, id),
                     RxJob {
