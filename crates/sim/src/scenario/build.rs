@@ -231,7 +231,7 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             start: p.start,
             needed: Job::needed_for(n, c.msr, c.approximate),
             msgs: p.msgs,
-            ready_ns: Vec::new(),
+            ready_ns: p.ready_ns,
             msr: c.msr,
             scheme: c.scheme,
             approximate: c.approximate,

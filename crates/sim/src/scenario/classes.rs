@@ -6,7 +6,7 @@ use super::{invalid, ScenarioError};
 use crate::scheme::{self, Proto, Scheme, SenderApprox};
 use crate::sim::{QueueFollow, TrainingRun};
 use crate::workload::training::{Collective, Training, TrainingSpec};
-use crate::workload::{cdf, JobClass, Pattern, SizeDist};
+use crate::workload::{cdf, gaps, GapDist, JobClass, Pattern, SizeDist};
 use approxnet_proto::time::Instant;
 
 pub(super) fn job_class(
@@ -33,6 +33,8 @@ pub(super) fn job_class(
     if j.messages == 0 {
         return Err(invalid(key("messages"), "0", ">= 1"));
     }
+    let gaps = GapDist::parse(&j.gaps)
+        .map_err(|e| invalid(key("gaps"), e.to_string(), gaps::NAMES.join(", ")))?;
     let host_ok = |h: u32, k: &str| {
         if h < hosts {
             Ok(h)
@@ -89,6 +91,7 @@ pub(super) fn job_class(
         senders,
         sizes,
         messages: j.messages,
+        gaps,
         load: j.load,
         msr: j.msr,
         scheme,
@@ -266,6 +269,7 @@ pub(super) fn training(
         senders: Vec::new(),
         sizes: SizeDist::Fixed(gradient_bytes.max(1)),
         messages: t.messages,
+        gaps: GapDist::None,
         load: 0.0,
         msr: t.msr,
         scheme,

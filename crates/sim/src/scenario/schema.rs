@@ -182,6 +182,14 @@ pub struct JobFile {
     /// Messages per job.
     #[serde(default = "one_u32")]
     pub messages: u32,
+    /// Gap between consecutive messages of a job, i.e. how the application
+    /// produces them over time: `none` (default: all ready at the job's
+    /// start), `fbkv` (the FBKV generalized-Pareto inter-arrival model,
+    /// mean ~19 us), `exp:<mean_us>` or `fixed:<us>`. The job's start is
+    /// its first message's production; JCT counts from there. Production
+    /// time does not change the offered load (`load` is defined by bytes).
+    #[serde(default = "default_gaps")]
+    pub gaps: String,
     /// Offered load, fraction of a host link.
     pub load: f64,
     /// Minimal sampling rate.
@@ -213,6 +221,9 @@ pub struct JobFile {
     pub follow_up_at_ms: Vec<f64>,
 }
 
+fn default_gaps() -> String {
+    "none".into()
+}
 fn default_pattern() -> String {
     "all_to_all".into()
 }

@@ -3,17 +3,21 @@
 //!
 //! Seed 000 section 7.1 uses FBKV and FBHD "to determine the size and
 //! inter-arrival times of messages in the jobs"; here a job is N messages
-//! from one sender to one receiver, all ready at the job's arrival, and jobs
-//! arrive per sender as a Poisson process whose rate makes the offered load
-//! (application bytes) the given fraction of the sender's link rate.
+//! from one sender to one receiver, produced over time with the class's gap
+//! distribution ([`gaps::GapDist`]; `none` = all ready at the job's
+//! arrival), and jobs arrive per sender as a Poisson process whose rate
+//! makes the offered load (application bytes) the given fraction of the
+//! sender's link rate. Production time does not enter the offered load.
 
 pub mod cdf;
+pub mod gaps;
 pub mod training;
 
 use crate::scheme::Scheme;
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::Instant;
 pub use cdf::SizeDist;
+pub use gaps::GapDist;
 
 /// Who sends to whom.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +56,8 @@ pub struct JobClass {
     pub sizes: SizeDist,
     /// Messages per job.
     pub messages: u32,
+    /// Gap between consecutive messages of a job (production over time).
+    pub gaps: GapDist,
     /// Offered load as a fraction of a host link (see [`Pattern`]).
     pub load: f64,
     /// Minimal sampling rate (fraction of messages that must arrive).
@@ -83,6 +89,9 @@ pub struct JobPlan {
     pub start: Instant,
     /// Message sizes, bytes.
     pub msgs: Vec<u64>,
+    /// Production time of each message, ns after `start` (empty: all
+    /// ready at `start`); see `Job::ready_ns`.
+    pub ready_ns: Vec<u64>,
 }
 
 /// Generates every job of every class, sorted by (start, class, src).
@@ -90,8 +99,11 @@ pub struct JobPlan {
 pub fn generate(classes: &[JobClass], hosts: u32, rate_bps: f64, seed: u64) -> Vec<JobPlan> {
     let mut out = Vec::new();
     for (ci, c) in classes.iter().enumerate() {
-        let mut rng =
-            Rng::new(seed ^ (0x5eed_0000 + ci as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let class_seed = seed ^ (0x5eed_0000 + ci as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(class_seed);
+        // production gaps draw from their own stream of the class seed, so
+        // switching `gaps` on keeps every job's arrival, sizes and receiver
+        let mut gap_rng = Rng::new(class_seed ^ 0x6a95_0000_0000_0001);
         let senders: Vec<u32> = if c.senders.is_empty() {
             (0..hosts).collect()
         } else {
@@ -119,6 +131,7 @@ pub fn generate(classes: &[JobClass], hosts: u32, rate_bps: f64, seed: u64) -> V
                         dst: *target,
                         start: c.start + approxnet_proto::time::Duration::from_nanos(j),
                         msgs,
+                        ready_ns: c.gaps.ready_ns(c.messages, &mut gap_rng),
                     });
                 }
                 continue;
@@ -132,7 +145,8 @@ pub fn generate(classes: &[JobClass], hosts: u32, rate_bps: f64, seed: u64) -> V
             Pattern::Incast { .. } => c.load / streams.len() as f64,
             _ => c.load,
         };
-        // jobs per second per stream
+        // jobs per second per stream: the load is defined by bytes alone;
+        // how long a job takes to produce them does not enter it
         let lambda = per_stream_load * rate_bps / 8.0 / job_bytes;
         let mean_gap_ns = 1e9 / lambda;
         let mut class_jobs = Vec::new();
@@ -158,6 +172,7 @@ pub fn generate(classes: &[JobClass], hosts: u32, rate_bps: f64, seed: u64) -> V
                     dst,
                     start: Instant::from_nanos(t as u64),
                     msgs,
+                    ready_ns: c.gaps.ready_ns(c.messages, &mut gap_rng),
                 });
             }
         }
@@ -183,6 +198,7 @@ mod tests {
             senders: vec![],
             sizes: SizeDist::Fixed(1000),
             messages: 10,
+            gaps: GapDist::None,
             load,
             msr: 1.0,
             scheme: Scheme::Native(Proto::Dctcp, SenderApprox::Exact),
@@ -202,5 +218,21 @@ mod tests {
         assert!((offered - 0.5).abs() < 0.05, "{offered}");
         assert!(jobs.iter().all(|j| j.src != j.dst && j.dst < 8));
         assert_eq!(jobs, generate(&[class(0.5)], 8, 10e9, 1));
+        assert!(jobs.iter().all(|j| j.ready_ns.is_empty()));
+    }
+
+    #[test]
+    fn gaps_keep_the_jobs_and_add_production_times() {
+        let plain = generate(&[class(0.5)], 8, 10e9, 1);
+        let mut c = class(0.5);
+        c.gaps = GapDist::Fbkv;
+        let timed = generate(&[c.clone()], 8, 10e9, 1);
+        assert_eq!(timed, generate(&[c], 8, 10e9, 1));
+        assert_eq!(plain.len(), timed.len());
+        for (a, b) in plain.iter().zip(&timed) {
+            assert_eq!((a.src, a.dst, a.start, &a.msgs), (b.src, b.dst, b.start, &b.msgs));
+            assert_eq!(b.ready_ns.len(), 10);
+            assert_eq!(b.ready_ns[0], 0);
+        }
     }
 }
