@@ -21,6 +21,7 @@ from approxnet import (
     Job,
     JobComplete,
     JobError,
+    JobSatisfied,
     LinkConfig,
     MessageDelivered,
 )
@@ -351,3 +352,49 @@ def test_config_ack_coalescing_and_bundling() -> None:
     for bad in ({"ack_every": 0}, {"ack_every": 65}, {"bundle_bytes": -1}):
         with pytest.raises(approxnet.ConfigError):
             approxnet.Config(**bad)  # type: ignore[arg-type]
+
+
+def _exchange(a: Endpoint, b: Endpoint, now: int) -> list[object]:
+    """Moves datagrams both ways until both are quiet; returns b's events."""
+    events: list[object] = []
+    moved = True
+    while moved:
+        moved = False
+        while (t := a.poll_transmit(now)) is not None:
+            b.handle_datagram(now, "10.0.0.1:4433", t.data)
+            moved = True
+        while (t := b.poll_transmit(now)) is not None:
+            a.handle_datagram(now, "10.0.0.2:4433", t.data)
+            moved = True
+        while (e := b.poll_event()) is not None:
+            events.append(e)
+    return events
+
+
+def test_a_streaming_job_stops_at_its_msr() -> None:
+    client, server = Endpoint(seed=1), Endpoint(seed=2)
+    h = client.connect(0, "10.0.0.2:4433")
+    job = client.send_job(0, h, Job(0.5).announce(0, 20).message(0, b"m0"))
+    server_events = _exchange(client, server, 0)
+    queued = [True]
+    for i in range(1, 20):
+        now = i * 1_000_000
+        queued.append(client.push_message(now, h, job, 0, b"m%d" % i))
+        server_events += _exchange(client, server, now)
+    # ceil(0.5 * 20) = 10 arrived, the receiver said so, the rest was refused
+    assert queued == [True] * 10 + [False] * 10
+    assert sum(isinstance(e, JobSatisfied) for e in server_events) == 1
+    got = [e for e in server_events if isinstance(e, MessageDelivered)]
+    assert sorted(e.payload for e in got) == sorted(b"m%d" % i for i in range(10))
+    reports = []
+    while (e := client.poll_event()) is not None:
+        if isinstance(e, JobComplete) and e.report is not None:
+            reports.append(e.report)
+    assert len(reports) == 1 and reports[0].guarantee_held
+    assert reports[0].unsent_bytes == 0
+    with pytest.raises(JobError, match="announced 3 messages"):
+        j2 = client.send_job(0, h, Job(1.0).announce(0, 3))
+        for _ in range(4):
+            client.push_message(0, h, j2, 0, b"x")
+    with pytest.raises(JobError):
+        Job(1.0).announce(5, 3)

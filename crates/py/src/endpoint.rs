@@ -106,6 +106,31 @@ impl PyEndpoint {
             .send_job(Instant::from_nanos(now), connection.inner, job.spec.clone())?)
     }
 
+    /// Hands one produced message of streaming job `job` over (see
+    /// `Job.announce`); its first `precise_len` bytes (default: all) must
+    /// arrive exactly. Returns False when the job already met its MSR and
+    /// the message is discarded.
+    #[pyo3(signature = (now, connection, job, group, data, precise_len = None))]
+    fn push_message(
+        &mut self,
+        now: u64,
+        connection: &PyConnectionHandle,
+        job: u32,
+        group: u16,
+        data: &[u8],
+        precise_len: Option<usize>,
+    ) -> Result<bool> {
+        let m = approxnet_proto::job::MessageSpec {
+            group,
+            payload: approxnet_proto::job::Payload::Bytes(data.to_vec()),
+            precise_len: precise_len.unwrap_or(data.len()),
+        };
+        let r =
+            self.ep()
+                .push_messages(Instant::from_nanos(now), connection.inner, job, vec![m])?;
+        Ok(matches!(r, approxnet_proto::Pushed::Queued(_)))
+    }
+
     /// Closes a connection once its jobs are done.
     fn close(&mut self, now: u64, connection: &PyConnectionHandle) {
         self.ep().close(Instant::from_nanos(now), connection.inner);

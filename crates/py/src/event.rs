@@ -69,6 +69,9 @@ pub(crate) struct PyJobReport {
     /// Declared losses whose acknowledgement came afterwards.
     spurious_losses: u64,
     bytes: u64,
+    /// Sender: bytes of handed-over messages never sent (the job met its
+    /// MSR first).
+    unsent_bytes: u64,
     guarantee_held: bool,
     loss_rate: f64,
 }
@@ -105,6 +108,7 @@ impl From<&JobReport> for PyJobReport {
             lost_by_timer: r.lost_by_timer,
             spurious_losses: r.spurious_losses,
             bytes: r.bytes,
+            unsent_bytes: r.unsent_bytes,
             guarantee_held: r.guarantee_held(),
             loss_rate: r.loss_rate(),
         }
@@ -140,6 +144,14 @@ pub(crate) struct JobAnnounced {
     connection: PyConnectionHandle,
     job: u32,
     messages: u64,
+}
+
+/// Receiver: every group of the job holds ceil(MSR * N) messages; the
+/// sender is told and stops (raised once per job).
+#[pyclass(module = "approxnet", frozen, get_all)]
+pub(crate) struct JobSatisfied {
+    connection: PyConnectionHandle,
+    job: u32,
 }
 
 /// Receiver: a message arrived whole.
@@ -267,6 +279,7 @@ simple_repr! {
     Connected => "Connected" [connection];
     Accepted => "Accepted" [connection];
     JobAnnounced => "JobAnnounced" [connection, job, messages];
+    JobSatisfied => "JobSatisfied" [connection, job];
     MessageDelivered => "MessageDelivered" [job, group, msg, precise_len, damaged, unchecked];
     MessageAbandoned => "MessageAbandoned" [job, group, msg];
     PyEpoch => "Epoch" [epoch, tlr, rho, rate_gbps, queue, length_ns];
@@ -356,6 +369,7 @@ pub(crate) fn to_py(py: Python<'_>, h: ConnectionHandle, e: Event) -> PyResult<P
             }
             .into_py_any(py)
         }
+        Event::JobSatisfied { job } => JobSatisfied { connection, job }.into_py_any(py),
         Event::Epoch(s) => epoch(connection, &s).into_py_any(py),
         Event::ConnectionLost { reason } => ConnectionLost {
             connection,
@@ -378,6 +392,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Connected>()?;
     m.add_class::<Accepted>()?;
     m.add_class::<JobAnnounced>()?;
+    m.add_class::<JobSatisfied>()?;
     m.add_class::<MessageDelivered>()?;
     m.add_class::<MessageAbandoned>()?;
     m.add_class::<TensorReady>()?;

@@ -79,6 +79,27 @@ impl PyJob {
         Ok(slf)
     }
 
+    /// Announces that `group` will have `n` messages in all: the job
+    /// streams, and messages not added before `send_job` are handed over
+    /// later with `Endpoint.push_message` as they are produced (seed 000
+    /// §3.3.2). Returns the job.
+    fn announce(mut slf: PyRefMut<'_, Self>, group: Int, n: Int) -> Result<PyRefMut<'_, Self>> {
+        slf.no_tensor()?;
+        let id = group_id(group.0)?;
+        let n = u32::try_from(n.0).map_err(|_| {
+            crate::errors::Error::JobValue(format!("n must be within 1..=4294967295, got {}", n.0))
+        })?;
+        let spec = std::mem::replace(&mut slf.spec, JobSpec::new(1.0)?);
+        slf.spec = match spec.clone().announce(id, n) {
+            Ok(s) => s,
+            Err(e) => {
+                slf.spec = spec;
+                return Err(e.into());
+            }
+        };
+        Ok(slf)
+    }
+
     /// Adds a message of real bytes to `group`; its first `precise_len`
     /// bytes (default: all of them) must arrive exactly. Returns the job.
     #[pyo3(signature = (group, data, precise_len = None))]
