@@ -23,6 +23,7 @@ __all__ = [
     "Connected",
     "Accepted",
     "JobAnnounced",
+    "JobSatisfied",
     "MessageDelivered",
     "MessageAbandoned",
     "TensorReady",
@@ -320,6 +321,7 @@ _Event: TypeAlias = (
     Connected
     | Accepted
     | JobAnnounced
+    | JobSatisfied
     | MessageDelivered
     | MessageAbandoned
     | TensorReady
