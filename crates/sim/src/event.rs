@@ -45,6 +45,11 @@ pub enum Ev {
         /// Job index.
         job: u32,
     },
+    /// The application produces a job's next messages (those due by now).
+    Produce {
+        /// Job index.
+        job: u32,
+    },
     /// Take a queue-length sample.
     Sample,
     /// A training job's compute phase ends.

@@ -67,6 +67,22 @@ impl Job {
         ((msr * n as f64 - 1e-9).ceil().max(1.0) as u32).min(n)
     }
 
+    /// Messages produced within `elapsed_ns` of the job's start.
+    pub fn ready_by(&self, elapsed_ns: u64) -> u32 {
+        if self.ready_ns.is_empty() {
+            self.msgs.len() as u32
+        } else {
+            self.ready_ns.partition_point(|&t| t <= elapsed_ns) as u32
+        }
+    }
+
+    /// Production time of message `i`, if the job produces over time and
+    /// has such a message.
+    pub fn ready_at(&self, i: u32) -> Option<Instant> {
+        let t = *self.ready_ns.get(i as usize)?;
+        Some(self.start + approxnet_proto::time::Duration::from_nanos(t))
+    }
+
     /// Total application bytes of the job.
     pub fn bytes(&self) -> u64 {
         self.msgs.iter().sum()

@@ -17,6 +17,13 @@ pub enum Kind {
     Ack,
     /// An opaque datagram of a sans-IO endpoint (its bytes are in `payload`).
     Datagram,
+    /// Connection setup, sender to receiver (header only; `[transport]
+    /// handshake`).
+    Syn,
+    /// Connection setup answer, receiver to sender (header only).
+    SynAck,
+    /// EarlySend: the receiver has enough, stop sending (header only).
+    Stop,
 }
 
 /// The transport header of a natively simulated packet.

@@ -152,7 +152,9 @@ scheme = "dctcp"
 
 #[test]
 fn bit_errors_corrupt_native_packets_and_tcp_recovers() {
-    let b = run(&incast(2, 20.0, 1_000_000, "tcp"), &["topology.ber=1e-6"]);
+    // 40 ms: with the SYN and ns-2's initial window of 2, one sender's
+    // three RTOs (5 ms floor, backed off) end at ~20.2 ms
+    let b = run(&incast(2, 40.0, 1_000_000, "tcp"), &["topology.ber=1e-6"]);
     assert!(b.sim.counters.corrupted > 0);
     assert!(b.sim.flows.iter().all(|f| f.done.is_some()));
 }

@@ -65,6 +65,22 @@ fn bad_values_name_key_and_allowed() {
         ),
         (&["jobs.0.pattern=\"ring\""], &["jobs.0.pattern", "incast"]),
         (
+            &["jobs.0.gaps=\"pareto\""],
+            &["jobs.0.gaps", "unknown", "fbkv", "exp:<mean_us>"],
+        ),
+        (
+            &["jobs.0.gaps=\"exp:0\""],
+            &["jobs.0.gaps", "mean must be > 0"],
+        ),
+        (
+            &["jobs.0.gaps=\"fixed:-3\""],
+            &["jobs.0.gaps", "gap must be >= 0"],
+        ),
+        (
+            &["jobs.0.gaps=\"exp:soon\""],
+            &["jobs.0.gaps", "not a number"],
+        ),
+        (
             &["jobs.0.scheme=\"atp-full\"", "atp.bundle_bytes=10000"],
             &["atp.bundle_bytes", "0 ..= 9000"],
         ),

@@ -122,8 +122,16 @@ pub struct TransportFile {
     pub mss: Option<u32>,
     /// Header bytes per packet on the wire.
     pub header_bytes: Option<u32>,
-    /// Initial window (packets) of DCTCP / TCP.
+    /// Initial window (packets) of DCTCP / TCP (default 2, ns-2's
+    /// `windowInit_`; seed 000 §7.1 ran ns-2).
     pub init_cwnd_pkts: Option<u32>,
+    /// Connection setup (default true): the first job of a scheme on a
+    /// (sender, receiver) host pair waits for a SYN / SYN-ACK round trip of
+    /// header-only packets through the network before its first data;
+    /// later jobs on the pair reuse the connection, as ATP reuses its
+    /// connection after one HELLO / HELLO_ACK round trip. A lost SYN or
+    /// SYN-ACK is resent after the initial RTO. UDP never waits.
+    pub handshake: Option<bool>,
     /// Minimum RTO, microseconds.
     pub min_rto_us: Option<f64>,
     /// Initial RTO, microseconds.

@@ -10,8 +10,13 @@ use approxnet_proto::rng::Rng;
 use approxnet_proto::time::Instant;
 
 impl Simulator {
+    /// A job starts: its first message is produced now. Messages due at
+    /// once are handed over; a `Produce` event releases the rest as the
+    /// application produces them (see `sim::produce`).
     pub(super) fn start_job(&mut self, now: Instant, j: u32) {
         let job = &self.jobs[j as usize];
+        let ready = job.ready_by(0);
+        self.job_produced[j as usize] = ready;
         match job.scheme {
             Scheme::Atp(_) => {
                 let src = job.src;
@@ -20,7 +25,6 @@ impl Simulator {
                     return; // no adapter installed: the job never completes
                 };
                 let job = &self.jobs[j as usize];
-                let ready = job.msgs.len() as u32;
                 a.start_job(now, job, ready, &mut io);
                 self.jobs[j as usize].sent_msgs = self.jobs[j as usize].msgs.len() as u32;
                 self.adapter = Some(a);
@@ -28,8 +32,11 @@ impl Simulator {
             }
             Scheme::Native(proto, approx) => {
                 let n = job.msgs.len();
-                let msgs: Vec<u64> = if job.approximate && approx == SenderApprox::SampleSend {
-                    // a uniform sample of `needed` messages, kept in order
+                let sample = job.approximate && approx == SenderApprox::SampleSend;
+                // SampleSend: a uniform sample of `needed` message indices,
+                // chosen up front, kept in order; each enters the flow when
+                // it is produced
+                let index: Vec<u32> = if sample {
                     let mut rng = Rng::new(0x55_u64 << 56 ^ j as u64);
                     let mut idx: Vec<usize> = (0..n).collect();
                     let k = job.needed as usize;
@@ -37,34 +44,44 @@ impl Simulator {
                         let r = i + rng.below((n - i) as u64) as usize;
                         idx.swap(i, r);
                     }
-                    let mut pick = idx[..k.min(n)].to_vec();
+                    let mut pick: Vec<u32> = idx[..k.min(n)].iter().map(|&i| i as u32).collect();
                     pick.sort_unstable();
-                    pick.iter().map(|&i| job.msgs[i]).collect()
+                    pick
+                } else {
+                    Vec::new()
+                };
+                let msgs: Vec<u64> = if sample {
+                    index.iter().map(|&i| job.msgs[i as usize]).collect()
                 } else {
                     job.msgs.clone()
                 };
                 let fid = self.flows.len() as u32;
                 let (src, dst) = (job.src, job.dst);
+                let early_stop = job.approximate && approx == SenderApprox::EarlySend;
                 let q = self.queue_for_job(now, j);
-                let f = Flow::new(fid, j, src, dst, &msgs, proto, q, &self.tp, now);
+                let mut f = Flow::new(fid, j, src, dst, &msgs, proto, q, &self.tp, now, 0);
+                f.msg_index = index;
+                f.produced = f.bytes_of_job_prefix(ready);
+                f.early_stop = early_stop;
                 let job = &mut self.jobs[j as usize];
                 job.sent_msgs = msgs.len() as u32;
                 job.flow = Some(fid);
                 self.flows.push(f);
-                let mut out = std::mem::take(&mut self.outbox);
-                self.flows[fid as usize].sender.start(now, &mut out);
-                self.outbox = out;
-                self.flush_flow(now, fid);
+                self.connect_flow(now, fid);
             }
         }
+        self.schedule_production(j, ready);
     }
 
     /// Sends the segments in the outbox for `flow` and re-arms its timer.
-    fn flush_flow(&mut self, now: Instant, fid: u32) {
+    pub(super) fn flush_flow(&mut self, now: Instant, fid: u32) {
         let f = &self.flows[fid as usize];
         let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.sender.ect());
         let hb = self.tp.header_bytes;
         let mut out = std::mem::take(&mut self.outbox);
+        if f.enough_at.is_some() {
+            self.flows[fid as usize].sent_after_enough += out.len() as u64;
+        }
         for seg in out.drain(..) {
             let p = Packet {
                 flow: fid,
@@ -105,6 +122,10 @@ impl Simulator {
         if f.cancelled {
             return;
         }
+        if !f.open {
+            self.syn_timer(now, fid);
+            return;
+        }
         let mut out = std::mem::take(&mut self.outbox);
         f.sender.on_timer(now, &mut out);
         self.outbox = out;
@@ -132,10 +153,7 @@ impl Simulator {
                 if job.done.is_none() && delivered >= job.needed.min(job.sent_msgs) {
                     job.done = Some(now);
                     finished = true;
-                    if job.approximate && delivered < job.sent_msgs {
-                        // EarlySend: enough arrived, stop sending the rest
-                        self.flows[fid as usize].cancelled = true;
-                    }
+                    self.flows[fid as usize].enough_at = Some(now);
                 }
                 if let Some(a) = ack {
                     let p = Packet {
@@ -150,6 +168,14 @@ impl Simulator {
                     };
                     self.send_from_host(now, dst, p);
                 }
+                let f = &self.flows[fid as usize];
+                if f.early_stop && f.enough_at.is_some() && delivered < f.msg_ends.len() as u32 {
+                    // EarlySend: the receiver has enough; the stop signal
+                    // travels back through the network (again for every
+                    // data packet that still arrives, so a lost one is
+                    // replaced)
+                    self.send_control(now, fid, Kind::Stop);
+                }
                 if finished {
                     self.job_finished(now, j);
                 }
@@ -160,6 +186,7 @@ impl Simulator {
                 self.outbox = out;
                 self.flush_flow(now, fid);
             }
+            Kind::Syn | Kind::SynAck | Kind::Stop => self.control_packet(now, fid, hdr),
             Kind::Datagram => {}
         }
     }

@@ -166,7 +166,7 @@ impl Simulator {
                 self.pool.free(id);
                 self.apply_io(now, host, io);
             }
-            Kind::Data | Kind::Ack => {
+            _ => {
                 let (hdr, ce, corrupted, flow) = (p.hdr, p.ce, p.corrupted, p.flow);
                 if corrupted {
                     self.counters.corrupted += 1;

@@ -6,9 +6,11 @@
 //! from seeded generators, so a run repeats bit for bit.
 
 pub mod adapter;
+mod control;
 mod flows;
 mod follow;
 mod forward;
+mod produce;
 mod sample;
 mod training;
 
@@ -61,6 +63,10 @@ pub struct Simulator {
     pub jobs: Vec<Job>,
     /// Queue of each job (native transports).
     pub job_queue: Vec<u8>,
+    /// Messages of each job produced so far.
+    pub job_produced: Vec<u32>,
+    /// Native connections by (scheme, src, dst) (see `TransportParams::handshake`).
+    conns: control::Conns,
     /// Distributed-training jobs.
     pub trainings: Vec<TrainingRun>,
     /// The training job that owns each job, if any.
@@ -105,6 +111,8 @@ impl Simulator {
             flows: Vec::new(),
             jobs: Vec::new(),
             job_queue: Vec::new(),
+            job_produced: Vec::new(),
+            conns: control::Conns::default(),
             trainings: Vec::new(),
             job_training: Vec::new(),
             tp,
@@ -178,6 +186,7 @@ impl Simulator {
         let start = job.start;
         self.jobs.push(Job { id, ..job });
         self.job_queue.push(queue);
+        self.job_produced.push(0);
         self.events.schedule(start, Ev::JobStart { job: id });
         id
     }
@@ -215,6 +224,7 @@ impl Simulator {
             Ev::FlowTimer { flow } => self.flow_timer(now, flow),
             Ev::EndpointTimer { host } => self.endpoint_timer(now, host),
             Ev::JobStart { job } => self.start_job(now, job),
+            Ev::Produce { job } => self.produce(now, job),
             Ev::Sample => self.take_sample(now),
             Ev::TrainingCompute { id } => self.training_compute(now, id),
             Ev::QueueShift { follow, up } => self.queue_shift(now, follow, up),

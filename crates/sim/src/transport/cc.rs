@@ -88,7 +88,7 @@ impl CongestionControl for NewReno {
 /// marked bytes. Loss handling as NewReno.
 #[derive(Clone, Debug)]
 pub struct Dctcp {
-    /// Initial window in segments (seed 001 section 3.1: 10).
+    /// Initial window in segments (`TransportParams::init_cwnd_pkts`).
     pub init_pkts: u32,
     /// EWMA gain g (DCTCP paper: 1/16).
     pub g: f64,

@@ -16,7 +16,9 @@ pub struct TransportParams {
     pub mss: u32,
     /// Header bytes on the wire per packet (ACKs are header only).
     pub header_bytes: u32,
-    /// Initial window of DCTCP and TCP in packets (seed 001 section 3.1: 10).
+    /// Initial window of DCTCP and TCP in packets (default 2, ns-2's
+    /// `Agent/TCP windowInit_`: seed 000 §7.1 ran ns-2; seed 001 §3.1's
+    /// testbed used Linux's 10, which scenario files may set).
     pub init_cwnd_pkts: u32,
     /// Retransmission timer of DCTCP and TCP.
     pub rto: RtoConfig,
@@ -24,6 +26,12 @@ pub struct TransportParams {
     pub pfabric_rto: Duration,
     /// pFabric's line-rate window, one bandwidth-delay product.
     pub pfabric_bdp_bytes: u64,
+    /// Connection setup: the first job of a scheme on a (src, dst) host
+    /// pair waits for a SYN / SYN-ACK round trip (header-only packets
+    /// through the network) before its first data; later jobs on the pair
+    /// reuse the connection. ATP pays its HELLO round trip the same way.
+    /// UDP is connectionless and never waits.
+    pub handshake: bool,
 }
 
 impl Default for TransportParams {
@@ -31,7 +39,7 @@ impl Default for TransportParams {
         TransportParams {
             mss: 1460,
             header_bytes: 40,
-            init_cwnd_pkts: 10,
+            init_cwnd_pkts: 2,
             rto: RtoConfig {
                 min: Duration::from_millis(1),
                 initial: Duration::from_millis(1),
@@ -40,6 +48,7 @@ impl Default for TransportParams {
             },
             pfabric_rto: Duration::from_micros(45),
             pfabric_bdp_bytes: 36_000,
+            handshake: true,
         }
     }
 }
@@ -77,13 +86,33 @@ pub struct Flow {
     pub rx: FlowRx,
     /// Cumulative end offset of each message.
     pub msg_ends: Vec<u64>,
+    /// Index in the job of each of the flow's messages (SampleSend sends a
+    /// subset); empty when the flow carries every message of its job.
+    pub msg_index: Vec<u32>,
+    /// Bytes of the flow the application has produced so far.
+    pub produced: u64,
+    /// The connection is set up: data may flow (see
+    /// [`TransportParams::handshake`]).
+    pub open: bool,
+    /// When to resend the SYN if no SYN-ACK came (the flow that opens its
+    /// host pair's connection only).
+    pub syn_deadline: Option<Instant>,
+    /// EarlySend: the receiver sends a stop signal once it has enough.
+    pub early_stop: bool,
+    /// When the receiver had the job's `needed` messages.
+    pub enough_at: Option<Instant>,
+    /// When EarlySend's stop signal reached the sender.
+    pub stopped_at: Option<Instant>,
+    /// Data packets the sender emitted after the receiver had enough
+    /// (before the stop signal reached it).
+    pub sent_after_enough: u64,
     /// Messages delivered to the receiving application.
     pub delivered_msgs: u32,
     /// When it started.
     pub start: Instant,
     /// When the receiver had every byte.
     pub done: Option<Instant>,
-    /// Stopped early (EarlySend reached its MSR, or the run ended).
+    /// Stopped early: EarlySend's stop signal reached the sender.
     pub cancelled: bool,
     /// Packets of this flow dropped in the network (data and ACKs).
     pub drops: u64,
@@ -92,7 +121,8 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// A flow of `msgs` over `proto`.
+    /// A flow of `msgs` over `proto`, of which the first `produced` bytes
+    /// are produced already (the rest come with [`Sender::produce`]).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: u32,
@@ -104,6 +134,7 @@ impl Flow {
         queue: u8,
         tp: &TransportParams,
         now: Instant,
+        produced: u64,
     ) -> Flow {
         let mut ends = Vec::with_capacity(msgs.len());
         let mut acc = 0;
@@ -114,35 +145,38 @@ impl Flow {
         let bytes = acc;
         let mss = tp.mss;
         let sender: Box<dyn Sender> = match proto {
-            Proto::Dctcp => Box::new(ReliableSender::new(
-                Dctcp::new(tp.init_cwnd_pkts),
-                bytes,
-                mss,
-                tp.rto,
-                false,
-            )),
-            Proto::Tcp => Box::new(ReliableSender::new(
-                NewReno {
-                    init_pkts: tp.init_cwnd_pkts,
-                },
-                bytes,
-                mss,
-                tp.rto,
-                false,
-            )),
-            Proto::PFabric => Box::new(ReliableSender::new(
-                PFabricCc::new(tp.pfabric_bdp_bytes as f64),
-                bytes,
-                mss,
-                RtoConfig {
-                    min: tp.pfabric_rto,
-                    initial: tp.pfabric_rto,
-                    max: tp.pfabric_rto,
-                    fixed: true,
-                },
-                true,
-            )),
-            Proto::Udp => Box::new(UdpSender::new(msgs, mss)),
+            Proto::Dctcp => Box::new(
+                ReliableSender::new(Dctcp::new(tp.init_cwnd_pkts), bytes, mss, tp.rto, false)
+                    .with_produced(produced),
+            ),
+            Proto::Tcp => Box::new(
+                ReliableSender::new(
+                    NewReno {
+                        init_pkts: tp.init_cwnd_pkts,
+                    },
+                    bytes,
+                    mss,
+                    tp.rto,
+                    false,
+                )
+                .with_produced(produced),
+            ),
+            Proto::PFabric => Box::new(
+                ReliableSender::new(
+                    PFabricCc::new(tp.pfabric_bdp_bytes as f64),
+                    bytes,
+                    mss,
+                    RtoConfig {
+                        min: tp.pfabric_rto,
+                        initial: tp.pfabric_rto,
+                        max: tp.pfabric_rto,
+                        fixed: true,
+                    },
+                    true,
+                )
+                .with_produced(produced),
+            ),
+            Proto::Udp => Box::new(UdpSender::new(msgs, mss).with_produced(produced)),
         };
         let rx = match proto {
             Proto::Udp => FlowRx::Datagram(DatagramReceiver::new(ends.clone())),
@@ -160,6 +194,14 @@ impl Flow {
             sender,
             rx,
             msg_ends: ends,
+            msg_index: Vec::new(),
+            produced: produced.min(bytes),
+            open: true,
+            syn_deadline: None,
+            early_stop: false,
+            enough_at: None,
+            stopped_at: None,
+            sent_after_enough: 0,
             delivered_msgs: 0,
             start: now,
             done: None,
@@ -192,6 +234,21 @@ impl Flow {
             self.done = Some(now);
         }
         ack
+    }
+
+    /// Flow bytes produced once the job's first `job_msgs` messages are
+    /// (only the flow's own messages among them count).
+    pub fn bytes_of_job_prefix(&self, job_msgs: u32) -> u64 {
+        let k = if self.msg_index.is_empty() {
+            (job_msgs as usize).min(self.msg_ends.len())
+        } else {
+            self.msg_index.partition_point(|&i| i < job_msgs)
+        };
+        if k == 0 {
+            0
+        } else {
+            self.msg_ends[k - 1]
+        }
     }
 
     /// Bytes the receiver has.

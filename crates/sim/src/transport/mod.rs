@@ -2,7 +2,7 @@
 //! against): DCTCP, a NewReno-like TCP, pFabric and UDP at line rate.
 //!
 //! Each sender is a small sans-IO state machine over virtual time, like the
-//! ATP endpoint: `start`, `on_ack` and `on_timer` push segments into an
+//! ATP endpoint: `start`, `produce`, `on_ack` and `on_timer` push segments into an
 //! [`Outbox`]; `timer` says when to call back. Congestion control is a
 //! [`CongestionControl`] policy plugged into the one reliable sender
 //! ([`reliable::ReliableSender`]), so DCTCP, NewReno and pFabric are one
@@ -44,8 +44,12 @@ pub struct SenderStats {
 
 /// The sending half of a native flow.
 pub trait Sender {
-    /// The flow starts: emit the first window.
+    /// The flow starts: emit the first window of what is produced.
     fn start(&mut self, now: Instant, out: &mut Outbox);
+    /// The application has produced `produced` bytes of the flow so far
+    /// (non-decreasing; beyond the flow's planned bytes counts as all of
+    /// them): send what the window allows, never past `produced`.
+    fn produce(&mut self, now: Instant, produced: u64, out: &mut Outbox);
     /// An acknowledgement arrived.
     fn on_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox);
     /// The time given by [`Sender::timer`] has come (or passed).

@@ -2,6 +2,11 @@
 //! on three duplicate ACKs with NewReno partial-ACK recovery, RFC 6298
 //! retransmission timer, go-back-N after a timeout. Congestion control is a
 //! plugged-in [`CongestionControl`].
+//!
+//! The application may produce the flow's bytes over time
+//! ([`Sender::produce`]): the sender never sends past what is produced, and
+//! a segment that reaches the produced end is shorter than the MSS (no
+//! Nagle delay, as a latency-sensitive key-value service runs).
 
 use super::cc::{AckInfo, CongestionControl, Window};
 use super::{Outbox, Segment, Sender, SenderStats};
@@ -28,6 +33,8 @@ pub struct ReliableSender<C> {
     cc: C,
     w: Window,
     total: u64,
+    /// Bytes the application produced so far (`<= total`).
+    avail: u64,
     mss: u32,
     pfabric_rank: bool,
     snd_una: u64,
@@ -45,8 +52,12 @@ pub struct ReliableSender<C> {
 }
 
 impl<C: CongestionControl> ReliableSender<C> {
-    /// A sender of `total` bytes in `mss`-byte segments. With `pfabric_rank`
-    /// every segment carries the remaining flow size as its rank.
+    /// A sender of `total` bytes in `mss`-byte segments, all produced
+    /// already (see [`ReliableSender::with_produced`]). With `pfabric_rank`
+    /// every segment carries the remaining flow size as its rank: the
+    /// flow's whole planned bytes (all of `total`, produced or not) minus
+    /// what is acknowledged, so a flow waiting on its application does not
+    /// look shorter than it is.
     pub fn new(cc: C, total: u64, mss: u32, rto_cfg: RtoConfig, pfabric_rank: bool) -> Self {
         let m = mss as f64;
         let w = Window {
@@ -58,6 +69,7 @@ impl<C: CongestionControl> ReliableSender<C> {
             cc,
             w,
             total,
+            avail: total,
             mss,
             pfabric_rank,
             snd_una: 0,
@@ -75,6 +87,23 @@ impl<C: CongestionControl> ReliableSender<C> {
         }
     }
 
+    /// The same sender with only `bytes` produced so far (more come with
+    /// [`Sender::produce`]).
+    pub fn with_produced(mut self, bytes: u64) -> Self {
+        self.avail = bytes.min(self.total);
+        self
+    }
+
+    /// Bytes the application produced so far.
+    pub fn produced(&self) -> u64 {
+        self.avail
+    }
+
+    /// Next new byte to send (every byte below it was sent at least once).
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
     /// Current congestion window in bytes.
     pub fn cwnd(&self) -> f64 {
         self.w.cwnd
@@ -86,7 +115,8 @@ impl<C: CongestionControl> ReliableSender<C> {
     }
 
     fn segment(&mut self, now: Instant, seq: u64, out: &mut Outbox) {
-        let len = (self.total - seq).min(self.mss as u64) as u32;
+        debug_assert!(seq < self.avail, "segment beyond the produced bytes");
+        let len = (self.avail - seq).min(self.mss as u64) as u32;
         let retx = seq < self.high_tx;
         if retx {
             self.stats.retx_pkts += 1;
@@ -120,9 +150,9 @@ impl<C: CongestionControl> ReliableSender<C> {
     }
 
     fn send_window(&mut self, now: Instant, out: &mut Outbox) {
-        while self.snd_nxt < self.total {
+        while self.snd_nxt < self.avail {
             let flight = self.snd_nxt - self.snd_una;
-            let len = (self.total - self.snd_nxt).min(self.mss as u64);
+            let len = (self.avail - self.snd_nxt).min(self.mss as u64);
             if flight > 0 && (flight + len) as f64 > self.w.cwnd {
                 break;
             }
@@ -167,6 +197,11 @@ impl<C: CongestionControl> ReliableSender<C> {
 
 impl<C: CongestionControl> Sender for ReliableSender<C> {
     fn start(&mut self, now: Instant, out: &mut Outbox) {
+        self.send_window(now, out);
+    }
+
+    fn produce(&mut self, now: Instant, produced: u64, out: &mut Outbox) {
+        self.avail = self.avail.max(produced.min(self.total));
         self.send_window(now, out);
     }
 
@@ -225,7 +260,8 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
             Some(d) if d <= now => {}
             _ => return,
         }
-        if self.finished() {
+        if self.finished() || self.snd_una >= self.avail {
+            // nothing unacknowledged (waiting for the application)
             self.deadline = None;
             return;
         }
@@ -268,5 +304,77 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
 
     fn ect(&self) -> bool {
         self.cc.ect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::cc::NewReno;
+
+    fn rto() -> RtoConfig {
+        RtoConfig {
+            min: Duration::from_micros(100),
+            initial: Duration::from_micros(100),
+            max: Duration::from_millis(10),
+            fixed: false,
+        }
+    }
+
+    fn ack(n: u64) -> Hdr {
+        Hdr {
+            kind: Kind::Ack,
+            seq: 0,
+            len: 0,
+            ack: n,
+            ece: false,
+        }
+    }
+
+    /// Whatever the window, nothing past the produced bytes is sent, and
+    /// produced bytes go out as soon as the window allows.
+    #[test]
+    fn produce_never_sends_beyond_produced_bytes() {
+        let cc = NewReno { init_pkts: 10 };
+        let mut s = ReliableSender::new(cc, 100_000, 1000, rto(), false).with_produced(0);
+        let mut out = Vec::new();
+        let t = Instant::ZERO;
+        s.start(t, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.timer(), None);
+        let mut produced = 0;
+        let mut acked = 0;
+        for step in 0..200u64 {
+            produced = (produced + 700 * (step % 3)).min(100_000);
+            s.produce(t, produced, &mut out);
+            for seg in out.drain(..) {
+                assert!(seg.hdr.seq + seg.hdr.len as u64 <= produced);
+                acked = acked.max(seg.hdr.seq + seg.hdr.len as u64);
+            }
+            // every step's production fits the (acknowledged, growing) window
+            assert_eq!(s.snd_nxt(), produced);
+            s.on_ack(t, &ack(acked), &mut out);
+            for seg in out.drain(..) {
+                assert!(seg.hdr.seq + seg.hdr.len as u64 <= produced);
+            }
+        }
+        assert_eq!(s.produced(), produced);
+        // nothing outstanding while waiting for the application: no timer
+        assert_eq!(s.timer(), None);
+        assert_eq!(s.stats().retx_pkts, 0);
+    }
+
+    #[test]
+    fn the_window_limits_what_production_releases() {
+        let cc = NewReno { init_pkts: 2 };
+        let mut s = ReliableSender::new(cc, 10_000, 1000, rto(), false).with_produced(500);
+        let mut out = Vec::new();
+        s.start(Instant::ZERO, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].hdr.len, 500);
+        s.produce(Instant::ZERO, 10_000, &mut out);
+        // 500 B + 1000 B fit a 2-segment (2000 B) window, a third does not
+        let sent: u64 = out.iter().map(|s| s.hdr.len as u64).sum();
+        assert_eq!(sent, 1500);
     }
 }

@@ -1,5 +1,6 @@
-//! UDP at line rate: every datagram of the message goes to the NIC at once;
-//! the NIC serialises them at line rate. No feedback, no retransmission.
+//! UDP at line rate: each message goes to the NIC as soon as the application
+//! produces it; the NIC serialises at line rate. No feedback, no
+//! retransmission.
 
 use super::{Outbox, Segment, Sender, SenderStats};
 use crate::packet::{Hdr, Kind};
@@ -10,34 +11,48 @@ use approxnet_proto::time::Instant;
 pub struct UdpSender {
     sizes: Vec<u64>,
     mss: u32,
-    sent: bool,
+    /// Messages sent so far.
+    next_msg: usize,
+    /// First byte of message `next_msg`.
+    seq: u64,
+    /// Bytes the application produced so far.
+    produced: u64,
     stats: SenderStats,
 }
 
 impl UdpSender {
-    /// A sender of messages `sizes` in datagrams of at most `mss` bytes.
+    /// A sender of messages `sizes` in datagrams of at most `mss` bytes,
+    /// all produced already (see [`UdpSender::with_produced`]).
     pub fn new(sizes: &[u64], mss: u32) -> Self {
         UdpSender {
             sizes: sizes.to_vec(),
             mss,
-            sent: false,
+            next_msg: 0,
+            seq: 0,
+            produced: sizes.iter().sum(),
             stats: SenderStats::default(),
         }
     }
-}
 
-impl Sender for UdpSender {
-    fn start(&mut self, _now: Instant, out: &mut Outbox) {
-        let mut seq = 0;
-        let mut end = 0;
-        for &size in &self.sizes {
-            end += size;
-            while seq < end {
-                let len = (end - seq).min(self.mss as u64) as u32;
+    /// The same sender with only `bytes` produced so far.
+    pub fn with_produced(mut self, bytes: u64) -> Self {
+        self.produced = bytes;
+        self
+    }
+
+    /// Sends every whole message produced and not yet sent.
+    fn send_produced(&mut self, out: &mut Outbox) {
+        while let Some(&size) = self.sizes.get(self.next_msg) {
+            let end = self.seq + size;
+            if end > self.produced {
+                break;
+            }
+            while self.seq < end {
+                let len = (end - self.seq).min(self.mss as u64) as u32;
                 out.push(Segment {
                     hdr: Hdr {
                         kind: Kind::Data,
-                        seq,
+                        seq: self.seq,
                         len,
                         ack: 0,
                         ece: false,
@@ -46,10 +61,20 @@ impl Sender for UdpSender {
                     retx: false,
                 });
                 self.stats.sent_pkts += 1;
-                seq += len as u64;
+                self.seq += len as u64;
             }
+            self.next_msg += 1;
         }
-        self.sent = true;
+    }
+}
+
+impl Sender for UdpSender {
+    fn start(&mut self, _now: Instant, out: &mut Outbox) {
+        self.send_produced(out);
+    }
+    fn produce(&mut self, _now: Instant, produced: u64, out: &mut Outbox) {
+        self.produced = self.produced.max(produced);
+        self.send_produced(out);
     }
     fn on_ack(&mut self, _now: Instant, _hdr: &Hdr, _out: &mut Outbox) {}
     fn on_timer(&mut self, _now: Instant, _out: &mut Outbox) {}
@@ -57,12 +82,35 @@ impl Sender for UdpSender {
         None
     }
     fn finished(&self) -> bool {
-        self.sent
+        self.next_msg == self.sizes.len()
     }
     fn stats(&self) -> SenderStats {
         self.stats
     }
     fn ect(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sends_each_message_when_produced() {
+        let mut s = UdpSender::new(&[100, 3000, 50], 1460).with_produced(0);
+        let mut out = Vec::new();
+        s.start(Instant::ZERO, &mut out);
+        assert!(out.is_empty());
+        s.produce(Instant::ZERO, 100, &mut out);
+        assert_eq!(out.len(), 1);
+        // half of the second message: nothing more
+        s.produce(Instant::ZERO, 1600, &mut out);
+        assert_eq!(out.len(), 1);
+        s.produce(Instant::ZERO, 3150, &mut out);
+        assert_eq!(out.len(), 5);
+        let bytes: u64 = out.iter().map(|s| s.hdr.len as u64).sum();
+        assert_eq!(bytes, 3150);
+        assert!(s.finished());
     }
 }

@@ -160,7 +160,10 @@ mod tests {
         assert!((GapDist::Fbkv.mean_ns() - 18_969.0).abs() < 5.0);
         let mut rng = Rng::new(7);
         let n = 400_000;
-        let mean = (0..n).map(|_| GapDist::Fbkv.sample_ns(&mut rng)).sum::<f64>() / n as f64;
+        let mean = (0..n)
+            .map(|_| GapDist::Fbkv.sample_ns(&mut rng))
+            .sum::<f64>()
+            / n as f64;
         // heavy-ish tail (xi = 0.155): the sample mean converges slowly
         assert!((mean - 18_969.0).abs() < 400.0, "{mean}");
     }
@@ -187,11 +190,29 @@ mod tests {
             GapDist::parse("exp:5").unwrap(),
             GapDist::Exp { mean_ns: 5000.0 }
         );
-        assert!(matches!(GapDist::parse("exp:0"), Err(GapError::OutOfRange(..))));
-        assert!(matches!(GapDist::parse("fixed:-1"), Err(GapError::OutOfRange(..))));
-        assert!(matches!(GapDist::parse("exp:NaN"), Err(GapError::OutOfRange(..))));
-        assert!(matches!(GapDist::parse("exp:x"), Err(GapError::NotANumber(_))));
-        assert!(matches!(GapDist::parse("pareto"), Err(GapError::Unknown(_))));
-        assert!(matches!(GapDist::parse("fbkv:3"), Err(GapError::Unknown(_))));
+        assert!(matches!(
+            GapDist::parse("exp:0"),
+            Err(GapError::OutOfRange(..))
+        ));
+        assert!(matches!(
+            GapDist::parse("fixed:-1"),
+            Err(GapError::OutOfRange(..))
+        ));
+        assert!(matches!(
+            GapDist::parse("exp:NaN"),
+            Err(GapError::OutOfRange(..))
+        ));
+        assert!(matches!(
+            GapDist::parse("exp:x"),
+            Err(GapError::NotANumber(_))
+        ));
+        assert!(matches!(
+            GapDist::parse("pareto"),
+            Err(GapError::Unknown(_))
+        ));
+        assert!(matches!(
+            GapDist::parse("fbkv:3"),
+            Err(GapError::Unknown(_))
+        ));
     }
 }

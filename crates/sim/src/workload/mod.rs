@@ -230,7 +230,10 @@ mod tests {
         assert_eq!(timed, generate(&[c], 8, 10e9, 1));
         assert_eq!(plain.len(), timed.len());
         for (a, b) in plain.iter().zip(&timed) {
-            assert_eq!((a.src, a.dst, a.start, &a.msgs), (b.src, b.dst, b.start, &b.msgs));
+            assert_eq!(
+                (a.src, a.dst, a.start, &a.msgs),
+                (b.src, b.dst, b.start, &b.msgs)
+            );
             assert_eq!(b.ready_ns.len(), 10);
             assert_eq!(b.ready_ns[0], 0);
         }

@@ -1,0 +1,122 @@
+//! Control packets of the native transports: connection setup (SYN /
+//! SYN-ACK, `[transport] handshake`) and EarlySend's stop signal. All are
+//! header-only packets that cross the simulated network in the flow's
+//! queue, so they pay its real delay and may be lost.
+
+use super::Simulator;
+use crate::event::Ev;
+use crate::packet::{Hdr, Kind, Packet};
+use crate::scheme::{Proto, Scheme};
+use approxnet_proto::time::Instant;
+use std::collections::HashMap;
+
+/// A native connection between two hosts for one scheme.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Conn {
+    /// SYN sent; these flows wait for the SYN-ACK.
+    Opening(Vec<u32>),
+    /// Set up: later flows send at once (a persistent connection).
+    Open,
+}
+
+/// Connections by (scheme, sender, receiver).
+pub(super) type Conns = HashMap<(Scheme, u32, u32), Conn>;
+
+impl Simulator {
+    /// A new flow starts sending once its host pair's connection is set up
+    /// (at once when it already is, when handshakes are off, or for UDP).
+    pub(super) fn connect_flow(&mut self, now: Instant, fid: u32) {
+        let f = &self.flows[fid as usize];
+        if !self.tp.handshake || f.proto == Proto::Udp {
+            self.open_flow(now, fid);
+            return;
+        }
+        let key = (self.jobs[f.job as usize].scheme, f.src, f.dst);
+        match self.conns.get_mut(&key) {
+            Some(Conn::Open) => self.open_flow(now, fid),
+            Some(Conn::Opening(waiting)) => {
+                waiting.push(fid);
+                self.flows[fid as usize].open = false;
+            }
+            None => {
+                self.conns.insert(key, Conn::Opening(vec![fid]));
+                self.flows[fid as usize].open = false;
+                self.send_syn(now, fid);
+            }
+        }
+    }
+
+    /// The flow may send: hand its sender everything produced so far.
+    fn open_flow(&mut self, now: Instant, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        f.open = true;
+        f.syn_deadline = None;
+        let produced = f.produced;
+        let mut out = std::mem::take(&mut self.outbox);
+        f.sender.produce(now, produced, &mut out);
+        self.outbox = out;
+        self.flush_flow(now, fid);
+    }
+
+    fn send_syn(&mut self, now: Instant, fid: u32) {
+        self.send_control(now, fid, Kind::Syn);
+        // a lost SYN or SYN-ACK is resent after the initial RTO
+        let at = now + self.tp.rto.initial;
+        self.flows[fid as usize].syn_deadline = Some(at);
+        self.events.schedule(at, Ev::FlowTimer { flow: fid });
+    }
+
+    /// The flow timer of a flow still waiting for its SYN-ACK.
+    pub(super) fn syn_timer(&mut self, now: Instant, fid: u32) {
+        if matches!(self.flows[fid as usize].syn_deadline, Some(d) if d <= now) {
+            self.send_syn(now, fid);
+        }
+    }
+
+    /// Puts a header-only control packet of flow `fid` on the wire: SYN
+    /// and data-direction kinds from the sender, the others from the
+    /// receiver.
+    pub(super) fn send_control(&mut self, now: Instant, fid: u32, kind: Kind) {
+        let f = &self.flows[fid as usize];
+        let (from, to) = match kind {
+            Kind::Syn => (f.src, f.dst),
+            _ => (f.dst, f.src),
+        };
+        let p = Packet {
+            flow: fid,
+            src: from,
+            dst: to,
+            size: self.tp.header_bytes,
+            hash: f.hash,
+            queue: f.queue,
+            hdr: Hdr {
+                kind,
+                ..Hdr::default()
+            },
+            ..Packet::default()
+        };
+        self.send_from_host(now, from, p);
+    }
+
+    /// A control packet of flow `fid` arrived at its destination.
+    pub(super) fn control_packet(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
+        match hdr.kind {
+            Kind::Syn => self.send_control(now, fid, Kind::SynAck),
+            Kind::SynAck => {
+                let f = &self.flows[fid as usize];
+                let key = (self.jobs[f.job as usize].scheme, f.src, f.dst);
+                if let Some(Conn::Opening(waiting)) = self.conns.insert(key, Conn::Open) {
+                    for w in waiting {
+                        self.open_flow(now, w);
+                    }
+                }
+            }
+            Kind::Stop => {
+                let f = &mut self.flows[fid as usize];
+                f.cancelled = true;
+                f.stopped_at = Some(now);
+            }
+            _ => {}
+        }
+    }
+}
