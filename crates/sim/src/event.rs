@@ -50,6 +50,11 @@ pub enum Ev {
         /// Job index.
         job: u32,
     },
+    /// A receiving host's Aeolus credit pacer sends its next credit.
+    Credit {
+        /// Host index.
+        host: u32,
+    },
     /// Take a queue-length sample.
     Sample,
     /// A training job's compute phase ends.

@@ -5,9 +5,19 @@
 //! with rate, delay and bit error rate, switch ports with N queues,
 //! per-queue and shared buffers, ECN marking, strict-priority and DRR
 //! schedulers, ECMP routing, and topology presets. Baseline transports
-//! (DCTCP, NewReno-like TCP, pFabric, UDP, and SampleSend / EarlySend on top
-//! of them) are simulated natively in [`transport`]; ATP from
-//! `approxnet-proto` is driven unchanged through a [`sim::adapter::HostAdapter`].
+//! (DCTCP, NewReno-like TCP, pFabric, Aeolus, UDP, and SampleSend /
+//! EarlySend on top of them) are simulated natively in [`transport`]; ATP
+//! from `approxnet-proto` is driven unchanged through a
+//! [`sim::adapter::HostAdapter`].
+//!
+//! Jobs may produce their messages over time ([`workload::gaps`], seed 000
+//! §2.2 / §7.1): a `Produce` event hands each message to the job's
+//! transport when the application produces it. One JCT for every scheme:
+//! from the job's start (its first message's production) until the
+//! receiver holds `ceil(MSR * N)` messages. Native connections pay a SYN /
+//! SYN-ACK round trip on a host pair's first job (`[transport] handshake`),
+//! as ATP pays its HELLO; EarlySend stops when the receiver's stop signal
+//! has crossed the network back to the sender.
 //!
 //! ## I/O contract
 //! No wall clock, no global randomness: time is the proto crate's integer

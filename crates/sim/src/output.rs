@@ -374,13 +374,13 @@ pub fn write_all(
     }
     if flows {
         let mut w = BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?);
-        writeln!(w, "flow,job,src,dst,scheme,bytes,start_ns,fct_ns,received_bytes,sent_pkts,retx_pkts,timeouts,drops,cancelled")?;
+        writeln!(w, "flow,job,src,dst,scheme,bytes,start_ns,fct_ns,received_bytes,sent_pkts,retx_pkts,timeouts,drops,cancelled,credits,wasted_credits,sent_after_enough")?;
         for f in &sim.flows {
             let s = f.stats();
             let scheme: Scheme = sim.jobs[f.job as usize].scheme;
             writeln!(
                 w,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 f.id,
                 f.job,
                 f.src,
@@ -395,7 +395,10 @@ pub fn write_all(
                 s.retx_pkts,
                 s.timeouts,
                 f.drops,
-                f.cancelled
+                f.cancelled,
+                s.credits,
+                s.wasted_credits,
+                f.sent_after_enough
             )?;
         }
         w.flush()?;

@@ -24,6 +24,17 @@ pub enum Kind {
     SynAck,
     /// EarlySend: the receiver has enough, stop sending (header only).
     Stop,
+    /// Aeolus / ExpressPass: the receiver grants one MTU of data.
+    Credit,
+    /// Aeolus: sent after the unscheduled packets, never dropped
+    /// selectively; `seq` carries the sender's transmission number.
+    Probe,
+    /// Aeolus: the receiver's answer to a probe (`seq` echoed).
+    ProbeAck,
+    /// Aeolus: the sender needs no more credits for now.
+    CreditStop,
+    /// Aeolus: the sender needs credits again (new data or a loss).
+    CreditRequest,
 }
 
 /// The transport header of a natively simulated packet.
@@ -62,6 +73,9 @@ pub struct Packet {
     pub ce: bool,
     /// Bit errors hit a packet that has no payload bytes to flip.
     pub corrupted: bool,
+    /// Aeolus's unscheduled packets: a switch drops them first (selective
+    /// dropping, `QueueConfig::droppable_limit_bytes`).
+    pub droppable: bool,
     /// pFabric rank: lower is more urgent (remaining flow bytes).
     pub rank: u64,
     /// Transport header of native transports.

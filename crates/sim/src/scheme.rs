@@ -5,7 +5,8 @@
 //! possible over a reliable transport and stops sending once MSR data have
 //! been received", SampleSend (SS) "samples messages uniformly ... with a
 //! sampling rate of MSR; it sends out the sampled message over a reliable
-//! transport"; plain UDP is the performance baseline.
+//! transport"; the reliable transports are DCTCP, pFabric and Aeolus; plain
+//! UDP is the performance baseline.
 
 use std::fmt;
 
@@ -20,6 +21,9 @@ pub enum Proto {
     PFabric,
     /// UDP at line rate.
     Udp,
+    /// Aeolus on ExpressPass: the first RTT unscheduled at line rate, then
+    /// receiver credits (see `transport::aeolus`).
+    Aeolus,
 }
 
 /// How a reliable transport approximates a job with MSR < 1.
@@ -71,6 +75,9 @@ pub const NAMES: &[&str] = &[
     "pfabric-ss",
     "pfabric-es",
     "udp",
+    "aeolus",
+    "aeolus-ss",
+    "aeolus-es",
     "atp-base",
     "atp-rc",
     "atp-mrdf",
@@ -92,6 +99,7 @@ impl Scheme {
             "dctcp" => Proto::Dctcp,
             "tcp" => Proto::Tcp,
             "pfabric" => Proto::PFabric,
+            "aeolus" => Proto::Aeolus,
             "udp" if approx == Exact => Proto::Udp,
             "atp" => return None,
             _ => {
@@ -125,6 +133,7 @@ impl fmt::Display for Scheme {
                     Proto::Tcp => "tcp",
                     Proto::PFabric => "pfabric",
                     Proto::Udp => "udp",
+                    Proto::Aeolus => "aeolus",
                 };
                 let a = match a {
                     SenderApprox::Exact => "",
@@ -159,6 +168,10 @@ mod tests {
             assert_eq!(&s.to_string(), n);
         }
         assert!(Scheme::parse("udp-ss").is_none());
+        assert_eq!(
+            Scheme::parse("aeolus-es"),
+            Some(Scheme::Native(Proto::Aeolus, SenderApprox::EarlySend))
+        );
         assert!(Scheme::parse("quic").is_none());
         assert_eq!(Scheme::parse("atp"), None);
     }

@@ -40,6 +40,9 @@ fn every_native_scheme_finishes_its_jobs() {
         "pfabric",
         "pfabric-ss",
         "pfabric-es",
+        "aeolus",
+        "aeolus-ss",
+        "aeolus-es",
     ] {
         let b = run(LEAF_SPINE, &[&format!("jobs.0.scheme=\"{s}\"")]);
         assert!(!b.sim.jobs.is_empty());

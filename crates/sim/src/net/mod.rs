@@ -177,6 +177,7 @@ impl Network {
             size: p.size,
             rank: p.rank,
             flow: p.flow,
+            droppable: p.droppable,
         };
         let q = p.queue;
         let port_ref = &mut self.ports[port as usize];

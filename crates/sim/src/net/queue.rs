@@ -36,6 +36,10 @@ pub struct QueueConfig {
     pub ecn: Option<EcnThreshold>,
     /// FIFO or pFabric.
     pub discipline: Discipline,
+    /// Selective dropping (Aeolus): a packet marked droppable is admitted
+    /// only while the queue holds less than this many bytes; others may
+    /// fill it up to `limit_bytes`. `u64::MAX` = no selective dropping.
+    pub droppable_limit_bytes: u64,
 }
 
 impl Default for QueueConfig {
@@ -44,6 +48,7 @@ impl Default for QueueConfig {
             limit_bytes: u64::MAX,
             ecn: None,
             discipline: Discipline::Fifo,
+            droppable_limit_bytes: u64::MAX,
         }
     }
 }
@@ -60,6 +65,8 @@ pub struct Entry {
     pub rank: u64,
     /// Its flow (pFabric sends a flow's packets in order).
     pub flow: u32,
+    /// Dropped first (Aeolus's unscheduled packets).
+    pub droppable: bool,
 }
 
 /// Counters of one queue.
@@ -135,6 +142,10 @@ impl Queue {
     /// Offers `e`; `shared_room` is what the switch's shared buffer still has.
     pub fn admit(&mut self, e: Entry, shared_room: u64) -> Admit {
         let size = e.size as u64;
+        if e.droppable && self.bytes >= self.cfg.droppable_limit_bytes {
+            self.stats.dropped += 1;
+            return Admit::Dropped;
+        }
         let fits = self.bytes + size <= self.cfg.limit_bytes && size <= shared_room;
         if !fits {
             if self.cfg.discipline == Discipline::PFabric && !self.items.is_empty() {
@@ -228,6 +239,7 @@ mod tests {
             size,
             rank,
             flow,
+            droppable: false,
         }
     }
 
@@ -237,6 +249,7 @@ mod tests {
             limit_bytes: 3000,
             ecn: Some(EcnThreshold::Packets(1)),
             discipline: Discipline::Fifo,
+            ..QueueConfig::default()
         });
         assert_eq!(
             q.admit(e(0, 1500, 0, 0), u64::MAX),
@@ -254,6 +267,27 @@ mod tests {
     }
 
     #[test]
+    fn droppable_packets_are_dropped_first() {
+        let mut q = Queue::new(QueueConfig {
+            limit_bytes: 6000,
+            droppable_limit_bytes: 1500,
+            ..QueueConfig::default()
+        });
+        let d = |id| Entry {
+            droppable: true,
+            ..e(id, 1500, 0, 0)
+        };
+        assert_eq!(q.admit(d(0), u64::MAX), Admit::Queued { mark: false });
+        // one packet queued: droppable ones go, the others still fit
+        assert_eq!(q.admit(d(1), u64::MAX), Admit::Dropped);
+        assert_eq!(
+            q.admit(e(2, 1500, 0, 0), u64::MAX),
+            Admit::Queued { mark: false }
+        );
+        assert_eq!(q.len(), 2);
+    }
+
+    #[test]
     fn shared_buffer_limits_admission() {
         let mut q = Queue::new(QueueConfig::default());
         assert_eq!(q.admit(e(0, 1500, 0, 0), 1000), Admit::Dropped);
@@ -265,6 +299,7 @@ mod tests {
             limit_bytes: 3000,
             ecn: None,
             discipline: Discipline::PFabric,
+            ..QueueConfig::default()
         });
         q.admit(e(0, 1500, 50, 7), u64::MAX);
         q.admit(e(1, 1500, 10, 8), u64::MAX);

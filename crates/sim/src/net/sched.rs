@@ -88,6 +88,7 @@ mod tests {
                         size: 1500,
                         rank: 0,
                         flow: qi as u32,
+                        droppable: false,
                     },
                     u64::MAX,
                 );

@@ -100,6 +100,9 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
     let any_pfabric = schemes
         .iter()
         .any(|s| matches!(s, Scheme::Native(Proto::PFabric, _)));
+    let any_aeolus = schemes
+        .iter()
+        .any(|s| matches!(s, Scheme::Native(Proto::Aeolus, _)));
 
     // unloaded RTT over the longest path: propagation + one MTU per hop out, one ACK back
     let diameter: u64 = match t.kind.as_str() {
@@ -122,7 +125,7 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             + diameter * host_rate.time_for(tp.header_bytes as usize).as_nanos(),
     );
     let bdp = (host_rate.as_bps() / 8.0 * base_rtt.as_secs_f64()).ceil() as u64;
-    let switch_port = port_config(&f.switch, any_pfabric, mtu, bdp)?;
+    let switch_port = port_config(&f.switch, any_pfabric, any_aeolus, mtu, bdp)?;
     let fabric = Fabric {
         host_link: LinkSpec {
             rate: host_rate,

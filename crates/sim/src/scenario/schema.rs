@@ -112,6 +112,10 @@ pub struct SwitchFile {
     pub discipline: Option<String>,
     /// pFabric per-queue buffer, KB (default: 2 x BDP).
     pub pfabric_queue_kb: Option<f64>,
+    /// Aeolus selective dropping: a queue holding this many KB drops
+    /// arriving unscheduled (first-RTT) packets, while scheduled ones may
+    /// use the whole buffer (default 8 MTU when an Aeolus scheme runs).
+    pub aeolus_drop_kb: Option<f64>,
 }
 
 /// `[transport]`.

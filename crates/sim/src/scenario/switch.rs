@@ -12,10 +12,15 @@ pub(super) const DEFAULT_QUEUES: u32 = 8;
 pub(super) const DEFAULT_BUFFER_KB: f64 = 1500.0;
 /// Seed 000 section 7.1: ECN "marking threshold of 65" packets.
 const DEFAULT_ECN_K_PKTS: u32 = 65;
+/// Aeolus's selective-dropping threshold, in MTUs: unscheduled packets
+/// are dropped once a queue holds this much. Our choice (Aeolus only says
+/// the threshold is small); `switch.aeolus_drop_kb` sets it.
+const DEFAULT_AEOLUS_DROP_MTUS: u64 = 8;
 
 pub(super) fn port_config(
     s: &SwitchFile,
     any_pfabric: bool,
+    any_aeolus: bool,
     mtu: u32,
     bdp: u64,
 ) -> Result<PortConfig, ScenarioError> {
@@ -129,12 +134,19 @@ pub(super) fn port_config(
             ))
         }
     };
+    let droppable_limit_bytes = match s.aeolus_drop_kb {
+        Some(kb) if kb >= 0.0 && kb.is_finite() => (kb * 1000.0) as u64,
+        Some(kb) => return Err(invalid("switch.aeolus_drop_kb", format!("{kb}"), ">= 0")),
+        None if any_aeolus => DEFAULT_AEOLUS_DROP_MTUS * mtu as u64,
+        None => u64::MAX,
+    };
     Ok(PortConfig {
         queues: (0..n)
             .map(|q| QueueConfig {
                 limit_bytes: limits[q],
                 ecn: if marking[q] { ecn } else { None },
                 discipline,
+                droppable_limit_bytes,
             })
             .collect(),
         scheduler,

@@ -59,7 +59,7 @@ impl Simulator {
     }
 
     fn send_syn(&mut self, now: Instant, fid: u32) {
-        self.send_control(now, fid, Kind::Syn);
+        self.send_control(now, fid, Kind::Syn, 0);
         // a lost SYN or SYN-ACK is resent after the initial RTO
         let at = now + self.tp.rto.initial;
         self.flows[fid as usize].syn_deadline = Some(at);
@@ -73,10 +73,10 @@ impl Simulator {
         }
     }
 
-    /// Puts a header-only control packet of flow `fid` on the wire: SYN
-    /// and data-direction kinds from the sender, the others from the
-    /// receiver.
-    pub(super) fn send_control(&mut self, now: Instant, fid: u32, kind: Kind) {
+    /// Puts a header-only control packet of flow `fid` on the wire: a SYN
+    /// from the sender, the other kinds (answers, stop, credits) from the
+    /// receiver; `seq` is echoed where the kind needs it.
+    pub(super) fn send_control(&mut self, now: Instant, fid: u32, kind: Kind, seq: u64) {
         let f = &self.flows[fid as usize];
         let (from, to) = match kind {
             Kind::Syn => (f.src, f.dst),
@@ -91,6 +91,7 @@ impl Simulator {
             queue: f.queue,
             hdr: Hdr {
                 kind,
+                seq,
                 ..Hdr::default()
             },
             ..Packet::default()
@@ -101,7 +102,7 @@ impl Simulator {
     /// A control packet of flow `fid` arrived at its destination.
     pub(super) fn control_packet(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
         match hdr.kind {
-            Kind::Syn => self.send_control(now, fid, Kind::SynAck),
+            Kind::Syn => self.send_control(now, fid, Kind::SynAck, 0),
             Kind::SynAck => {
                 let f = &self.flows[fid as usize];
                 let key = (self.jobs[f.job as usize].scheme, f.src, f.dst);

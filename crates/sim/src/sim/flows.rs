@@ -4,7 +4,7 @@ use super::adapter::JobUpdate;
 use super::Simulator;
 use crate::event::Ev;
 use crate::packet::{Hdr, Kind, Packet};
-use crate::scheme::{Scheme, SenderApprox};
+use crate::scheme::{Proto, Scheme, SenderApprox};
 use crate::transport::flow::Flow;
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::Instant;
@@ -80,7 +80,8 @@ impl Simulator {
         let hb = self.tp.header_bytes;
         let mut out = std::mem::take(&mut self.outbox);
         if f.enough_at.is_some() {
-            self.flows[fid as usize].sent_after_enough += out.len() as u64;
+            let data = out.iter().filter(|s| s.hdr.kind == Kind::Data).count();
+            self.flows[fid as usize].sent_after_enough += data as u64;
         }
         for seg in out.drain(..) {
             let p = Packet {
@@ -92,6 +93,7 @@ impl Simulator {
                 queue,
                 ect,
                 rank: seg.rank,
+                droppable: seg.unscheduled,
                 hdr: seg.hdr,
                 ..Packet::default()
             };
@@ -174,13 +176,22 @@ impl Simulator {
                     // travels back through the network (again for every
                     // data packet that still arrives, so a lost one is
                     // replaced)
-                    self.send_control(now, fid, Kind::Stop);
+                    self.send_control(now, fid, Kind::Stop, 0);
+                }
+                if self.flows[fid as usize].proto == Proto::Aeolus {
+                    self.aeolus_receiver(now, fid, Kind::Data);
                 }
                 if finished {
                     self.job_finished(now, j);
                 }
             }
-            Kind::Ack => {
+            Kind::Probe | Kind::CreditStop | Kind::CreditRequest => {
+                self.aeolus_receiver(now, fid, hdr.kind);
+                if hdr.kind == Kind::Probe {
+                    self.send_control(now, fid, Kind::ProbeAck, hdr.seq);
+                }
+            }
+            Kind::Ack | Kind::Credit | Kind::ProbeAck => {
                 let mut out = std::mem::take(&mut self.outbox);
                 f.sender.on_ack(now, hdr, &mut out);
                 self.outbox = out;

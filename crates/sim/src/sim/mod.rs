@@ -7,6 +7,7 @@
 
 pub mod adapter;
 mod control;
+mod credits;
 mod flows;
 mod follow;
 mod forward;
@@ -18,6 +19,7 @@ use crate::event::{Ev, EventList};
 use crate::job::Job;
 use crate::net::Network;
 use crate::packet::PacketPool;
+use crate::transport::credit::CreditPacer;
 use crate::transport::flow::{Flow, TransportParams};
 use crate::transport::Outbox;
 use adapter::{HostAdapter, HostIo};
@@ -67,6 +69,10 @@ pub struct Simulator {
     pub job_produced: Vec<u32>,
     /// Native connections by (scheme, src, dst) (see `TransportParams::handshake`).
     conns: control::Conns,
+    /// Aeolus credit pacer of each receiving host (grown on demand).
+    pacers: Vec<CreditPacer>,
+    /// Aeolus credits sent by receivers.
+    pub credits_sent: u64,
     /// Distributed-training jobs.
     pub trainings: Vec<TrainingRun>,
     /// The training job that owns each job, if any.
@@ -113,6 +119,8 @@ impl Simulator {
             job_queue: Vec::new(),
             job_produced: Vec::new(),
             conns: control::Conns::default(),
+            pacers: Vec::new(),
+            credits_sent: 0,
             trainings: Vec::new(),
             job_training: Vec::new(),
             tp,
@@ -225,6 +233,7 @@ impl Simulator {
             Ev::EndpointTimer { host } => self.endpoint_timer(now, host),
             Ev::JobStart { job } => self.start_job(now, job),
             Ev::Produce { job } => self.produce(now, job),
+            Ev::Credit { host } => self.credit_tick(now, host),
             Ev::Sample => self.take_sample(now),
             Ev::TrainingCompute { id } => self.training_compute(now, id),
             Ev::QueueShift { follow, up } => self.queue_shift(now, follow, up),

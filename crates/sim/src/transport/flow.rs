@@ -1,5 +1,6 @@
 //! A native flow: one sender, one receiver, the messages of one job.
 
+use super::aeolus::AeolusSender;
 use super::cc::{Dctcp, NewReno, PFabricCc};
 use super::receiver::{DatagramReceiver, StreamReceiver};
 use super::reliable::{ReliableSender, RtoConfig};
@@ -106,6 +107,10 @@ pub struct Flow {
     /// Data packets the sender emitted after the receiver had enough
     /// (before the stop signal reached it).
     pub sent_after_enough: u64,
+    /// Aeolus receiver: the flow wants credits.
+    pub wants_credits: bool,
+    /// Aeolus receiver: credit requests seen (data, probe, CREDIT_REQUEST).
+    pub credit_requests: u64,
     /// Messages delivered to the receiving application.
     pub delivered_msgs: u32,
     /// When it started.
@@ -177,6 +182,13 @@ impl Flow {
                 .with_produced(produced),
             ),
             Proto::Udp => Box::new(UdpSender::new(msgs, mss).with_produced(produced)),
+            // Aeolus: the pre-credit phase sends at most one BDP (the
+            // topology's unloaded BDP, as pFabric's window); its loss
+            // timeout is pFabric's fixed ~3 base RTTs
+            Proto::Aeolus => Box::new(
+                AeolusSender::new(bytes, mss, tp.pfabric_bdp_bytes, tp.pfabric_rto)
+                    .with_produced(produced),
+            ),
         };
         let rx = match proto {
             Proto::Udp => FlowRx::Datagram(DatagramReceiver::new(ends.clone())),
@@ -202,6 +214,8 @@ impl Flow {
             enough_at: None,
             stopped_at: None,
             sent_after_enough: 0,
+            wants_credits: false,
+            credit_requests: 0,
             delivered_msgs: 0,
             start: now,
             done: None,
@@ -215,7 +229,11 @@ impl Flow {
     pub fn on_data(&mut self, now: Instant, hdr: &Hdr, ce: bool) -> Option<Hdr> {
         let ack = match &mut self.rx {
             FlowRx::Stream(r) => {
-                let a = r.on_data(hdr.seq, hdr.len, ce);
+                let mut a = r.on_data(hdr.seq, hdr.len, ce);
+                // which packet this ACK answers (Aeolus's per-packet loss
+                // detection; the window-based senders read only `ack`)
+                a.seq = hdr.seq;
+                a.len = hdr.len;
                 let got = r.delivered();
                 while (self.delivered_msgs as usize) < self.msg_ends.len()
                     && self.msg_ends[self.delivered_msgs as usize] <= got
@@ -248,6 +266,14 @@ impl Flow {
             0
         } else {
             self.msg_ends[k - 1]
+        }
+    }
+
+    /// The receiver has every byte of the flow.
+    pub fn rx_complete(&self) -> bool {
+        match &self.rx {
+            FlowRx::Stream(r) => r.complete(),
+            FlowRx::Datagram(r) => r.complete(),
         }
     }
 

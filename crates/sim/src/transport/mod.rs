@@ -1,5 +1,5 @@
 //! Natively simulated baseline transports (the ones the seeds compare
-//! against): DCTCP, a NewReno-like TCP, pFabric and UDP at line rate.
+//! against): DCTCP, a NewReno-like TCP, pFabric, Aeolus and UDP at line rate.
 //!
 //! Each sender is a small sans-IO state machine over virtual time, like the
 //! ATP endpoint: `start`, `produce`, `on_ack` and `on_timer` push segments into an
@@ -8,7 +8,9 @@
 //! ([`reliable::ReliableSender`]), so DCTCP, NewReno and pFabric are one
 //! type each.
 
+pub mod aeolus;
 pub mod cc;
+pub mod credit;
 pub mod flow;
 pub mod receiver;
 pub mod reliable;
@@ -26,6 +28,8 @@ pub struct Segment {
     pub rank: u64,
     /// A retransmission.
     pub retx: bool,
+    /// Aeolus's unscheduled (first-RTT) packet: switches drop it first.
+    pub unscheduled: bool,
 }
 
 /// Where senders and receivers put the segments they emit.
@@ -40,6 +44,12 @@ pub struct SenderStats {
     pub retx_pkts: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Credits received (Aeolus).
+    pub credits: u64,
+    /// Credits that arrived when the sender had nothing to send (Aeolus:
+    /// data not produced yet, or everything sent): bandwidth the receiver
+    /// granted and nobody used.
+    pub wasted_credits: u64,
 }
 
 /// The sending half of a native flow.

@@ -143,6 +143,7 @@ impl<C: CongestionControl> ReliableSender<C> {
                 0
             },
             retx,
+            unscheduled: false,
         });
         if self.deadline.is_none() {
             self.deadline = Some(now + self.rto);

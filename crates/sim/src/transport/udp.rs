@@ -59,6 +59,7 @@ impl UdpSender {
                     },
                     rank: 0,
                     retx: false,
+                    unscheduled: false,
                 });
                 self.stats.sent_pkts += 1;
                 self.seq += len as u64;
