@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Markdown tables from experiments/netapprox/results/*.csv (for docs/experiments/netapprox.md).
 
-  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss|runs] [CLASS]
+  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss|runs|versus] [CLASS]
 
-CLASS keeps only that job class (e.g. `foreground` for fig11).
+CLASS keeps only that job class (e.g. `foreground` for fig11). A sweep over
+offered loads prints one table per load. `versus` prints, per load and MSR,
+ATP Full's mean JCT over the best baseline's (below 1: ATP ahead).
 """
 import csv
 import os
@@ -54,10 +56,43 @@ def per_run(rows):
     return "\n".join(out)
 
 
+def versus(rows):
+    """ATP Full's mean JCT over the best baseline's, per MSR (and which baseline)."""
+    msrs = sorted({float(r["msr"]) for r in rows})
+    out = ["| MSR | ATP mean us | best baseline | its mean us | ATP / best |", "|---|---|---|---|---|"]
+    for m in msrs:
+        rs = [r for r in rows if float(r["msr"]) == m and r["jct_mean_us"] not in ("", "None")]
+        atp = [r for r in rs if r["scheme"] == "atp-full"]
+        base = [r for r in rs if not r["scheme"].startswith("atp")]
+        if not atp or not base:
+            continue
+        b = min(base, key=lambda r: float(r["jct_mean_us"]))
+        a = float(atp[0]["jct_mean_us"])
+        out.append(f"| {m:g} | {a:.1f} | {b['scheme']} | {float(b['jct_mean_us']):.1f} | "
+                   f"{a / float(b['jct_mean_us']):.2f} |")
+    return "\n".join(out)
+
+
+def by_load(rows):
+    loads = []
+    for r in rows:
+        if r.get("load", "") not in loads:
+            loads.append(r.get("load", ""))
+    return [(ld, [r for r in rows if r.get("load", "") == ld]) for ld in loads]
+
+
 if __name__ == "__main__":
     tag = sys.argv[1]
     kind = sys.argv[2] if len(sys.argv) > 2 else "jct"
     rows = load(tag)
     if len(sys.argv) > 3:
         rows = [r for r in rows if r["cls"] == sys.argv[3]]
-    print(per_run(rows) if kind == "runs" else by_scheme_msr(rows, CELLS[kind]))
+    for ld, rs in by_load(rows):
+        if ld:
+            print(f"\nOffered load {ld}:\n")
+        if kind == "runs":
+            print(per_run(rs))
+        elif kind == "versus":
+            print(versus(rs))
+        else:
+            print(by_scheme_msr(rs, CELLS[kind]))
