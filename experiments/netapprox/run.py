@@ -14,7 +14,8 @@ Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
 fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
 Full), fig12 (Base -> RC -> MRDF -> Full), fig13 (non-approximate co-runner),
 fig14 (fairness), dml (seed 001 section 3.1), dmltrain (seed 001 with parameter-server
-training jobs).
+training jobs), iw (the baselines' initial window, 2 vs 10), fbhdgap (FBHD's
+production gap, 39 / 78 / 156 us).
 """
 import argparse
 import csv
@@ -33,7 +34,9 @@ BASELINES = ["atp-full", "dctcp-ss", "dctcp-es", "pfabric-ss", "pfabric-es", "ae
 # bytes). The paper gives no load; it calls FBKV the lighter workload
 # (seed 000 section 7.1.1), so FBKV is swept lower than FBHD.
 LOADS = {"fig5": [0.1, 0.2, 0.3], "fig6": [0.3, 0.5, 0.7], "fig12": [0.2]}
-QUICK = ["topology.k=4", "topology.hosts=16", "duration_ms=4.0", "jobs.0.stop_ms=3.0"]
+# FBKV jobs take ~1 ms to produce their 50 messages: runs last 3 ms past
+# the last arrival so that no scheme's jobs are cut off.
+QUICK = ["topology.k=4", "topology.hosts=16", "duration_ms=6.0", "jobs.0.stop_ms=3.0"]
 
 
 def sweep(scenario, schemes, msrs, job=0, extra=(), loads=(None,)):
@@ -55,6 +58,20 @@ def plan(fig, quick):
     if fig in ("fig5", "fig6"):
         scen = "fig5_fbkv.toml" if fig == "fig5" else "fig6_fbhd.toml"
         return list(sweep(scen, BASELINES, MSRS, extra=q, loads=LOADS[fig]))
+    if fig == "iw":
+        # the baselines' initial window: ns-2's 2 (the default) against 10
+        runs = []
+        for iw in [2, 10]:
+            for lbl, scen, sets in sweep("fig5_fbkv.toml", ["dctcp-ss", "dctcp-es", "atp-full"], [0.25, 0.5], extra=q):
+                runs.append((f"{lbl}-iw{iw}", scen, sets + [f"transport.init_cwnd_pkts={iw}"]))
+        return runs
+    if fig == "fbhdgap":
+        # FBHD's production gap (no published model): mean 39 / 78 / 156 us
+        runs = []
+        for gap in [39, 78, 156]:
+            for lbl, scen, sets in sweep("fig6_fbhd.toml", ["atp-full", "dctcp-ss", "dctcp-es"], [0.25, 0.5], extra=q):
+                runs.append((f"{lbl}-gap{gap}", scen, sets + [f'jobs.0.gaps="exp:{gap}"']))
+        return runs
     if fig == "fig9":
         return list(sweep("fig9_incast.toml", ["atp-full", "dctcp-ss", "dctcp-es"], MSRS, extra=q))
     if fig == "fig10":
