@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """SVG plots of the NetApprox results (no plotting library needed): mean JCT
-vs MSR per scheme, log scale, one file per figure, next to the results CSVs.
+vs MSR per scheme, log scale, one file per figure (per offered load, for a
+sweep over loads: <tag>-L<load>.svg), next to the results CSVs.
 
   python3 experiments/netapprox/plots.py fig5-quick fig6-quick fig9-quick fig11 fig12-quick
 """
@@ -10,14 +11,21 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COLORS = ["#1b7837", "#2166ac", "#67a9cf", "#b2182b", "#ef8a62", "#762a83", "#999999"]
+COLORS = ["#1b7837", "#2166ac", "#67a9cf", "#b2182b", "#ef8a62", "#762a83", "#999999", "#e7298a"]
 
 
-def plot(tag):
+def plot_all(tag):
     path = os.path.join(HERE, "results", f"{tag}.csv")
     with open(path) as f:
         # the background classes of fig10 / fig11 are not plotted
         rows = [r for r in csv.DictReader(f) if r["msr"] and r["cls"] != "background"]
+    loads = sorted({r.get("load", "") for r in rows})
+    if loads == [""]:
+        return [plot(tag, rows)]
+    return [plot(f"{tag}-L{ld}", [r for r in rows if r.get("load", "") == ld]) for ld in loads]
+
+
+def plot(tag, rows):
     schemes = []
     for r in rows:
         if r["scheme"] not in schemes:
@@ -65,5 +73,5 @@ def plot(tag):
 
 if __name__ == "__main__":
     for t in sys.argv[1:]:
-        p = plot(t)
-        print(f"{t}: {os.path.relpath(p) if p else 'nothing to plot'}")
+        for p in plot_all(t):
+            print(f"{t}: {os.path.relpath(p) if p else 'nothing to plot'}")
