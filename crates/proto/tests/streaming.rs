@@ -45,22 +45,22 @@ fn produce(
     (pushed, late)
 }
 
+/// Connects and opens a streaming job of `n` messages at `msr`, its first
+/// 1 KB message handed over with it.
+fn open_stream(pair: &mut Pair, msr: f64, n: u32) -> (approxnet_proto::ConnectionHandle, u32) {
+    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
+    let spec = JobSpec {
+        messages: vec![msg(0, 1000)],
+        ..JobSpec::streaming(msr, n).unwrap()
+    };
+    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    (h, job)
+}
+
 #[test]
 fn a_streaming_job_ends_at_its_msr_and_sends_nothing_after() {
     let mut pair = Pair::symmetric(cfg(), link(0.0), 5);
-    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
-    let spec = JobSpec::streaming(0.5, 100).unwrap();
-    let job = pair
-        .client
-        .send_job(
-            pair.now,
-            h,
-            JobSpec {
-                messages: vec![msg(0, 1000)],
-                ..spec
-            },
-        )
-        .unwrap();
+    let (h, job) = open_stream(&mut pair, 0.5, 100);
     // one message per 100 us, RTT 40 us: the 50th arrives ~5 ms in
     let (pushed, late) = produce(&mut pair, h, job, 100, Duration::from_micros(100));
     pair.run_until(Duration::from_millis(50), |p| p.job_done_at_server(job));
@@ -114,19 +114,7 @@ fn messages_ready_at_once_stop_at_the_msr_too() {
 #[test]
 fn a_lossy_streaming_job_still_holds_its_guarantee() {
     let mut pair = Pair::symmetric(cfg(), link(0.3), 7);
-    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
-    let spec = JobSpec::streaming(0.75, 200).unwrap();
-    let job = pair
-        .client
-        .send_job(
-            pair.now,
-            h,
-            JobSpec {
-                messages: vec![msg(0, 1000)],
-                ..spec
-            },
-        )
-        .unwrap();
+    let (h, job) = open_stream(&mut pair, 0.75, 200);
     produce(&mut pair, h, job, 200, Duration::from_micros(20));
     assert!(pair.run_until(Duration::from_secs(1), |p| p.job_done_at_server(job)));
     let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
