@@ -125,6 +125,8 @@ pub(crate) fn client(
     let mut inflight: HashMap<u32, u64> = HashMap::new();
     let (mut started, mut done, mut failed) = (0u64, 0u64, 0u64);
     let (mut bytes_offered, mut bytes_delivered) = (0u64, 0u64);
+    // bytes the jobs never sent: they met their MSR first (seed 000 §3.3.2)
+    let mut bytes_unsent = 0u64;
     let (mut packets, mut retrans, mut lost) = (0u64, 0u64, 0u64);
     let (mut lost_timer, mut spurious, mut probes) = (0u64, 0u64, 0u64);
     let mut jcts = Vec::new();
@@ -174,6 +176,7 @@ pub(crate) fn client(
                         spurious += r.spurious_losses;
                         probes += r.tail_probes;
                         bytes_offered += bytes;
+                        bytes_unsent += r.unsent_bytes;
                         let msgs: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
                         let deliv: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
                         // Delivered bytes estimated as the delivered share of the job's bytes.
@@ -252,6 +255,7 @@ pub(crate) fn client(
         ),
         ("bytes_offered", Json::Int(bytes_offered)),
         ("bytes_delivered", Json::Int(bytes_delivered)),
+        ("bytes_unsent", Json::Int(bytes_unsent)),
         ("goodput_gbps", Json::Num(gbps(bytes_delivered, elapsed))),
         ("packets", Json::Int(packets)),
         ("retransmissions", Json::Int(retrans)),
