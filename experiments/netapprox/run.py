@@ -171,8 +171,10 @@ def main():
             with open(path) as f:
                 kept = [r for r in csv.DictReader(f) if r["run"] not in only]
             rows = kept + rows
+        # an earlier sweep's rows may lack later columns (e.g. load)
+        fields = list(dict.fromkeys(k for r in rows for k in r))
         with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w = csv.DictWriter(f, fieldnames=fields, restval="")
             w.writeheader()
             w.writerows(rows)
         print(f"written {os.path.relpath(path, ROOT)}")
