@@ -219,3 +219,23 @@ def test_send_job_errors() -> None:
             client.wait_job(conn, jid, timeout_s=-2.0)
     finally:
         server.stop()
+
+
+def test_a_streaming_job_on_real_sockets_stops_at_its_msr() -> None:
+    server = _Server(SocketEndpoint("127.0.0.1:0", seed=5))
+    client = SocketEndpoint(seed=6)
+    try:
+        conn = client.connect(server.ep.local_addr, timeout_s=5.0)
+        # N = 20 announced, MSR 0.5: the job completes with 10 delivered
+        jid = client.send_job(conn, Job(0.5).announce(0, 20).message(0, b"p0"))
+        assert all(client.push_message(conn, jid, 0, b"p%d" % i) for i in range(1, 10))
+        done = client.wait_job(conn, jid, timeout_s=10.0)
+        assert done.ok and done.report is not None and done.report.guarantee_held
+        # produced after the receiver said "enough": discarded, never sent
+        assert not any(client.push_message(conn, jid, 0, b"late%d" % i) for i in range(10))
+        sat = server.wait_for(lambda e: isinstance(e, approxnet.JobSatisfied))
+        assert sat.job == jid
+        with pytest.raises(JobError, match="not a job in progress"):
+            client.push_message(conn, jid + 5, 0, b"x")
+    finally:
+        server.stop()

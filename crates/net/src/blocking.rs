@@ -6,7 +6,10 @@ use crate::error::{BindError, ConnectError, JobWaitError, SendJobError};
 use crate::events::EventQueue;
 use crate::stats::RuntimeStats;
 use crate::sys::Socket;
-use approxnet_proto::{ConnectionHandle, Endpoint as ProtoEndpoint, Event, JobReport, JobSpec};
+use approxnet_proto::job::MessageSpec;
+use approxnet_proto::{
+    ConnectionHandle, Endpoint as ProtoEndpoint, Event, JobReport, JobSpec, Pushed,
+};
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant as StdInstant};
@@ -82,6 +85,21 @@ impl Endpoint {
         let job = self.d.ep.send_job(now, h, spec)?;
         self.d.service()?;
         Ok(job)
+    }
+
+    /// Hands over messages of streaming job `job` as they are produced
+    /// (see `JobSpec::announce`); [`Pushed::JobComplete`] once the job met
+    /// its MSR and they are discarded.
+    pub fn push_messages(
+        &mut self,
+        h: ConnectionHandle,
+        job: u32,
+        msgs: Vec<MessageSpec>,
+    ) -> Result<Pushed, SendJobError> {
+        let now = self.d.now();
+        let r = self.d.ep.push_messages(now, h, job, msgs)?;
+        self.d.service()?;
+        Ok(r)
     }
 
     /// Waits until `job` (sent on `h`) completes and returns the sender's

@@ -179,6 +179,30 @@ impl PySocketEndpoint {
         Ok(py.allow_threads(|| self.lock().send_job(h, spec))?)
     }
 
+    /// Hands one produced message of streaming job `job` over (see
+    /// `Job.announce`); its first `precise_len` bytes (default: all) must
+    /// arrive exactly. Returns False when the job already met its MSR and
+    /// the message is discarded.
+    #[pyo3(signature = (connection, job, group, data, precise_len = None))]
+    fn push_message(
+        &self,
+        py: Python<'_>,
+        connection: &PyConnectionHandle,
+        job: u32,
+        group: u16,
+        data: &[u8],
+        precise_len: Option<usize>,
+    ) -> Result<bool> {
+        let h = connection.inner;
+        let m = approxnet_proto::job::MessageSpec {
+            group,
+            payload: approxnet_proto::job::Payload::Bytes(data.to_vec()),
+            precise_len: precise_len.unwrap_or(data.len()),
+        };
+        let r = py.allow_threads(|| self.lock().push_messages(h, job, vec![m]))?;
+        Ok(matches!(r, approxnet_proto::Pushed::Queued(_)))
+    }
+
     /// The next event (the same classes as `Endpoint.poll_event`), driving
     /// the protocol until one arrives; `None` when `timeout_s` passes first.
     #[pyo3(signature = (timeout_s = None))]
