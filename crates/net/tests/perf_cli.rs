@@ -1,5 +1,6 @@
-//! The `approxnet-perf` binary through its command line: exit codes, a short
-//! ATP run on 127.0.0.1 with `--json`, bounded by job count.
+//! The `approxnet-perf` binary through its command line: exit codes, short
+//! ATP runs on 127.0.0.1 with `--json` (all messages ready at job start, and
+//! produced over time), bounded by job count.
 
 use std::process::{Command, Stdio};
 
@@ -23,6 +24,18 @@ fn bad_arguments_exit_with_2_before_any_io() {
         vec!["client", "--server", "not-an-address"],
         vec!["client", "--server", "127.0.0.1:9", "--sizes", "weird:3"],
         vec!["bogus"],
+        vec!["client", "--server", "127.0.0.1:9", "--gap-us", "exp:0"],
+        vec!["client", "--server", "127.0.0.1:9", "--gap-us", "poisson:5"],
+        vec!["client", "--server", "127.0.0.1:9", "--produce-mbps", "-1"],
+        vec![
+            "client",
+            "--server",
+            "127.0.0.1:9",
+            "--gap-us",
+            "fixed:1",
+            "--produce-mbps",
+            "5",
+        ],
     ] {
         let out = Command::new(BIN).args(&args).output().unwrap();
         assert_eq!(
@@ -37,16 +50,19 @@ fn bad_arguments_exit_with_2_before_any_io() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("approxnet-perf client"));
 }
 
-#[test]
-fn client_and_server_run_jobs_and_report_json() {
-    // Port 0 is not usable for the server (the client must know it), so
-    // pick a free port by binding and releasing it.
+/// A free UDP port on 127.0.0.1 (the client must know the server's port).
+fn free_addr() -> String {
     let port = std::net::UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let addr = format!("127.0.0.1:{port}");
+    format!("127.0.0.1:{port}")
+}
+
+#[test]
+fn client_and_server_run_jobs_and_report_json() {
+    let addr = free_addr();
     let server = Command::new(BIN)
         .args([
             "server", "--bind", &addr, "--jobs", "3", "--idle", "20", "--json",
@@ -88,4 +104,57 @@ fn client_and_server_run_jobs_and_report_json() {
     assert_eq!(field(&c, "jobs_failed"), "0");
     assert_eq!(field(&s, "jobs"), "3");
     assert!(c.contains("\"jct_ms\"") && c.contains("\"groups\"") && c.contains("\"timeline\""));
+}
+
+#[test]
+fn produced_messages_stop_at_the_msr() {
+    // 16 messages 5 ms apart, MSR 0.5: the 8th is produced 35 ms after the
+    // job starts, so no job can complete sooner, and the last messages
+    // (produced 40-75 ms in) are never sent.
+    let addr = free_addr();
+    let server = Command::new(BIN)
+        .args([
+            "server", "--bind", &addr, "--jobs", "2", "--idle", "20", "--json",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = Command::new(BIN)
+        .args([
+            "client",
+            "--server",
+            &addr,
+            "--jobs",
+            "2",
+            "--window",
+            "1",
+            "--duration",
+            "20",
+            "--messages",
+            "16",
+            "--sizes",
+            "fixed:4000",
+            "--msr",
+            "0.5",
+            "--gap-us",
+            "fixed:5000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let _ = server.wait_with_output().unwrap();
+    let c = String::from_utf8(client.stdout).unwrap();
+    assert_eq!(client.status.code(), Some(0), "{c}");
+    assert_eq!(field(&c, "jobs_completed"), "2");
+    assert_eq!(field(&c, "production"), "\"fixed:5000\"");
+    // p50 of two jobs (nearest rank) is the shorter JCT.
+    let jct_min: f64 = field(&c[c.find("\"jct_ms\"").unwrap()..], "p50")
+        .parse()
+        .unwrap();
+    assert!(jct_min >= 35.0, "{c}");
+    let unproduced: u64 = field(&c, "bytes_unproduced").parse().unwrap();
+    let unsent: u64 = field(&c, "bytes_unsent").parse().unwrap();
+    assert!(unproduced > 0 && unsent >= unproduced, "{c}");
+    assert_eq!(field(&c, "bytes_offered"), "128000");
 }

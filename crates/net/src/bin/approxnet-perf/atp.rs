@@ -1,6 +1,7 @@
 //! ATP client and server over the blocking runtime.
 
 use crate::cpu::process_cpu_seconds;
+use crate::produce::{Feed, GapRng, Production};
 use crate::report::{cpu_per_gb, gbps, quantile, Json};
 use crate::sizes::Sizes;
 use approxnet_net::{Endpoint, EpochSample, RuntimeConfig};
@@ -8,7 +9,7 @@ use approxnet_proto::event::Role;
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::rng::Rng;
 use approxnet_proto::stats::DropReason;
-use approxnet_proto::{Event, JobSpec};
+use approxnet_proto::{ConnectionHandle, Event, JobSpec, Pushed};
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -26,6 +27,10 @@ pub(crate) struct ClientPlan {
     pub(crate) max_jobs: u64,
     pub(crate) window: usize,
     pub(crate) seed: u64,
+    /// When each message becomes available (`--gap-us`, `--produce-mbps`).
+    pub(crate) production: Production,
+    /// Seeds the production gaps alone (`--gap-seed`, default `--seed`).
+    pub(crate) gap_seed: u64,
 }
 
 #[derive(Default)]
@@ -46,22 +51,61 @@ pub(crate) fn parse_groups(s: &str) -> Result<Vec<f64>, String> {
     Ok(v)
 }
 
-fn build_job(plan: &ClientPlan, rng: &mut Rng) -> Result<(JobSpec, u64), String> {
+/// One job: its spec (with the messages produced at job start), its bytes,
+/// its production span in ns, and the messages still to be produced.
+struct BuiltJob {
+    spec: JobSpec,
+    bytes: u64,
+    span_ns: u64,
+    later: Option<(Vec<u64>, Vec<MessageSpec>)>,
+}
+
+fn build_job(plan: &ClientPlan, rng: &mut Rng, gaps: &mut GapRng) -> Result<BuiltJob, String> {
     let mut spec = JobSpec::new(plan.groups[0]).map_err(|e| e.to_string())?;
     for (i, &m) in plan.groups.iter().enumerate().skip(1) {
         spec = spec.group(i as u16, m).map_err(|e| e.to_string())?;
     }
     let mut bytes = 0u64;
+    let mut msgs = Vec::with_capacity(plan.messages);
     for k in 0..plan.messages {
         let n = plan.sizes.sample(rng, plan.max_size);
         bytes += n as u64;
-        spec.messages.push(MessageSpec {
+        msgs.push(MessageSpec {
             group: (k % plan.groups.len()) as u16,
             payload: Payload::Synthetic(n),
             precise_len: ((n as f64) * plan.precise).round() as usize,
         });
     }
-    Ok((spec, bytes))
+    if !plan.production.streams() {
+        spec.messages = msgs;
+        return Ok(BuiltJob {
+            spec,
+            bytes,
+            span_ns: 0,
+            later: None,
+        });
+    }
+    // A streaming job: each group's N announced up front (seed 000 §3.3.2).
+    let ng = plan.groups.len();
+    for g in 0..ng {
+        let n = (g..plan.messages).step_by(ng).count() as u32;
+        if n > 0 {
+            spec = spec.announce(g as u16, n).map_err(|e| e.to_string())?;
+        }
+    }
+    let sizes: Vec<usize> = msgs.iter().map(|m| m.payload.len()).collect();
+    let mut offsets = plan.production.offsets(gaps, &sizes);
+    let span_ns = offsets.last().copied().unwrap_or(0);
+    let now = offsets.iter().take_while(|&&at| at == 0).count();
+    let later = msgs.split_off(now);
+    spec.messages = msgs;
+    offsets.drain(..now);
+    Ok(BuiltJob {
+        spec,
+        bytes,
+        span_ns,
+        later: Some((offsets, later)),
+    })
 }
 
 fn epoch_summary(samples: &[EpochSample], origin_ns: u64) -> (Json, Json) {
@@ -122,7 +166,11 @@ pub(crate) fn client(
         .connect(plan.server)
         .map_err(|e| format!("connect {}: {e}", plan.server))?;
     let mut rng = Rng::new(plan.seed);
+    let mut gaps = GapRng::new(plan.gap_seed);
     let mut inflight: HashMap<u32, u64> = HashMap::new();
+    // Streaming jobs' messages not yet produced, by job.
+    let mut feeds: HashMap<u32, Feed> = HashMap::new();
+    let (mut spans_ns, mut bytes_unpushed) = (Vec::new(), 0u64);
     let (mut started, mut done, mut failed) = (0u64, 0u64, 0u64);
     let (mut bytes_offered, mut bytes_delivered) = (0u64, 0u64);
     // bytes the jobs never sent: they met their MSR first (seed 000 §3.3.2)
@@ -137,17 +185,30 @@ pub(crate) fn client(
     loop {
         let sending = origin.elapsed() < plan.duration && started < plan.max_jobs;
         while sending && inflight.len() < plan.window.max(1) && started < plan.max_jobs {
-            let (spec, bytes) = build_job(&plan, &mut rng)?;
-            let job = ep.send_job(h, spec).map_err(|e| format!("send_job: {e}"))?;
-            inflight.insert(job, bytes);
+            let b = build_job(&plan, &mut rng, &mut gaps)?;
+            // The job starts with its first message's production.
+            let t0 = Instant::now();
+            let job = ep
+                .send_job(h, b.spec)
+                .map_err(|e| format!("send_job: {e}"))?;
+            if let Some((offsets, later)) = b.later {
+                spans_ns.push(b.span_ns);
+                feeds.insert(job, Feed::new(t0, offsets, later));
+            }
+            inflight.insert(job, b.bytes);
             started += 1;
         }
         if inflight.is_empty() {
             break;
         }
-        let ev = ep
-            .next_event(Some(Duration::from_millis(200)))
-            .map_err(|e| e.to_string())?;
+        push_due(&mut ep, h, &mut feeds)?;
+        // Wait for an event, at most until the next message is produced.
+        let next = feeds.values().filter_map(Feed::next_due).min();
+        let wait = next.map_or(Duration::from_millis(200), |t| {
+            t.saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(200))
+        });
+        let ev = ep.next_event(Some(wait)).map_err(|e| e.to_string())?;
         for s in ep.take_epochs() {
             if epochs.len() < 100_000 {
                 epochs.push(s);
@@ -165,6 +226,8 @@ pub(crate) fn client(
                 let Some(bytes) = inflight.remove(&job) else {
                     continue;
                 };
+                // Produced after the job met its MSR: never sent.
+                let unpushed = feeds.remove(&job).map_or(0, Feed::finish);
                 match outcome {
                     Ok(r) => {
                         done += 1;
@@ -176,7 +239,8 @@ pub(crate) fn client(
                         spurious += r.spurious_losses;
                         probes += r.tail_probes;
                         bytes_offered += bytes;
-                        bytes_unsent += r.unsent_bytes;
+                        bytes_unsent += r.unsent_bytes + unpushed;
+                        bytes_unpushed += unpushed;
                         let msgs: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
                         let deliv: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
                         // Delivered bytes estimated as the delivered share of the job's bytes.
@@ -200,6 +264,7 @@ pub(crate) fn client(
                 first_error.get_or_insert(format!("connection lost: {reason}"));
                 failed += inflight.len() as u64;
                 inflight.clear();
+                feeds.clear();
                 break;
             }
             _ => {}
@@ -246,6 +311,9 @@ pub(crate) fn client(
         ("sizes", Json::Str(plan.sizes_spec.clone())),
         ("messages_per_job", Json::Int(plan.messages as u64)),
         ("window", Json::Int(plan.window as u64)),
+        ("production", Json::Str(plan.production.describe())),
+        ("gap_seed", Json::Int(plan.gap_seed)),
+        ("production_ms_mean", Json::Num(mean_of(&spans_ns) / 1e6)),
         ("elapsed_s", Json::Num(elapsed)),
         ("jobs_completed", Json::Int(done)),
         ("jobs_failed", Json::Int(failed)),
@@ -256,6 +324,8 @@ pub(crate) fn client(
         ("bytes_offered", Json::Int(bytes_offered)),
         ("bytes_delivered", Json::Int(bytes_delivered)),
         ("bytes_unsent", Json::Int(bytes_unsent)),
+        // part of bytes_unsent: not yet produced when the job completed
+        ("bytes_unproduced", Json::Int(bytes_unpushed)),
         ("goodput_gbps", Json::Num(gbps(bytes_delivered, elapsed))),
         ("packets", Json::Int(packets)),
         ("retransmissions", Json::Int(retrans)),
@@ -285,6 +355,38 @@ pub(crate) fn client(
         ("cpu_s_per_gb", Json::Num(cpu_per_gb(cpu, bytes_delivered))),
         ("runtime", runtime_json(&ep)),
     ]))
+}
+
+/// Hands every streaming job the messages produced by now; a job that
+/// already met its MSR gets none, and the bytes it will never send are
+/// counted in its feed.
+fn push_due(
+    ep: &mut Endpoint,
+    h: ConnectionHandle,
+    feeds: &mut HashMap<u32, Feed>,
+) -> Result<(), String> {
+    let now = Instant::now();
+    for (&job, feed) in feeds.iter_mut() {
+        let due = feed.take_due(now);
+        if due.is_empty() {
+            continue;
+        }
+        let bytes: u64 = due.iter().map(|m| m.payload.len() as u64).sum();
+        match ep.push_messages(h, job, due) {
+            Ok(Pushed::Queued(_)) => {}
+            Ok(Pushed::JobComplete) => feed.discard(bytes),
+            Err(e) => return Err(format!("push_messages: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn mean_of(v: &[u64]) -> f64 {
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64
+    }
 }
 
 fn runtime_json(ep: &Endpoint) -> Json {

@@ -5,6 +5,7 @@
 //! approxnet-perf client --server ADDR [--msr 1.0 | --groups 1.0,0.5] [--sizes fixed:65536]
 //!                [--messages 64] [--duration 5] [--jobs N] [--window 2] [--precise 1.0]
 //!                [--line-rate-gbps 10] [--seed 1] [--udplite] [--json]
+//!                [--gap-us none | fixed:US | exp:US | --produce-mbps R] [--gap-seed S]
 //! approxnet-perf tcp-server [--bind 0.0.0.0:7701] [--json]
 //! approxnet-perf tcp-client --server ADDR [--duration 5] [--cc cubic] [--json]
 //! ```
@@ -16,6 +17,7 @@
 mod args;
 mod atp;
 mod cpu;
+mod produce;
 mod report;
 mod sizes;
 mod tcp;
@@ -39,6 +41,7 @@ approxnet-perf: iperf-like load for the approxnet runtime
   approxnet-perf client --server IP:PORT [--msr 1.0 | --groups 1.0,0.5]
         [--sizes fixed:N | uniform:A:B | cdf:PATH] [--messages 64] [--duration 5]
         [--jobs N] [--window 2] [--precise 1.0] [--udplite] [--json]
+        [--gap-us none | fixed:US | exp:US | --produce-mbps R] [--gap-seed S]
   approxnet-perf tcp-server [--bind 0.0.0.0:7701] [--json]
   approxnet-perf tcp-client --server IP:PORT [--duration 5] [--cc cubic] [--json]
 
@@ -48,6 +51,17 @@ Common ATP options (defaults: RuntimeConfig): --line-rate-gbps 10 --min-rto-us
   --mtu 1472 (largest datagram; path MTU minus 28 for IPv4 + UDP)
   --rate-gain 0.125 (eq. 2's m);
   server: --keep-payloads 0|1.
+Production (client): by default every message of a job is ready when the
+  job starts. --gap-us fixed:US / exp:US produces them over time instead:
+  the first at job start, each later one US microseconds (exp: on average,
+  exponential gaps) after the previous; --produce-mbps R spaces them by
+  their size at R Mbit/s. The job is then a streaming job (N announced up
+  front), each message is handed over at its production time, and the job
+  ends once every group holds ceil(MSR N): the rest is never sent
+  (bytes_unsent; bytes_unproduced of it not produced by then). JCT runs
+  from the first message's production to the sender's JobComplete.
+  --gap-seed (default --seed) seeds the gaps alone (splitmix64, the same
+  gaps as experiments/testbed/tools.py with that seed).
 The client reports goodput, measured loss, delivered fraction per group,
 JCT percentiles, retransmissions, time per switch queue and a sampled
 TLR / rate / queue timeline. Exit: 0 ok, 1 run failed, 2 bad arguments.";
@@ -144,6 +158,10 @@ fn parse(mut a: Args) -> Result<Command, String> {
                 approxnet_proto::Msr::new(m).map_err(|e| format!("--msr / --groups: {e}"))?;
             }
             let sizes_spec = a.get_str("sizes").unwrap_or_else(|| "fixed:65536".into());
+            let production = produce::Production::parse(
+                a.get_str("gap-us").as_deref(),
+                a.get_str("produce-mbps").as_deref(),
+            )?;
             let plan = atp::ClientPlan {
                 server,
                 groups,
@@ -156,6 +174,8 @@ fn parse(mut a: Args) -> Result<Command, String> {
                 max_jobs: a.get("jobs", u64::MAX)?,
                 window: a.get("window", 2usize)?,
                 seed: cfg.seed,
+                production,
+                gap_seed: a.get("gap-seed", cfg.seed)?,
             };
             if !(0.0..=1.0).contains(&plan.precise) {
                 return Err("--precise: a fraction in [0, 1]".into());
