@@ -56,8 +56,10 @@ def perf_binary() -> Path | None:
 def require_perf() -> str:
     b = perf_binary()
     if b is None:
-        raise SystemExit("approxnet-perf is not built: "
-                         "cargo build --release -p approxnet-net --bin approxnet-perf")
+        raise SystemExit(
+            "approxnet-perf is not built: "
+            "cargo build --release -p approxnet-net --bin approxnet-perf"
+        )
     return str(b)
 
 
@@ -80,12 +82,21 @@ def loadavg() -> list[float]:
 
 
 def start(
-    tb: testbed.Testbed, host: str, argv: Sequence[str], ready: str = "ready",
+    tb: testbed.Testbed,
+    host: str,
+    argv: Sequence[str],
+    ready: str = "ready",
     on_stderr: bool = False,
 ) -> subprocess.Popen[str]:
     """Start `argv` in `host`; return once it printed a line starting with `ready`."""
-    p = tb.exec(host, list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True)
+    p = tb.exec(
+        host,
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     stream = p.stderr if on_stderr else p.stdout
     assert stream is not None
     deadline = time.monotonic() + START_S
@@ -150,23 +161,111 @@ def stop(p: subprocess.Popen[str], timeout: float = 5.0) -> dict[str, Any]:
 # ATP (approxnet-perf)
 
 
-def atp_server(tb: testbed.Testbed, host: str, jobs: int, idle: float = 1.0,
-               port: int = ATP_PORT) -> subprocess.Popen[str]:
-    argv = [require_perf(), "server", "--bind", f"0.0.0.0:{port}", "--jobs", str(jobs),
-            "--idle", str(idle), "--json"]
+def atp_server(
+    tb: testbed.Testbed, host: str, jobs: int, idle: float = 1.0, port: int = ATP_PORT
+) -> subprocess.Popen[str]:
+    argv = [
+        require_perf(),
+        "server",
+        "--bind",
+        f"0.0.0.0:{port}",
+        "--jobs",
+        str(jobs),
+        "--idle",
+        str(idle),
+        "--json",
+    ]
     return start(tb, host, argv, ready="approxnet-perf server on", on_stderr=True)
 
 
-def atp_client_argv(server: str, msr: float, messages: int, size: int, jobs: int,
-                    line_rate_gbps: float, duration: float = 60.0, window: int = 1,
-                    seed: int = 1, port: int = ATP_PORT) -> list[str]:
+def atp_client_argv(
+    server: str,
+    msr: float,
+    messages: int,
+    size: int,
+    jobs: int,
+    line_rate_gbps: float,
+    duration: float = 60.0,
+    window: int = 1,
+    seed: int = 1,
+    port: int = ATP_PORT,
+    gap_us: str = "none",
+    gap_seed: int | None = None,
+) -> list[str]:
     """Client argv; extra approxnet-perf client options from $ATP_ARGS
-    (e.g. ATP_ARGS="--lookahead-us 200")."""
-    return [require_perf(), "client", "--server", f"{server}:{port}", "--msr", str(msr),
-            "--messages", str(messages), "--sizes", f"fixed:{size}", "--jobs", str(jobs),
-            "--window", str(window), "--duration", str(duration),
-            "--line-rate-gbps", str(line_rate_gbps), "--seed", str(seed), "--json",
-            *shlex.split(os.environ.get("ATP_ARGS", ""))]
+    (e.g. ATP_ARGS="--lookahead-us 200"). `gap_us` / `gap_seed`: the
+    production process (tools.py's `--gap-us`, the same gaps)."""
+    return [
+        require_perf(),
+        "client",
+        "--server",
+        f"{server}:{port}",
+        "--msr",
+        str(msr),
+        "--messages",
+        str(messages),
+        "--sizes",
+        f"fixed:{size}",
+        "--jobs",
+        str(jobs),
+        "--window",
+        str(window),
+        "--duration",
+        str(duration),
+        "--line-rate-gbps",
+        str(line_rate_gbps),
+        "--seed",
+        str(seed),
+        "--json",
+        "--gap-us",
+        gap_us,
+        "--gap-seed",
+        str(seed if gap_seed is None else gap_seed),
+        *shlex.split(os.environ.get("ATP_ARGS", "")),
+    ]
+
+
+def production_arg(p: Any, default_mbps: float, what: str) -> None:
+    """Adds `--gap-us` and `--produce-mbps` (the production process) to an
+    experiment's parser."""
+    p.add_argument(
+        "--produce-mbps",
+        type=float,
+        default=default_mbps,
+        help=f"production rate {what}: exponential gaps of mean size x 8 / rate "
+        f"(default {default_mbps:g}; see docs/experiments/testbed.md)",
+    )
+    p.add_argument(
+        "--gap-us",
+        default=None,
+        help="production gaps instead: none (every message ready at job start, "
+        "the old mode), fixed:US or exp:US",
+    )
+
+
+def gap_spec(a: Any) -> str:
+    """The `--gap-us` value every scheme of a run gets, checked here (a bad
+    value is a usage error before any testbed is built)."""
+    import tools
+
+    if a.gap_us is not None:
+        spec = a.gap_us
+    elif a.produce_mbps > 0 and math.isfinite(a.produce_mbps):
+        spec = f"exp:{a.size * 8 / a.produce_mbps:g}"
+    else:
+        raise SystemExit(f"--produce-mbps {a.produce_mbps}: give a rate > 0 (or --gap-us none)")
+    try:
+        tools.parse_gap(spec)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
+    return spec
+
+
+def production_s(spec: str, messages: int) -> float:
+    """Mean time a job of `messages` takes to be produced (for time bounds)."""
+    import tools
+
+    return (messages - 1) * tools.parse_gap(spec)[1] / 1e9
 
 
 # --------------------------------------------------------------------------
@@ -177,8 +276,14 @@ class QueueSampler:
     """Polls one switch egress port's per-queue counters every `period` s in
     a thread (one `tc -s -j qdisc show` per sample), until `stop()`."""
 
-    def __init__(self, tb: testbed.Testbed, switch: str, port: str, period: float = 0.02,
-                 limit_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        tb: testbed.Testbed,
+        switch: str,
+        port: str,
+        period: float = 0.02,
+        limit_s: float = 60.0,
+    ) -> None:
         self.argv = ["tc", "-n", tb.namespace(switch), "-s", "-j", "qdisc", "show", "dev", port]
         self.switch, self.port, self.period, self.limit_s = switch, port, period, limit_s
         self.samples: list[tuple[float, list[Any]]] = []
@@ -222,8 +327,12 @@ class QueueSampler:
 
 
 def port_counters(tb: testbed.Testbed, switch: str, port: str) -> dict[int, Any]:
-    out = subprocess.run(["tc", "-n", tb.namespace(switch), "-s", "-j", "qdisc", "show", "dev",
-                          port], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["tc", "-n", tb.namespace(switch), "-s", "-j", "qdisc", "show", "dev", port],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return {q.queue: q for q in parse_qdiscs(switch, port, json.loads(out.stdout))}
 
 
@@ -258,14 +367,26 @@ def snmp_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 def summary(values: Sequence[float]) -> dict[str, float]:
     v = sorted(values)
     if not v:
-        return {"n": 0, "mean": math.nan, "p50": math.nan, "p90": math.nan, "p99": math.nan,
-                "max": math.nan}
+        return {
+            "n": 0,
+            "mean": math.nan,
+            "p50": math.nan,
+            "p90": math.nan,
+            "p99": math.nan,
+            "max": math.nan,
+        }
 
     def q(p: float) -> float:
         return v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
 
-    return {"n": len(v), "mean": statistics.fmean(v), "p50": q(0.5), "p90": q(0.9),
-            "p99": q(0.99), "max": v[-1]}
+    return {
+        "n": len(v),
+        "mean": statistics.fmean(v),
+        "p50": q(0.5),
+        "p90": q(0.9),
+        "p99": q(0.99),
+        "max": v[-1],
+    }
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -292,21 +413,27 @@ def save_rows(out: Path, env: dict[str, Any], args: Any, rows: Sequence[dict[str
     env["args"] = {k: str(v) for k, v in vars(args).items()}
     write_csv(out.with_suffix(".csv"), rows)
     write_json(out.with_suffix(".json"), {"environment": env, "rows": rows})
-    print(f"results in {out}.csv / .json; load average {env['loadavg_start']} -> "
-          f"{env['loadavg_end']}")
+    print(
+        f"results in {out}.csv / .json; load average {env['loadavg_start']} -> {env['loadavg_end']}"
+    )
 
 
 def _provenance() -> dict[str, str]:
     """Git commit of the checkout and a hash / mtime of the binary used."""
     out: dict[str, str] = {}
-    git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True, check=False)
+    git = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     out["git_head"] = git.stdout.strip()
     b = perf_binary()
     if b is not None:
         out["approxnet_perf_sha256"] = hashlib.sha256(b.read_bytes()).hexdigest()[:16]
-        out["approxnet_perf_mtime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                    time.gmtime(b.stat().st_mtime))
+        out["approxnet_perf_mtime"] = time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime(b.stat().st_mtime)
+        )
     return out
 
 

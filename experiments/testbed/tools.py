@@ -16,7 +16,20 @@ Approximate jobs over kernel transports (seed 000 section 7.1):
   the socket buffer still cross the network (and delay the next job).
 * `udp-job-send`: plain UDP. Send every datagram of every message as fast
   as the socket takes them (UDP GSO batches); no feedback, no guarantee.
-  JCT = last datagram of the job at the receiver - job start at the sender.
+  The receiver records when each message became whole, so the caller can
+  take JCT = ceil(MSR x N)-th whole message at the receiver - job start.
+
+Production (`--gap-us`, seed 000 sections 2.2 and 7.1): by default (`none`)
+every message of a job exists when the job starts. With `fixed:US` or
+`exp:US` the first message is produced at job start and each later one a
+gap after the previous (exp: exponential gaps of that mean); a message is
+sent no sooner than its production time. SampleSend still sends only its
+sampled ceil(MSR x N), each as it is produced (so it waits for the last
+sampled one); EarlySend sends each as produced and stops when "done"
+arrives; UDP sends each as produced. JCT counts from the first production
+(job start). The gaps are `GapRng` (splitmix64) draws seeded by
+`--gap-seed` alone, one per gap in job order: the same production times as
+`approxnet-perf client --gap-us ... --gap-seed ...`.
 
 Helpers: `exec-at T PROGRAM ARGS...` (sleep until monotonic T, then exec),
 `capture` (count DATA packets that arrive reordered, per queue change),
@@ -50,6 +63,75 @@ UDP_SEGMENT = 103  # linux/udp.h: GSO segment size (SOL_UDP)
 GSO_BATCH = 40  # 40 x 1472 B < 64 KiB
 SO_TIMESTAMPNS = 35  # asm-generic/socket.h
 SO_RCVBUFFORCE = 33
+
+
+MASK64 = (1 << 64) - 1
+#: the largest gap accepted (as approxnet-perf): 10 s
+MAX_GAP_US = 10e6
+
+
+class GapRng:
+    """splitmix64, exactly as approxnet-perf's `produce.rs`: same seed, same
+    gaps, bit for bit."""
+
+    def __init__(self, seed: int) -> None:
+        self.x = seed & MASK64
+
+    def unit(self) -> float:
+        """Uniform in [0, 1) with 53 bits."""
+        self.x = (self.x + 0x9E3779B97F4A7C15) & MASK64
+        z = self.x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        z ^= z >> 31
+        return (z >> 11) * (1.0 / (1 << 53))
+
+
+def parse_gap(spec: str) -> tuple[str, float]:
+    """`none`, `fixed:US` (>= 0) or `exp:US` (> 0) -> (kind, ns); the
+    errors say what is expected (argparse turns a ValueError into exit 2)."""
+    if spec == "none":
+        return ("none", 0.0)
+    kind, _, v = spec.partition(":")
+    try:
+        us = float(v)
+    except ValueError:
+        raise ValueError(f"--gap-us {spec!r}: expected none, fixed:US or exp:US") from None
+    if kind not in ("fixed", "exp"):
+        raise ValueError(f"--gap-us {spec!r}: expected none, fixed:US or exp:US")
+    if not (math.isfinite(us) and us <= MAX_GAP_US):
+        raise ValueError(f"--gap-us {spec!r}: give a gap of at most {MAX_GAP_US:g} us")
+    if us < 0 or (kind == "exp" and us == 0):
+        raise ValueError(f"--gap-us {spec!r}: the gap must be >= 0 (fixed) or > 0 (exp)")
+    return (kind, float(math.floor(us * 1000.0 + 0.5)) if kind == "fixed" else us * 1000.0)
+
+
+def production_offsets(gap: tuple[str, float], rng: GapRng, n: int) -> list[int]:
+    """Production time of each of a job's `n` messages, ns after job start:
+    the first at 0, each later one a gap after the previous."""
+    kind, ns = gap
+    out, at = [], 0
+    for i in range(n):
+        if i > 0:
+            if kind == "fixed":
+                at += int(ns)
+            elif kind == "exp":
+                at += math.floor(-ns * math.log(1.0 - rng.unit()) + 0.5)
+        out.append(at)
+    return out
+
+
+def _gap_arg(spec: str) -> tuple[str, float]:
+    try:
+        return parse_gap(spec)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _sleep_until(t: float) -> None:
+    left = t - time.monotonic()
+    if left > 0:
+        time.sleep(left)
 
 
 def _ready() -> None:
@@ -133,13 +215,27 @@ def tcp_job_server(port: int, timeout: float, conns: int) -> dict[str, Any]:
 
 
 def tcp_job_send(
-    dst: str, port: int, mode: str, msr: float, messages: int, size: int, jobs: int,
-    cc: str | None, tos: int, seed: int, timeout: float, job_base: int,
+    dst: str,
+    port: int,
+    mode: str,
+    msr: float,
+    messages: int,
+    size: int,
+    jobs: int,
+    cc: str | None,
+    tos: int,
+    seed: int,
+    timeout: float,
+    job_base: int,
     seconds: float = math.inf,
+    gap: tuple[str, float] = ("none", 0.0),
+    gap_seed: int | None = None,
 ) -> dict[str, Any]:
     """SampleSend (`ss`) or EarlySend (`es`) over one kernel TCP connection:
-    `jobs` jobs one after another, but no new job after `seconds`."""
+    `jobs` jobs one after another, but no new job after `seconds`; messages
+    produced over time by `gap` (see the module doc)."""
     rng = random.Random(seed)
+    grng = GapRng(seed if gap_seed is None else gap_seed)
     s = _connect(dst, port, tos, cc, 5.0)
     deadline = time.monotonic() + timeout
     need_n = max(1, math.ceil(msr * messages - 1e-9))
@@ -150,22 +246,24 @@ def tcp_job_send(
     for j in range(job_base, job_base + jobs):
         if time.monotonic() - start >= seconds:
             break
+        offs = production_offsets(gap, grng, messages)
         if mode == "ss":
             chosen = sorted(rng.sample(range(messages), need_n))
         else:
             chosen = list(range(messages))
-        t0 = time.monotonic()
+        t0 = time.monotonic()  # the first message's production
         done = False
         sent_msgs = sent_bytes = 0
         for idx in chosen:
+            due = t0 + offs[idx] / 1e9
             if mode == "es":
-                # Stop as soon as the receiver says it has enough.
-                r, _, _ = select.select([s], [], [], 0)
-                if r:
-                    pending += s.recv(64)
-                    if _has_done(pending, j):
-                        done = True
-                        break
+                # Until it is produced, and then once more: stop as soon as
+                # the receiver says it has enough.
+                done, pending = _wait_done(s, due, pending, j)
+                if done:
+                    break
+            else:
+                _sleep_until(due)
             s.sendall(TCP_HDR.pack(j, idx, messages, need_n, size) + payload)
             sent_msgs += 1
             sent_bytes += TCP_HDR.size + size
@@ -179,17 +277,50 @@ def tcp_job_send(
             pending += data
             done = _has_done(pending, j)
         pending = _drop_done(pending, j)
-        out.append({"job": j, "t0": t0, "jct_s": time.monotonic() - t0,
-                    "messages_sent": sent_msgs, "bytes_sent": sent_bytes})
+        out.append(
+            {
+                "job": j,
+                "t0": t0,
+                "jct_s": time.monotonic() - t0,
+                "messages_sent": sent_msgs,
+                "bytes_sent": sent_bytes,
+                "produced_s": offs[-1] / 1e9,
+            }
+        )
     used = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
     s.close()
-    return {"mode": mode, "cc": used, "need": need_n, "start": start, "end": time.monotonic(),
-            "jobs": out}
+    return {
+        "mode": mode,
+        "cc": used,
+        "need": need_n,
+        "start": start,
+        "end": time.monotonic(),
+        "jobs": out,
+    }
+
+
+def _wait_done(s: socket.socket, until: float, pending: bytes, job: int) -> tuple[bool, bytes]:
+    """Reads "done" messages until `until` (monotonic); (whether `job` is
+    done, what is still unparsed). Polls at least once."""
+    while True:
+        left = until - time.monotonic()
+        r, _, _ = select.select([s], [], [], max(left, 0.0))
+        if r:
+            data = s.recv(64)
+            if not data:
+                raise ConnectionError("receiver closed")
+            pending += data
+            if _has_done(pending, job):
+                return True, pending
+        elif left <= 0:
+            return False, pending
 
 
 def _has_done(pending: bytes, job: int) -> bool:
-    return any(DONE.unpack_from(pending, o)[0] == job
-               for o in range(0, len(pending) - len(pending) % DONE.size, DONE.size))
+    return any(
+        DONE.unpack_from(pending, o)[0] == job
+        for o in range(0, len(pending) - len(pending) % DONE.size, DONE.size)
+    )
 
 
 def _drop_done(pending: bytes, job: int) -> bytes:
@@ -197,7 +328,7 @@ def _drop_done(pending: bytes, job: int) -> bytes:
     whole = len(pending) - len(pending) % DONE.size
     for o in range(0, whole, DONE.size):
         if DONE.unpack_from(pending, o)[0] != job:
-            keep += pending[o:o + DONE.size]
+            keep += pending[o : o + DONE.size]
     return keep + pending[whole:]
 
 
@@ -206,11 +337,21 @@ def _drop_done(pending: bytes, job: int) -> bytes:
 
 
 def udp_job_send(
-    dst: str, port: int, messages: int, size: int, jobs: int, tos: int, job_base: int,
+    dst: str,
+    port: int,
+    messages: int,
+    size: int,
+    jobs: int,
+    tos: int,
+    job_base: int,
+    gap: tuple[str, float] = ("none", 0.0),
+    gap_seed: int = 1,
 ) -> dict[str, Any]:
-    """Every datagram of every message, back to back, unpaced: UDP GSO
-    batches of up to 40 datagrams per `sendmsg` (one `sendto` per datagram
-    if the kernel refuses GSO), so the sender is not Python-bound."""
+    """Every datagram of every message, each message as soon as it is
+    produced (`gap`), unpaced: UDP GSO batches of up to 40 datagrams per
+    `sendmsg` (one `sendto` per datagram if the kernel refuses GSO), so the
+    sender is not Python-bound."""
+    grng = GapRng(gap_seed)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
@@ -222,12 +363,16 @@ def udp_job_send(
     out = []
     errors = 0
     for j in range(job_base, job_base + jobs):
+        offs = production_offsets(gap, grng, messages)
         t0 = time.monotonic()
         for m in range(messages):
-            segs = [UDP_HDR.pack(j, m, f, frags, messages) + body[: min(chunk, size - f * chunk)]
-                    for f in range(frags)]
+            _sleep_until(t0 + offs[m] / 1e9)
+            segs = [
+                UDP_HDR.pack(j, m, f, frags, messages) + body[: min(chunk, size - f * chunk)]
+                for f in range(frags)
+            ]
             for b in range(0, frags, GSO_BATCH):
-                batch = segs[b:b + GSO_BATCH]
+                batch = segs[b : b + GSO_BATCH]
                 if use_gso:
                     try:
                         s.sendmsg([b"".join(batch)], gso, 0, (dst, port))
@@ -284,12 +429,22 @@ def udp_job_recv(port: int, timeout: float, idle: float) -> dict[str, Any]:
         job, msg, _frag, nfrag, nmsg = UDP_HDR.unpack_from(data)
         key = (job, msg)
         frags[key] = frags.get(key, 0) + 1
-        j = jobs.setdefault(job, {"messages": nmsg, "datagrams": 0, "complete": 0, "first": now,
-                                  "last": now})
+        j = jobs.setdefault(
+            job,
+            {
+                "messages": nmsg,
+                "datagrams": 0,
+                "complete": 0,
+                "first": now,
+                "last": now,
+                "complete_at": [],
+            },
+        )
         j["datagrams"] += 1
         j["last"] = max(j["last"], now)
         if frags[key] == nfrag:
             j["complete"] += 1
+            j["complete_at"].append(now)
     return {"jobs": {str(k): v for k, v in sorted(jobs.items())}}
 
 
@@ -297,8 +452,9 @@ def udp_job_recv(port: int, timeout: float, idle: float) -> dict[str, Any]:
 # background and sinks
 
 
-def cbr(dst: str, port: int, rate_mbps: float, seconds: float, schedule: str,
-        size: int, burst: int) -> dict[str, Any]:
+def cbr(
+    dst: str, port: int, rate_mbps: float, seconds: float, schedule: str, size: int, burst: int
+) -> dict[str, Any]:
     """Paced UDP at `rate_mbps` (IP bytes) for `seconds` or until stdin
     closes; `schedule` is `t:queue,...` (queue q -> DSCP q<<3) relative to
     the start. Sends `burst` datagrams per `sendmsg` (UDP GSO) to spare the
@@ -339,8 +495,15 @@ def cbr(dst: str, port: int, rate_mbps: float, seconds: float, schedule: str,
             if select.select([sys.stdin], [], [], 0.0005)[0] and not sys.stdin.readline():
                 break
     el = time.monotonic() - t0
-    return {"t0": t0, "seconds": el, "sent": sent, "errors": errors, "rate_mbps": rate_mbps,
-            "achieved_mbps": sent * (size + 28) * 8 / max(el, 1e-9) / 1e6, "switches": log}
+    return {
+        "t0": t0,
+        "seconds": el,
+        "sent": sent,
+        "errors": errors,
+        "rate_mbps": rate_mbps,
+        "achieved_mbps": sent * (size + 28) * 8 / max(el, 1e-9) / 1e6,
+        "switches": log,
+    }
 
 
 def sink(port: int, seconds: float) -> dict[str, Any]:
@@ -396,8 +559,9 @@ def fct_server(port: int, timeout: float) -> dict[str, Any]:
     return {"served": served}
 
 
-def fct_send(dst: str, port: int, flows: int, size: int, gap: float, cc: str | None,
-             tos: int, timeout: float) -> dict[str, Any]:
+def fct_send(
+    dst: str, port: int, flows: int, size: int, gap: float, cc: str | None, tos: int, timeout: float
+) -> dict[str, Any]:
     """`flows` short flows one after another (`gap` s apart): connect, send
     `size` bytes, wait for the 1-byte reply. FCT includes the handshake."""
     deadline = time.monotonic() + timeout
@@ -417,8 +581,9 @@ def fct_send(dst: str, port: int, flows: int, size: int, gap: float, cc: str | N
     return {"size": size, "flows": out}
 
 
-def capture(iface: str, port: int, seconds: float, max_packets: int, reorder: int,
-            acks: bool = False) -> dict[str, Any]:
+def capture(
+    iface: str, port: int, seconds: float, max_packets: int, reorder: int, acks: bool = False
+) -> dict[str, Any]:
     """Watch approxnet DATA packets to UDP `port` arriving on `iface` (an
     AF_PACKET socket, no tcpdump needed) until stdin closes, `seconds` or
     `max_packets`. Per connection, counts packets that arrive `reorder` or
@@ -468,8 +633,7 @@ def capture(iface: str, port: int, seconds: float, max_packets: int, reorder: in
             c["late"] += 1
             c["late_other_queue"] += int(tos != top[1])
     total = {k: sum(c[k] for c in conns.values()) for k in ("data", "late", "late_other_queue")}
-    return {"iface": iface, "acks": acks, "reorder": reorder, "connections": len(conns),
-            **total}
+    return {"iface": iface, "acks": acks, "reorder": reorder, "connections": len(conns), **total}
 
 
 def exec_at(at: float, argv: list[str]) -> None:
@@ -483,8 +647,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["exec-at"]:  # exec-at T PROGRAM ARGS... (no option parsing)
         exec_at(float(argv[1]), argv[2:])
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("tcp-job-server")
     a.add_argument("--port", type=int, required=True)
@@ -504,6 +669,13 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--timeout", type=float, default=60)
     a.add_argument("--job-base", type=int, default=0)
     a.add_argument("--seconds", type=float, default=math.inf, help="no new job after this")
+    a.add_argument(
+        "--gap-us",
+        type=_gap_arg,
+        default=("none", 0.0),
+        help="production: none, fixed:US or exp:US (module doc)",
+    )
+    a.add_argument("--gap-seed", type=int, default=None, help="seeds the gaps (default --seed)")
     a = sub.add_parser("udp-job-send")
     a.add_argument("--dst", required=True)
     a.add_argument("--port", type=int, required=True)
@@ -512,6 +684,13 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--jobs", type=int, default=10)
     a.add_argument("--tos", type=lambda x: int(x, 0), default=0)
     a.add_argument("--job-base", type=int, default=0)
+    a.add_argument(
+        "--gap-us",
+        type=_gap_arg,
+        default=("none", 0.0),
+        help="production: none, fixed:US or exp:US (module doc)",
+    )
+    a.add_argument("--gap-seed", type=int, default=1)
     a = sub.add_parser("udp-job-recv")
     a.add_argument("--port", type=int, required=True)
     a.add_argument("--timeout", type=float, default=60)
@@ -550,10 +729,27 @@ def main(argv: list[str] | None = None) -> int:
     if x.cmd == "tcp-job-server":
         r = tcp_job_server(x.port, x.timeout, x.conns)
     elif x.cmd == "tcp-job-send":
-        r = tcp_job_send(x.dst, x.port, x.mode, x.msr, x.messages, x.size, x.jobs, x.cc,
-                         x.tos, x.seed, x.timeout, x.job_base, x.seconds)
+        r = tcp_job_send(
+            x.dst,
+            x.port,
+            x.mode,
+            x.msr,
+            x.messages,
+            x.size,
+            x.jobs,
+            x.cc,
+            x.tos,
+            x.seed,
+            x.timeout,
+            x.job_base,
+            x.seconds,
+            x.gap_us,
+            x.gap_seed,
+        )
     elif x.cmd == "udp-job-send":
-        r = udp_job_send(x.dst, x.port, x.messages, x.size, x.jobs, x.tos, x.job_base)
+        r = udp_job_send(
+            x.dst, x.port, x.messages, x.size, x.jobs, x.tos, x.job_base, x.gap_us, x.gap_seed
+        )
     elif x.cmd == "udp-job-recv":
         r = udp_job_recv(x.port, x.timeout, x.idle)
     elif x.cmd == "cbr":
