@@ -23,7 +23,7 @@ run() { "$PY" "$@" || { echo "FAILED (exit $?): $*"; fails=$((fails + 1)); }; }
 uptime
 run $T/exp1_msr_jct.py --out "$R/exp1_msr_jct"
 run $T/exp1_msr_jct.py --config $T/dumbbell_200m.toml --line-rate-gbps 0.2 --bg-mbps 60 \
-    --jobs 8 --messages 16 --out "$R/exp1_msr_jct_200m"
+    --jobs 8 --messages 16 --produce-mbps 100 --out "$R/exp1_msr_jct_200m"
 run $T/exp2_incast.py --out "$R/exp2_incast"
 run $T/exp3_dynamic_priority.py --out "$R/exp3_dynamic_priority"
 run $T/exp3_dynamic_priority.py --config $T/dumbbell_200m.toml --bg-mbps 150 \
