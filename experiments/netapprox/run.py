@@ -12,7 +12,7 @@ experiments/netapprox/results/<fig>[-quick].csv.
 
 Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
 fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
-Full), fig12 (Base -> RC -> MRDF -> Full), fig13 (non-approximate co-runner),
+Full), fig12 (Base -> RC -> MRDF -> Full; fig12hd the same on FBHD), fig13 (non-approximate co-runner),
 fig14 (fairness), dml (seed 001 section 3.1), dmltrain (seed 001 with parameter-server
 training jobs), iw (the baselines' initial window, 2 vs 10), fbhdgap (FBHD's
 production gap, 39 / 78 / 156 us).
@@ -33,7 +33,7 @@ BASELINES = ["atp-full", "dctcp-ss", "dctcp-es", "pfabric-ss", "pfabric-es", "ae
 # Offered loads swept per workload (fraction of a host link, application
 # bytes). The paper gives no load; it calls FBKV the lighter workload
 # (seed 000 section 7.1.1), so FBKV is swept lower than FBHD.
-LOADS = {"fig5": [0.1, 0.2, 0.3], "fig6": [0.3, 0.5, 0.7], "fig12": [0.2]}
+LOADS = {"fig5": [0.1, 0.2, 0.3], "fig6": [0.3, 0.5, 0.7], "fig12": [0.2], "fig12hd": [0.5]}
 # FBKV jobs take ~1 ms to produce their 50 messages: runs last 3 ms past
 # the last arrival so that no scheme's jobs are cut off.
 QUICK = ["topology.k=4", "topology.hosts=16", "duration_ms=6.0", "jobs.0.stop_ms=3.0"]
@@ -83,6 +83,10 @@ def plan(fig, quick):
     if fig == "fig12":
         return list(sweep("fig5_fbkv.toml", ["atp-base", "atp-rc", "atp-mrdf", "atp-full"], MSRS, extra=q,
                           loads=LOADS["fig12"]))
+    if fig == "fig12hd":
+        # the same ablation on FBHD, where the network (not production) sets the pace
+        return list(sweep("fig6_fbhd.toml", ["atp-base", "atp-rc", "atp-mrdf", "atp-full"], MSRS, extra=q,
+                          loads=LOADS["fig12hd"]))
     if fig == "fig13":
         runs = []
         for s in ["atp-full", "dctcp-es"]:
