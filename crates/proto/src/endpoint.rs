@@ -91,6 +91,8 @@ pub struct Endpoint {
     conns: Vec<Option<Connection>>,
     generations: Vec<u32>,
     free: Vec<usize>,
+    /// Where the next search for an evictable connection starts.
+    evict_cursor: usize,
     by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
@@ -111,6 +113,9 @@ pub struct Endpoint {
     forced_first_seq: Option<u32>,
 }
 
+/// Slots looked at per search for an evictable connection.
+const EVICT_SCAN: usize = 64;
+
 impl Endpoint {
     /// A new endpoint; `seed` drives every random choice (nonces, ids, cookie key).
     pub fn new(cfg: Config, seed: u64) -> Result<Endpoint, ConfigError> {
@@ -124,6 +129,7 @@ impl Endpoint {
             conns: Vec::new(),
             generations: Vec::new(),
             free: Vec::new(),
+            evict_cursor: 0,
             by_id: HashMap::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
@@ -171,7 +177,7 @@ impl Endpoint {
     }
 
     fn insert(&mut self, c: Connection) -> Result<usize, ConnectError> {
-        if self.connection_count() >= self.cfg.limits.max_connections {
+        if self.connection_count() >= self.cfg.limits.max_connections && !self.evict_one() {
             return Err(ConnectError::TooManyConnections(
                 self.cfg.limits.max_connections,
             ));
@@ -190,6 +196,38 @@ impl Endpoint {
                 self.conns.len() - 1
             }
         })
+    }
+
+    /// The table is full: evicts one unproven connection (no DATA ever
+    /// received, no job of its own, peer silent for at least `min_rto`),
+    /// looking at no more than [`EVICT_SCAN`] slots from a rotating cursor
+    /// so that a flood pays a bounded cost per packet. Established
+    /// connections that carried DATA are never evicted.
+    fn evict_one(&mut self) -> bool {
+        let n = self.conns.len();
+        if n == 0 {
+            return false;
+        }
+        let quiet = self.cfg.min_rto;
+        for _ in 0..EVICT_SCAN.min(n) {
+            let i = self.evict_cursor % n;
+            self.evict_cursor = (i + 1) % n;
+            let now = self.now;
+            if let Some(c) = self.conns[i].as_mut() {
+                if c.unproven(now, quiet) {
+                    c.evict();
+                    self.stats.evicted += 1;
+                    self.touched(i);
+                    if self.conns[i].is_some() {
+                        // control still to send (cannot happen after a
+                        // shutdown without FIN_ACKs); forget it anyway
+                        self.forget(i);
+                    }
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     fn cookie_tag(&self, peer: SocketAddr, r: u32) -> u32 {

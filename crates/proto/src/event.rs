@@ -76,6 +76,17 @@ pub enum JobFailure {
     /// The peer reset the connection.
     #[error("peer reset the connection")]
     Reset,
+    /// The receiver refused the job before taking it (over one of its
+    /// caps: jobs per connection, messages per job, buffered bytes). Only
+    /// this job fails; the connection and its other jobs go on.
+    #[error("the receiver refused the job (over its limits)")]
+    Refused,
+    /// The endpoint's connection table was full and this connection, which
+    /// had not yet received any DATA, made room for a new one.
+    #[error(
+        "evicted to make room: the connection table was full and this connection was unproven"
+    )]
+    Evicted,
     /// The receiver saw FIN before the guarantee was met (a sender bug or attack).
     #[error("job ended with group {group} at {delivered}/{must} messages")]
     GuaranteeMissed {

@@ -63,6 +63,9 @@ pub struct EndpointStats {
     pub accepted: u64,
     /// Datagrams emitted.
     pub transmitted: u64,
+    /// Unproven connections evicted to make room for new ones (the table
+    /// was full).
+    pub evicted: u64,
 }
 
 impl EndpointStats {

@@ -19,9 +19,12 @@ pub(crate) enum Timer {
     AckDelay = 5,
     /// Send a tail loss probe (nothing left to send, packets in flight).
     Probe = 6,
+    /// A job is open but nothing has been sent for a while: resend its JOB
+    /// so that both ends hear each other within the idle timeout.
+    Keepalive = 7,
 }
 
-const COUNT: usize = 7;
+const COUNT: usize = 8;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TimerTable {

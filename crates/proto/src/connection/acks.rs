@@ -24,7 +24,7 @@ impl Connection {
             stats.drop(DropReason::StaleEpoch);
             return;
         }
-        match self.recv.on_data(h, body, cfg, &mut self.events) {
+        match self.recv.on_data(now, h, body, cfg, &mut self.events) {
             DataVerdict::Drop(r) => {
                 stats.drop(r);
                 return;

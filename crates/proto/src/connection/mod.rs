@@ -41,13 +41,22 @@ pub(crate) enum State {
 #[derive(Clone, Debug)]
 enum Control {
     Hello(u64),
-    Ack { h: HeaderRepr, ack: AckRepr },
+    Ack {
+        h: HeaderRepr,
+        ack: AckRepr,
+    },
     JobAck(u32),
     Job(u32),
-    Fin { job: u32 },
-    FinAck { job: u32, close: bool },
+    Fin {
+        job: u32,
+    },
+    FinAck {
+        job: u32,
+        close: bool,
+    },
     Close,
-    Reset(ResetReason),
+    /// RESET with reason JobRefused for one job (the header names it).
+    RefuseJob(u32),
 }
 
 /// A datagram produced by a connection.
@@ -89,6 +98,8 @@ pub(crate) struct Connection {
     pending_ack: Option<HeaderRepr>,
     /// The job of `pending_ack` holds its MSR at this receiver.
     pending_satisfied: bool,
+    /// When the last keepalive (a resent JOB) left.
+    last_keepalive: Instant,
     unacked: u32,
     last_sent: Instant,
 }
@@ -128,6 +139,7 @@ impl Connection {
             close_sent: None,
             pending_ack: None,
             pending_satisfied: false,
+            last_keepalive: now,
             unacked: 0,
             last_sent: now,
         };
@@ -305,9 +317,10 @@ impl Connection {
                         self.control.push_back(Control::JobAck(h.job_id));
                     }
                     Err(r) => {
+                        // Refuse this job alone: a cap protects the
+                        // connection, it never ends it.
                         stats.drop(r);
-                        self.control
-                            .push_back(Control::Reset(ResetReason::JobRefused));
+                        self.control.push_back(Control::RefuseJob(h.job_id));
                     }
                 },
                 Err(_) => stats.drop(DropReason::Malformed),
@@ -342,7 +355,21 @@ impl Connection {
                 self.maybe_send_close(now, cfg);
             }
             PacketType::Reset => {
-                self.shutdown(JobFailure::Reset, true);
+                let refused = ResetReason::parse(body) == Ok(ResetReason::JobRefused);
+                if refused {
+                    // Only a job whose JOB the receiver never acknowledged
+                    // can have been refused; a running job is not touched.
+                    if self.send.fail_unannounced(h.job_id) {
+                        self.events.push_back(Event::JobComplete {
+                            job: h.job_id,
+                            role: Role::Sender,
+                            outcome: Err(JobFailure::Refused),
+                        });
+                        self.send.reap();
+                    }
+                } else {
+                    self.shutdown(JobFailure::Reset, true);
+                }
             }
             PacketType::Hello | PacketType::HelloAck => stats.drop(DropReason::Unexpected),
             PacketType::Unknown(_) => stats.drop(DropReason::UnknownType),
@@ -383,6 +410,7 @@ impl Connection {
             Timer::Control,
             Timer::Idle,
             Timer::Probe,
+            Timer::Keepalive,
         ] {
             self.timers.stop(t);
         }
@@ -401,5 +429,21 @@ impl Connection {
     /// Current sending rate.
     pub(crate) fn rate(&self) -> Rate {
         self.rate
+    }
+
+    /// Whether this connection may be evicted for a new one: it has not
+    /// received a single DATA packet, holds no job of its own, and its
+    /// peer has been silent for at least `quiet` (what a forged JOB leaves
+    /// behind; a real peer sends DATA right after its JOB).
+    pub(crate) fn unproven(&self, now: Instant, quiet: Duration) -> bool {
+        self.state == State::Established
+            && self.recv.recv_count == 0
+            && self.send.jobs.is_empty()
+            && now - self.last_heard >= quiet
+    }
+
+    /// Fails everything for eviction (see [`Connection::unproven`]).
+    pub(crate) fn evict(&mut self) {
+        self.shutdown(JobFailure::Evicted, true);
     }
 }

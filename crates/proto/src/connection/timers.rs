@@ -85,11 +85,15 @@ impl Connection {
             }
             return;
         }
-        let outstanding = self.send.busy() || self.close_sent.is_some();
+        // State held for the peer (jobs either way, an unanswered close)
+        // lasts at most the idle timeout of silence; a job of the peer's
+        // that sees neither JOB nor DATA that long goes on its own.
+        let outstanding = self.send.busy() || self.close_sent.is_some() || self.recv.has_jobs();
         if outstanding && now - self.last_heard >= cfg.idle_timeout {
             self.shutdown(JobFailure::PeerUnresponsive, true);
             return;
         }
+        self.recv.expire(now, cfg.idle_timeout, &mut self.events);
         if self.timers.expired(Timer::Loss, now) {
             // While data still flows, only packets older than the
             // backed-off RTO are declared, and each such round backs the
@@ -125,6 +129,23 @@ impl Connection {
         if self.timers.expired(Timer::AckDelay, now) {
             self.flush_ack();
         }
+        if self.timers.expired(Timer::Keepalive, now) {
+            self.timers.stop(Timer::Keepalive);
+            if let Some(id) = self.keepalive_job() {
+                self.control.push_back(Control::Job(id));
+                self.last_keepalive = now;
+            }
+        }
+    }
+
+    /// A job to resend as keepalive: one still open while nothing is sent
+    /// (a streaming job between productions), so that the peer, which
+    /// answers every JOB, is heard within the idle timeout.
+    fn keepalive_job(&self) -> Option<u32> {
+        if self.send.in_flight > 0 || self.send.has_data() {
+            return None;
+        }
+        self.send.jobs.iter().find(|j| !j.done).map(|j| j.id)
     }
 
     fn resend_control(&mut self, now: Instant, cfg: &Config) {
@@ -170,14 +191,27 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        if self.state == State::Established && (self.send.busy() || self.close_sent.is_some()) {
+        if self.state == State::Established
+            && (self.send.busy() || self.close_sent.is_some() || self.recv.has_jobs())
+        {
+            let silent = self.last_heard + cfg.idle_timeout;
+            let stale = self.recv.next_expiry(cfg.idle_timeout);
             self.timers
-                .set(Timer::Idle, self.last_heard + cfg.idle_timeout);
+                .set(Timer::Idle, stale.map_or(silent, |s| s.min(silent)));
         } else if let State::Handshaking { .. } = self.state {
             self.timers
                 .set(Timer::Idle, self.handshake_started + cfg.idle_timeout);
         } else {
             self.timers.stop(Timer::Idle);
+        }
+        if self.state == State::Established && self.keepalive_job().is_some() {
+            let quiet = self.last_sent.max(self.last_keepalive);
+            self.timers.set(
+                Timer::Keepalive,
+                quiet + Duration::from_nanos(cfg.idle_timeout.as_nanos() / 4),
+            );
+        } else {
+            self.timers.stop(Timer::Keepalive);
         }
         if self.state == State::Established && self.send.has_data() && self.next_send > now {
             self.timers.set(Timer::Pacing, self.next_send);

@@ -137,9 +137,10 @@ impl Connection {
                 h.flags = Flags(Flags::CLOSE);
                 0
             }
-            Control::Reset(r) => {
+            Control::RefuseJob(job) => {
                 h.ty = PacketTypeField(PacketType::Reset);
-                body[0] = r.code();
+                h.job_id = job;
+                body[0] = crate::wire::ResetReason::JobRefused.code();
                 1
             }
         };

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::event::{Event, GroupReport, JobFailure, JobReport, Role};
 use crate::stats::DropReason;
 use crate::tensor::TensorAssembly;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::wire::JobRepr;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -23,7 +23,11 @@ impl RecvSide {
         repr: JobRepr,
         cfg: &Config,
     ) -> Result<bool, DropReason> {
-        if self.jobs.iter().any(|j| j.id == id) || self.recent_done.contains(&id) {
+        if let Some(j) = self.jobs.iter_mut().find(|j| j.id == id) {
+            j.last_seen = now; // a resent JOB (or keepalive) keeps it
+            return Ok(false);
+        }
+        if self.recent_done.contains(&id) {
             return Ok(false);
         }
         let total: u64 = repr.groups.iter().map(|g| g.messages as u64).sum();
@@ -68,10 +72,56 @@ impl RecvSide {
             tensor_ready: false,
             satisfied: false,
             started: now,
+            last_seen: now,
             packets: 0,
             bytes: 0,
         });
         Ok(true)
+    }
+
+    /// Returns the buffer charges of a job that leaves.
+    fn release(&mut self, job: &RecvJob) {
+        for g in &job.groups {
+            for p in g.partial.values() {
+                self.buffered = self.buffered.saturating_sub(p.charged);
+            }
+            for m in g.held.values() {
+                self.buffered = self.buffered.saturating_sub(m.payload.len());
+            }
+        }
+        let bitmap_bytes: usize = job
+            .groups
+            .iter()
+            .map(|g| (g.messages as usize).div_ceil(8))
+            .sum();
+        let tensor_bytes = job.tensor.as_ref().map_or(0, |t| t.byte_len());
+        self.buffered = self.buffered.saturating_sub(bitmap_bytes + tensor_bytes);
+    }
+
+    /// Drops every job that saw neither its JOB nor DATA for `idle` (a
+    /// sender that vanished, or a JOB that was never followed by data),
+    /// releasing what it held; each ends with `PeerUnresponsive`. Its id is
+    /// not remembered as finished: late DATA is dropped, never acknowledged.
+    pub(crate) fn expire(&mut self, now: Instant, idle: Duration, events: &mut VecDeque<Event>) {
+        let mut i = 0;
+        while i < self.jobs.len() {
+            if now - self.jobs[i].last_seen < idle {
+                i += 1;
+                continue;
+            }
+            let job = self.jobs.remove(i);
+            self.release(&job);
+            events.push_back(Event::JobComplete {
+                job: job.id,
+                role: Role::Receiver,
+                outcome: Err(JobFailure::PeerUnresponsive),
+            });
+        }
+    }
+
+    /// When the stalest job expires, if any job is open.
+    pub(crate) fn next_expiry(&self, idle: Duration) -> Option<Instant> {
+        self.jobs.iter().map(|j| j.last_seen + idle).min()
     }
 
     /// Whether job `id` holds `ceil(MSR * N)` of every group, and whether
@@ -111,12 +161,6 @@ impl RecvSide {
                     });
                 }
             }
-            for p in g.partial.values() {
-                self.buffered = self.buffered.saturating_sub(p.charged);
-            }
-            for m in g.held.values() {
-                self.buffered = self.buffered.saturating_sub(m.payload.len());
-            }
             if g.delivered < g.must && failure.is_none() {
                 failure = Some(JobFailure::GuaranteeMissed {
                     group: g.id,
@@ -132,13 +176,7 @@ impl RecvSide {
                 abandoned: g.messages - g.delivered,
             });
         }
-        let bitmap_bytes: usize = job
-            .groups
-            .iter()
-            .map(|g| (g.messages as usize).div_ceil(8))
-            .sum();
-        let tensor_bytes = job.tensor.as_ref().map_or(0, |t| t.byte_len());
-        self.buffered = self.buffered.saturating_sub(bitmap_bytes + tensor_bytes);
+        self.release(&job);
         if let Some(t) = &job.tensor {
             if !job.tensor_ready {
                 events.push_back(Event::TensorReady {

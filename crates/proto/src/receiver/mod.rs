@@ -73,6 +73,9 @@ struct RecvJob {
     /// Every group holds `ceil(MSR * N)` (told to the sender in ACKs).
     satisfied: bool,
     started: Instant,
+    /// When its JOB or a DATA packet last arrived: a job silent for the
+    /// idle timeout is dropped (state a peer made us hold is bounded in time).
+    last_seen: Instant,
     packets: u64,
     bytes: u64,
 }
@@ -122,6 +125,11 @@ impl RecvSide {
     /// Bytes currently charged against the buffer cap.
     pub(crate) fn buffered(&self) -> usize {
         self.buffered
+    }
+
+    /// Whether a peer's job is open here (state held for it).
+    pub(crate) fn has_jobs(&self) -> bool {
+        !self.jobs.is_empty()
     }
 
     /// Fails every open job (connection gone).

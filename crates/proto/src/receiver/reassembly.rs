@@ -14,6 +14,7 @@ impl RecvSide {
     /// Handles a DATA packet whose header and precise prefix verified.
     pub(crate) fn on_data(
         &mut self,
+        now: crate::time::Instant,
         h: &HeaderRepr,
         body: &[u8],
         cfg: &Config,
@@ -25,6 +26,7 @@ impl RecvSide {
             }
             return DataVerdict::Drop(DropReason::UnknownJob);
         };
+        self.jobs[ji].last_seen = now;
         if h.flags.has(Flags::PREFIX_BY_TRANSPORT) && !cfg.transport_checksums {
             // Nothing here checked the precise prefix: refuse it.
             return DataVerdict::Drop(DropReason::BadChecksum);

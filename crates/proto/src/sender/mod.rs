@@ -368,6 +368,24 @@ impl SendSide {
         self.in_flight > 0 || self.jobs.iter().any(|j| !j.fin_acked)
     }
 
+    /// Fails job `id` alone if the receiver has not acknowledged its JOB
+    /// yet (a refusal can only concern a job it never took); returns
+    /// whether it did.
+    pub(crate) fn fail_unannounced(&mut self, id: u32) -> bool {
+        let Some(ji) = self.job_index(id) else {
+            return false;
+        };
+        if self.jobs[ji].job_acked || self.jobs[ji].done {
+            return false;
+        }
+        self.stop_job(ji);
+        let j = &mut self.jobs[ji];
+        j.done = true;
+        j.fin_acked = true;
+        j.control_sent = None;
+        true
+    }
+
     /// Fails every open job (peer gone); returns their ids.
     pub(crate) fn fail_all(&mut self) -> Vec<u32> {
         let ids = self.jobs.iter().filter(|j| !j.done).map(|j| j.id).collect();

@@ -4,8 +4,10 @@
 
 use approxnet_proto::event::{JobOutcome, Role};
 use approxnet_proto::harness::{LinkConfig, Pair};
+use approxnet_proto::harness::{CLIENT_ADDR, SERVER_ADDR};
 use approxnet_proto::time::Duration;
-use approxnet_proto::{Config, Event, Rate};
+use approxnet_proto::wire::{HeaderRepr, Packet, PacketType};
+use approxnet_proto::{Config, Event, JobSpec, Rate};
 
 pub fn cfg() -> Config {
     Config {
@@ -86,4 +88,41 @@ pub fn assert_no_false_losses(pair: &Pair, s: &approxnet_proto::JobReport, what:
         "{what}: declared {} lost, the link dropped {dropped}",
         s.lost_packets
     );
+}
+
+/// A datagram of header `h` (its body length set) and `body`.
+pub fn craft(h: HeaderRepr, body: &[u8]) -> Vec<u8> {
+    let mut h = h;
+    h.body_len = body.len() as u16;
+    let mut buf = vec![0u8; 48 + body.len()];
+    h.emit_with_body(&mut buf, body);
+    buf
+}
+
+/// A connected pair with one job (MSR 0.5, 10 x 30 KB) announced; returns
+/// the first DATA header seen.
+pub fn established() -> (Pair, HeaderRepr) {
+    let mut pair = Pair::symmetric(cfg(), link(0.0), 1);
+    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
+    pair.run_until(Duration::from_millis(5), |p| {
+        p.client_events.iter().any(|(_, e)| *e == Event::Connected)
+    });
+    pair.client
+        .send_job(pair.now, h, JobSpec::uniform(0.5, &[30_000; 10]).unwrap())
+        .unwrap();
+    let mut buf = vec![0u8; 2048];
+    let mut data = None;
+    while let Some(t) = pair.client.poll_transmit(pair.now, &mut buf) {
+        let p = Packet::new_checked(&buf[..t.len]).unwrap();
+        let hd = HeaderRepr::parse(&p).unwrap();
+        pair.server
+            .handle_datagram(pair.now, CLIENT_ADDR, &buf[..t.len]);
+        if hd.ty.0 == PacketType::Data && data.is_none() {
+            data = Some(hd);
+        }
+    }
+    while let Some(e) = pair.server.poll_event() {
+        pair.server_events.push(e);
+    }
+    (pair, data.expect("a DATA packet"))
 }

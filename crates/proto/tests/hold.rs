@@ -1,0 +1,248 @@
+//! Holding under attack and under vanished peers (issue 11): state a peer
+//! made us hold expires after the idle bound, a cap refuses the offending
+//! job and never ends the connection, and a full connection table makes
+//! room by evicting unproven connections, never live ones.
+
+mod common;
+
+use approxnet_proto::event::{JobFailure, Role};
+use approxnet_proto::harness::{LinkConfig, Pair, CLIENT_ADDR, SERVER_ADDR};
+use approxnet_proto::job::{MessageSpec, Payload};
+use approxnet_proto::stats::DropReason;
+use approxnet_proto::time::Duration;
+use approxnet_proto::wire::header::PacketTypeField;
+use approxnet_proto::wire::{GroupDesc, HeaderRepr, JobRepr, PacketType};
+use approxnet_proto::{Config, Endpoint, Event, JobSpec};
+use common::*;
+use std::net::SocketAddr;
+
+fn short_idle() -> Config {
+    Config {
+        idle_timeout: Duration::from_millis(50),
+        ..cfg()
+    }
+}
+
+fn receiver_failed(
+    events: &[(approxnet_proto::ConnectionHandle, Event)],
+    why: &JobFailure,
+) -> bool {
+    events.iter().any(|(_, e)| {
+        matches!(e, Event::JobComplete { role: Role::Receiver, outcome: Err(f), .. } if f == why)
+    })
+}
+
+#[test]
+fn a_vanished_senders_state_is_gone_within_the_idle_bound() {
+    let mut pair = Pair::symmetric(short_idle(), link(0.0), 11);
+    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
+    pair.client
+        .send_job(pair.now, h, JobSpec::uniform(1.0, &[1400; 2000]).unwrap())
+        .unwrap();
+    // let some of it arrive, then the sender vanishes (every packet lost)
+    pair.run_until(Duration::from_millis(5), |p| {
+        p.server_events
+            .iter()
+            .filter(|(_, e)| matches!(e, Event::MessageDelivered { .. }))
+            .count()
+            > 10
+    });
+    assert_eq!(pair.server.connection_count(), 1);
+    pair.forward.set_config(LinkConfig {
+        loss: 1.0,
+        ..link(0.0)
+    });
+    let start = pair.now;
+    assert!(pair.run_until(Duration::from_secs(1), |p| p.server.connection_count() == 0));
+    assert!(
+        pair.now - start <= Duration::from_millis(60),
+        "{:?}",
+        pair.now - start
+    );
+    assert!(receiver_failed(
+        &pair.server_events,
+        &JobFailure::PeerUnresponsive
+    ));
+    assert!(pair
+        .server_events
+        .iter()
+        .any(|(_, e)| matches!(e, Event::ConnectionLost { .. })));
+}
+
+#[test]
+fn a_paused_streaming_job_outlives_the_idle_timeout() {
+    // Production pauses for 4 idle timeouts: keepalives (the JOB resent,
+    // answered by the receiver) keep both ends from giving up.
+    let mut pair = Pair::symmetric(short_idle(), link(0.0), 12);
+    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
+    let job = pair
+        .client
+        .send_job(pair.now, h, JobSpec::streaming(1.0, 2).unwrap())
+        .unwrap();
+    let m = |b: u8| MessageSpec {
+        group: 0,
+        payload: Payload::Bytes(vec![b; 100]),
+        precise_len: 100,
+    };
+    pair.client
+        .push_messages(pair.now, h, job, vec![m(1)])
+        .unwrap();
+    let until = pair.now + Duration::from_millis(200);
+    pair.run_until(Duration::from_millis(300), |p| p.now >= until);
+    assert!(!pair
+        .client_events
+        .iter()
+        .any(|(_, e)| matches!(e, Event::ConnectionLost { .. })));
+    pair.client
+        .push_messages(pair.now, h, job, vec![m(2)])
+        .unwrap();
+    assert!(pair.run_until(Duration::from_millis(50), |p| p.job_done_at_server(job)));
+    let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
+    assert_eq!(r.groups[0].delivered, 2);
+}
+
+/// A JOB for connection `conn_id` announcing `messages` in one group.
+fn forged_job(conn_id: u64, job_id: u32, messages: u32) -> Vec<u8> {
+    let j = JobRepr {
+        tensor: None,
+        groups: vec![GroupDesc {
+            id: 0,
+            messages,
+            must_deliver: 1,
+        }],
+    };
+    let mut body = vec![0u8; j.buffer_len()];
+    j.emit(&mut body);
+    let h = HeaderRepr {
+        ty: PacketTypeField(PacketType::Job),
+        conn_id,
+        job_id,
+        precise_len: body.len() as u16,
+        ..Default::default()
+    };
+    craft(h, &body)
+}
+
+#[test]
+fn a_job_flood_on_a_live_id_leaves_the_live_job_completing() {
+    // An on-path attacker who sniffed the connection id sends JOBs with new
+    // ids (2^20 messages each) from the client's address. Those over the
+    // caps are refused one by one; the connection and its job go on.
+    let (mut pair, data) = established();
+    let live = data.job_id;
+    for k in 0..2000u32 {
+        let bytes = forged_job(data.conn_id, 1_000 + k, 1 << 20);
+        pair.server.handle_datagram(pair.now, CLIENT_ADDR, &bytes);
+        if k % 50 == 0 {
+            pair.step();
+        }
+    }
+    assert!(pair.server.stats().dropped(DropReason::CapExceeded) > 0);
+    assert!(pair.run_until(Duration::from_secs(1), |p| p.job_done_at_client(live)));
+    let s = outcome(&pair.client_events, live, Role::Sender).unwrap();
+    assert!(s.guarantee_held(), "{s:?}");
+    assert!(!pair
+        .client_events
+        .iter()
+        .any(|(_, e)| matches!(e, Event::ConnectionLost { .. })));
+    // the forged jobs hold nothing once the idle bound passed without DATA
+    let conn = pair.server_events[0].0;
+    pair.run_until(Duration::from_secs(3), |p| {
+        p.server.buffered_bytes(conn).is_none_or(|b| b < 1 << 16)
+    });
+    assert!(pair.server.buffered_bytes(conn).is_none_or(|b| b < 1 << 16));
+}
+
+#[test]
+fn a_refused_job_fails_alone() {
+    // A job over the receiver's message cap is refused; the connection and
+    // a job that fits go on.
+    let mut small = cfg();
+    small.limits.max_messages_per_job = 100;
+    let mut pair = Pair::new(cfg(), small, link(0.0), link(0.0), 13);
+    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
+    let big = pair
+        .client
+        .send_job(pair.now, h, JobSpec::uniform(1.0, &[100; 500]).unwrap())
+        .unwrap();
+    let ok = pair
+        .client
+        .send_job(pair.now, h, JobSpec::uniform(1.0, &[100; 50]).unwrap())
+        .unwrap();
+    assert!(pair.run_until(Duration::from_millis(100), |p| p.job_done_at_server(ok)));
+    assert!(matches!(
+        outcome(&pair.client_events, big, Role::Sender),
+        Err(JobFailure::Refused)
+    ));
+    assert!(outcome(&pair.client_events, ok, Role::Sender)
+        .unwrap()
+        .guarantee_held());
+}
+
+#[test]
+fn a_full_table_evicts_unproven_connections_not_live_ones() {
+    let mut c = cfg();
+    c.limits.max_connections = 8;
+    let mut server = Endpoint::new(c, 21).unwrap();
+    let mut buf = vec![0u8; 2048];
+    let now = approxnet_proto::time::Instant::ZERO;
+    // eight clients each send a JOB (a valid cookie) and no DATA
+    let mut clients = Vec::new();
+    for k in 0..9u16 {
+        let addr: SocketAddr = format!("10.0.1.{}:{}", k + 1, 4000 + k).parse().unwrap();
+        let mut cl = Endpoint::new(cfg(), 100 + k as u64).unwrap();
+        let h = cl.connect(now, SERVER_ADDR).unwrap();
+        clients.push((addr, cl, h));
+    }
+    let mut exchange =
+        |cl: &mut Endpoint, addr: SocketAddr, server: &mut Endpoint, t, data: bool| {
+            for _ in 0..4 {
+                while let Some(tx) = cl.poll_transmit(t, &mut buf) {
+                    let is_data = buf[1] == 1;
+                    if data || !is_data {
+                        server.handle_datagram(t, addr, &buf[..tx.len]);
+                    }
+                }
+                while let Some(tx) = server.poll_transmit(t, &mut buf) {
+                    if tx.dst == addr {
+                        cl.handle_datagram(t, SERVER_ADDR, &buf[..tx.len]);
+                    }
+                }
+            }
+        };
+    // one live client with DATA flowing, seven that only announce a job
+    let t0 = now;
+    for (i, (addr, cl, h)) in clients.iter_mut().enumerate().take(8) {
+        exchange(cl, *addr, &mut server, t0, i == 0);
+        cl.send_job(t0, *h, JobSpec::uniform(1.0, &[100; 10]).unwrap())
+            .unwrap();
+        exchange(cl, *addr, &mut server, t0, i == 0);
+    }
+    assert_eq!(server.connection_count(), 8);
+    // later, a ninth client: room is made by evicting a silent unproven one
+    let t1 = t0 + Duration::from_millis(5);
+    let (addr, cl, h) = &mut clients[8];
+    exchange(cl, *addr, &mut server, t1, true);
+    let job = cl
+        .send_job(t1, *h, JobSpec::uniform(1.0, &[100; 10]).unwrap())
+        .unwrap();
+    exchange(cl, *addr, &mut server, t1, true);
+    assert_eq!(server.stats().evicted, 1);
+    assert_eq!(server.connection_count(), 8);
+    let mut events = Vec::new();
+    while let Some(e) = server.poll_event() {
+        events.push(e.1);
+    }
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ConnectionLost {
+            reason: JobFailure::Evicted
+        }
+    )));
+    // the ninth client's job completes
+    let mut done = false;
+    while let Some((_, e)) = cl.poll_event() {
+        done |= matches!(e, Event::JobComplete { job: j, outcome: Ok(_), .. } if j == job);
+    }
+    assert!(done, "the new client's job did not complete");
+}
