@@ -377,7 +377,7 @@ class SocketEndpoint:
         bind: str = "127.0.0.1:0",
         config: Config | None = None,
         udplite: bool = False,
-        seed: int = 0,
+        seed: int | None = None,
     ) -> Self: ...
     @property
     def local_addr(self) -> str: ...

@@ -53,7 +53,7 @@ impl AsyncEndpoint {
         if cfg.proto.pacing_burst < two_ticks {
             cfg.proto.pacing_burst = two_ticks;
         }
-        let ep = ProtoEndpoint::new(cfg.proto, cfg.seed)?;
+        let ep = ProtoEndpoint::new(cfg.proto, cfg.core_seed()?)?;
         let sock = Socket::bind(addr, &cfg.socket)?;
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(BindError::Io(io::Error::other(

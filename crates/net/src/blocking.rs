@@ -27,7 +27,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// Opens a socket on `addr` (port 0: any free port) and an endpoint on it.
     pub fn bind(addr: SocketAddr, cfg: RuntimeConfig) -> Result<Endpoint, BindError> {
-        let ep = ProtoEndpoint::new(cfg.proto, cfg.seed)?;
+        let ep = ProtoEndpoint::new(cfg.proto, cfg.core_seed()?)?;
         let sock = Socket::bind(addr, &cfg.socket)?;
         Ok(Endpoint {
             d: Driver::new(ep, sock, cfg, Duration::ZERO),

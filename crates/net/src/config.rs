@@ -57,8 +57,11 @@ pub struct RuntimeConfig {
     /// [`REAL_PACING_BURST`] and `transport_checksums` = true (the socket's
     /// checksum covers header and precise prefix; both ends must agree).
     pub proto: Config,
-    /// Seed of the core's random choices.
-    pub seed: u64,
+    /// Seed of the core's random choices (cookie key, connection ids, first
+    /// sequence numbers). `None` (the default): drawn from the operating
+    /// system at `bind`, so no two endpoints share their secrets; `Some`
+    /// for tests and reproducible runs only.
+    pub seed: Option<u64>,
     /// Socket protocol, buffers, GSO / GRO. With [`SocketKind::UdpLite`] each
     /// datagram's checksum covers the 48-byte header plus its precise prefix
     /// and the kernel drops datagrams that cover less than the header; both
@@ -113,7 +116,7 @@ impl Default for RuntimeConfig {
                 transport_checksums: true,
                 ..Config::default()
             },
-            seed: 0x5eed,
+            seed: None,
             socket: SocketOptions {
                 min_recv_coverage: Some(approxnet_proto::wire::HEADER_LEN),
                 ..SocketOptions::default()
@@ -133,6 +136,14 @@ impl Default for RuntimeConfig {
 }
 
 impl RuntimeConfig {
+    /// The core's seed: the configured one, else 64 bits from the OS.
+    pub fn core_seed(&self) -> std::io::Result<u64> {
+        match self.seed {
+            Some(s) => Ok(s),
+            None => crate::sys::random::os_u64(),
+        }
+    }
+
     /// The default configuration over UDP-Lite (seed 002's partial coverage).
     pub fn udplite() -> RuntimeConfig {
         let mut c = RuntimeConfig::default();

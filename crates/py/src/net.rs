@@ -40,7 +40,7 @@ fn timeout(field: &str, secs: Option<f64>) -> Result<Option<Duration>> {
 /// `ack_every` not set explicitly keep the runtime's values (`REAL_MIN_RTO`,
 /// `REAL_PACING_BURST`, `REAL_ACK_EVERY`);
 /// transport checksums are always on (the socket's checksum covers the header).
-fn runtime_config(config: Option<&PyConfig>, udplite: bool, seed: u64) -> RuntimeConfig {
+fn runtime_config(config: Option<&PyConfig>, udplite: bool, seed: Option<u64>) -> RuntimeConfig {
     let mut rc = if udplite {
         RuntimeConfig::udplite()
     } else {
@@ -112,13 +112,13 @@ fn deadline(t: Option<Duration>) -> Option<Instant> {
 impl PySocketEndpoint {
     /// Opens a socket on `bind` ("ip:port", port 0: any free port).
     #[new]
-    #[pyo3(signature = (bind = "127.0.0.1:0", config = None, udplite = false, seed = 0))]
+    #[pyo3(signature = (bind = "127.0.0.1:0", config = None, udplite = false, seed = None))]
     fn new(
         py: Python<'_>,
         bind: &str,
         config: Option<&PyConfig>,
         udplite: bool,
-        seed: u64,
+        seed: Option<u64>,
     ) -> Result<Self> {
         let at = addr(bind)?;
         let rc = runtime_config(config, udplite, seed);

@@ -12,6 +12,7 @@
 //! benchmarked on its own (`benches/socket_throughput.rs`).
 
 mod cmsg;
+pub mod random;
 pub mod recv;
 pub mod send;
 pub mod socket;

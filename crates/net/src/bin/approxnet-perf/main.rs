@@ -4,7 +4,7 @@
 //! approxnet-perf server [--bind 0.0.0.0:7700] [--jobs N] [--idle SECS] [--udplite] [--json]
 //! approxnet-perf client --server ADDR [--msr 1.0 | --groups 1.0,0.5] [--sizes fixed:65536]
 //!                [--messages 64] [--duration 5] [--jobs N] [--window 2] [--precise 1.0]
-//!                [--line-rate-gbps 10] [--seed 1] [--udplite] [--json]
+//!                [--line-rate-gbps 10] [--seed S] [--udplite] [--json]
 //!                [--gap-us none | fixed:US | exp:US | --produce-mbps R] [--gap-seed S]
 //! approxnet-perf tcp-server [--bind 0.0.0.0:7701] [--json]
 //! approxnet-perf tcp-client --server ADDR [--duration 5] [--cc cubic] [--json]
@@ -47,7 +47,9 @@ approxnet-perf: iperf-like load for the approxnet runtime
 
 Common ATP options (defaults: RuntimeConfig): --line-rate-gbps 10 --min-rto-us
   --pacing-burst-us --lookahead-us --batch-us --ack-every --transport-checksums 0|1
-  --recv-budget 16384 --gso-segments 64 --socket-buffer-kib 4096 --seed 1
+  --recv-budget 16384 --gso-segments 64 --socket-buffer-kib 4096
+  --seed S (reproducible run; default: the core's secrets - cookie key,
+  connection ids, first sequence numbers - from the OS, workload seed 1)
   --mtu 1472 (largest datagram; path MTU minus 28 for IPv4 + UDP)
   --rate-gain 0.125 (eq. 2's m);
   server: --keep-payloads 0|1.
@@ -73,7 +75,16 @@ fn runtime_config(a: &mut Args) -> Result<RuntimeConfig, String> {
     }
     let rate: f64 = a.get("line-rate-gbps", 10.0)?;
     cfg.proto.line_rate = Rate::gbps(rate);
-    cfg.seed = a.get("seed", 1u64)?;
+    // --seed makes a run reproducible (the core's secrets too); without it
+    // the core's secrets come from the OS and the workload uses seed 1.
+    let seed = match a.get_str("seed") {
+        None => None,
+        Some(v) => Some(
+            v.parse::<u64>()
+                .map_err(|_| format!("--seed: cannot parse `{v}`"))?,
+        ),
+    };
+    cfg.seed = seed;
     cfg.pacing_lookahead =
         Duration::from_micros(a.get("lookahead-us", cfg.pacing_lookahead.as_micros() as u64)?);
     cfg.pacing_batch =
@@ -150,6 +161,7 @@ fn parse(mut a: Args) -> Result<Command, String> {
             let server = addr(&mut a, "server", None)?;
             let bind = addr(&mut a, "bind", Some("0.0.0.0:0"))?;
             let cfg = runtime_config(&mut a)?;
+            let workload_seed = cfg.seed.unwrap_or(1);
             let groups = match a.get_str("groups") {
                 Some(g) => atp::parse_groups(&g)?,
                 None => vec![a.get("msr", 1.0f64)?],
@@ -173,9 +185,9 @@ fn parse(mut a: Args) -> Result<Command, String> {
                 duration: secs(&mut a, "duration", 5.0)?,
                 max_jobs: a.get("jobs", u64::MAX)?,
                 window: a.get("window", 2usize)?,
-                seed: cfg.seed,
+                seed: workload_seed,
                 production,
-                gap_seed: a.get("gap-seed", cfg.seed)?,
+                gap_seed: a.get("gap-seed", workload_seed)?,
             };
             if !(0.0..=1.0).contains(&plan.precise) {
                 return Err("--precise: a fraction in [0, 1]".into());
