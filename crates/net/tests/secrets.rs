@@ -52,5 +52,8 @@ fn default_servers_offer_different_connection_ids() {
     let (a, b) = ids(None);
     assert_ne!(a, b, "two default servers offered the same id {a:#x}");
     let (c, d) = ids(Some(7));
-    assert_eq!(c, d, "the same seed must give the same ids (reproducible runs)");
+    assert_eq!(
+        c, d,
+        "the same seed must give the same ids (reproducible runs)"
+    );
 }
