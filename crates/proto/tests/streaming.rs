@@ -184,3 +184,24 @@ fn bad_pushes_are_errors_and_take_nothing() {
         Err(JobError::TensorStreaming)
     );
 }
+
+#[test]
+fn a_lost_message_is_resent_when_no_fresh_one_can_take_its_place() {
+    // One message per ms over a path losing 30 %: giving a lost message up
+    // would wait a production gap for its replacement; resending it costs
+    // one RTT (40 us). Ten of twenty must arrive: the job ends soon after
+    // the tenth message is produced, not after ~14.
+    let mut pair = Pair::symmetric(cfg(), link(0.3), 9);
+    let (h, job) = open_stream(&mut pair, 0.5, 20);
+    let start = pair.now;
+    produce(&mut pair, h, job, 20, Duration::from_millis(1));
+    pair.run_until(Duration::from_millis(50), |p| p.job_done_at_client(job));
+    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+    assert!(s.guarantee_held(), "{s:?}");
+    assert!(s.lost_packets > 0 && s.retransmissions > 0, "{s:?}");
+    assert!(
+        s.jct < Duration::from_micros(10_500),
+        "JCT {:?} from {start:?}: lost messages waited for production",
+        s.jct
+    );
+}

@@ -123,7 +123,16 @@ impl SendSide {
             return;
         }
         let g = &mut j.groups[m.group as usize];
-        let retransmit = !g.slack_left() || (cfg.retransmit == RetransmitPolicy::FastOnly && fast);
+        // Seed 000 §4.3: a lost message is given up while the group has
+        // slack *and* a fresh message can take its place; when none waits
+        // (all sent, or the next not produced yet) giving it up would only
+        // wait for production, so it is sent again (MRDF: the least
+        // remaining data goes first).
+        let retransmit = !g.slack_left()
+            || match cfg.retransmit {
+                RetransmitPolicy::WhenNeeded => g.fresh == 0,
+                RetransmitPolicy::FastOnly => fast,
+            };
         if retransmit {
             if !m.retx.contains(&pkt) {
                 m.retx.push_back(pkt);

@@ -49,6 +49,9 @@ pub(crate) struct SendGroup {
     pub(crate) messages: u32,
     /// Messages handed over so far (`messages` once production ended).
     pub(crate) produced: u32,
+    /// Handed-over messages of which no packet has left yet: the ones that
+    /// could take a lost message's place.
+    pub(crate) fresh: u32,
     pub(crate) must: u32,
     pub(crate) delivered: u32,
     pub(crate) abandoned: u32,

@@ -127,6 +127,7 @@ impl SendSide {
                 msr: g.msr.get(),
                 messages: totals[i],
                 produced: counts[i],
+                fresh: counts[i],
                 must,
                 delivered: 0,
                 abandoned: 0,

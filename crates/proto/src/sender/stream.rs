@@ -83,6 +83,7 @@ impl SendSide {
             let g = &mut j.groups[gi as usize];
             let msg_id = g.produced;
             g.produced += 1;
+            g.fresh += 1;
             j.bytes += m.payload.len() as u64;
             j.msgs.push(SendMsg::new(gi, msg_id, m, per_packet, None));
             let mi = j.msgs.len() - 1;

@@ -67,6 +67,10 @@ impl SendSide {
                 Self::reschedule(&mut self.sched, job, mi, pol);
                 continue;
             };
+            if !retx && pkt == 0 {
+                let g = &mut job.groups[job.msgs[mi].group as usize];
+                g.fresh = g.fresh.saturating_sub(1);
+            }
             let m = &job.msgs[mi];
             let np = NextPacket {
                 job: job.id,
@@ -130,10 +134,14 @@ impl SendSide {
             if m.group != np.group_idx || !m.bundleable() || m.payload.len() > room {
                 break;
             }
-            let Some(_) = Self::take_packet(&mut job.msgs[mi]) else {
+            let Some((pkt, retx)) = Self::take_packet(&mut job.msgs[mi]) else {
                 Self::reschedule(&mut self.sched, job, mi, pol);
                 continue;
             };
+            if !retx && pkt == 0 {
+                let g = &mut job.groups[job.msgs[mi].group as usize];
+                g.fresh = g.fresh.saturating_sub(1);
+            }
             room = room.saturating_sub(BUNDLE_RECORD + job.msgs[mi].payload.len());
             Self::reschedule(&mut self.sched, job, mi, pol);
             self.pending_bundle.push(mi as u32);
