@@ -182,15 +182,27 @@ pub(crate) fn client(
     let mut epochs: Vec<EpochSample> = Vec::new();
     let origin = Instant::now();
     let mut first_error = None;
+    let mut gone = false;
     loop {
-        let sending = origin.elapsed() < plan.duration && started < plan.max_jobs;
+        let sending = !gone && origin.elapsed() < plan.duration && started < plan.max_jobs;
         while sending && inflight.len() < plan.window.max(1) && started < plan.max_jobs {
             let b = build_job(&plan, &mut rng, &mut gaps)?;
             // The job starts with its first message's production.
             let t0 = Instant::now();
-            let job = ep
-                .send_job(h, b.spec)
-                .map_err(|e| format!("send_job: {e}"))?;
+            let job = match ep.send_job(h, b.spec) {
+                Ok(j) => j,
+                Err(e) => {
+                    // The connection is gone: report why (the core's
+                    // reason, not the refusal that followed) and still
+                    // write the report of what ran.
+                    let why = lost_reason(&mut ep).unwrap_or_else(|| format!("send_job: {e}"));
+                    first_error.get_or_insert(why);
+                    failed += inflight.len() as u64 + 1;
+                    inflight.clear();
+                    gone = true;
+                    break;
+                }
+            };
             if let Some((offsets, later)) = b.later {
                 spans_ns.push(b.span_ns);
                 feeds.insert(job, Feed::new(t0, offsets, later));
@@ -201,7 +213,13 @@ pub(crate) fn client(
         if inflight.is_empty() {
             break;
         }
-        push_due(&mut ep, h, &mut feeds)?;
+        if let Err(e) = push_due(&mut ep, h, &mut feeds) {
+            let why = lost_reason(&mut ep).unwrap_or(e);
+            first_error.get_or_insert(why);
+            failed += inflight.len() as u64;
+            inflight.clear();
+            break;
+        }
         // Wait for an event, at most until the next message is produced.
         let next = feeds.values().filter_map(Feed::next_due).min();
         let wait = next.map_or(Duration::from_millis(200), |t| {
@@ -360,6 +378,17 @@ pub(crate) fn client(
 /// Hands every streaming job the messages produced by now; a job that
 /// already met its MSR gets none, and the bytes it will never send are
 /// counted in its feed.
+/// The reason the connection was lost, if an event says so (drains the
+/// events already received).
+fn lost_reason(ep: &mut Endpoint) -> Option<String> {
+    while let Some((_, e)) = ep.poll_event() {
+        if let Event::ConnectionLost { reason } = e {
+            return Some(format!("connection lost: {reason}"));
+        }
+    }
+    None
+}
+
 fn push_due(
     ep: &mut Endpoint,
     h: ConnectionHandle,
