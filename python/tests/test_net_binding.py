@@ -178,6 +178,19 @@ def test_connect_to_a_silent_port_fails_within_the_timeout() -> None:
         assert 0.3 < took < 3.0
 
 
+def test_connect_keeps_trying_for_the_whole_timeout() -> None:
+    # The core abandons a handshake after its 1 s idle timeout; a caller
+    # who allows 2.5 s must get 2.5 s of attempts, not an error after 1 s.
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        port = silent.getsockname()[1]
+        ep = SocketEndpoint()
+        t0 = time.monotonic()
+        with pytest.raises(ConnectError, match="within 2.5 s"):
+            ep.connect(f"127.0.0.1:{port}", timeout_s=2.5)
+        assert time.monotonic() - t0 >= 2.4
+
+
 def test_waits_end_at_their_timeout_and_release_the_gil() -> None:
     ep = SocketEndpoint()
     ticks = 0

@@ -143,10 +143,22 @@ impl PySocketEndpoint {
         let to = timeout("timeout_s", Some(timeout_s))?;
         let at = addr(peer)?;
         let end = deadline(to);
-        let h = py.allow_threads(|| self.lock().start_connect(at))?;
-        let done = self.wait(py, end, |ep, s| {
-            Ok(ep.wait_connected(h, Some(s))?.then_some(()))
-        })?;
+        let mut h = py.allow_threads(|| self.lock().start_connect(at))?;
+        // The core gives a handshake up after its idle timeout (1 s); a
+        // caller who allows longer gets new attempts until `timeout_s`.
+        let done = loop {
+            let r = self.wait(py, end, |ep, s| {
+                Ok(ep.wait_connected(h, Some(s))?.then_some(()))
+            });
+            match r {
+                Err(Error::NetConnect(approxnet_net::ConnectError::Lost(
+                    approxnet_proto::event::JobFailure::PeerUnresponsive,
+                ))) if end.is_some_and(|d| Instant::now() < d) => {
+                    h = py.allow_threads(|| self.lock().start_connect(at))?;
+                }
+                r => break r?,
+            }
+        };
         match done {
             Some(()) => Ok(PyConnectionHandle { inner: h }),
             None => {
