@@ -189,6 +189,7 @@ def test_reliable_allreduce_over_sockets_is_the_exact_mean() -> None:
     for r, (res, tel) in enumerate(_allreduce_all(xs, UniformLoss(0.0), "hadamard", "rescale")):
         np.testing.assert_allclose(res, sum(xs) / 3, rtol=1e-4, atol=1e-5)
         assert tel.delivered_fraction == 1.0 and tel.bytes_sent > 0 and tel.seconds > 0
+        assert tel.bytes_unsent == 0  # a reliable job sends everything
         assert set(tel.delivered) == {0, 1, 2} - {r}
 
 
@@ -198,6 +199,7 @@ def test_bounded_loss_allreduce_drops_within_the_bound() -> None:
     mean = sum(xs) / 3
     for res, tel in _allreduce_all(xs, UniformLoss(0.25), "permute", "rescale"):
         assert 0.7 <= tel.delivered_fraction < 1.0  # it really dropped, within p
+        assert 0 <= tel.bytes_unsent <= tel.bytes_sent  # what stopping at p saved
         err = np.linalg.norm(res - mean) / np.linalg.norm(mean)
         assert err < 1.0
         assert np.corrcoef(res, mean)[0, 1] > 0.6

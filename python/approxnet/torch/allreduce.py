@@ -121,6 +121,7 @@ def allreduce(
     result = tf.inverse(out)
 
     groups: dict[int, tuple[int, int]] = {}
+    unsent = sum(rep.unsent_bytes for rep in ex.reports[reports_before:])
     for rep in ex.reports[reports_before:]:
         for gid, d, m in rep.groups:
             a, b = groups.get(gid, (0, 0))
@@ -133,6 +134,7 @@ def allreduce(
         bytes_sent=sent,
         delivered={p: got_elems[p] / (2 * s) for p in peers},
         groups=groups,
+        bytes_unsent=unsent,
     )
     return result, tel
 

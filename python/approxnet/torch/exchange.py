@@ -70,6 +70,8 @@ class SendRecord:
     lost_packets: int
     retransmissions: int
     groups: list[tuple[int, int, int]]  # (group id, delivered, messages)
+    unsent_bytes: int = 0
+    """Payload never sent: the job met its fraction p first (seed 000 §3.3.2)."""
 
 
 @dataclass
@@ -242,6 +244,7 @@ class Exchange:
                         lost_packets=r.lost_packets,
                         retransmissions=r.retransmissions,
                         groups=[(g.id, g.delivered, g.messages) for g in r.groups],
+                        unsent_bytes=r.unsent_bytes,
                     )
                 )
             else:

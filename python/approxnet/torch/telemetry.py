@@ -25,6 +25,9 @@ class BucketTelemetry:
     groups: dict[int, tuple[int, int]] = field(default_factory=dict)
     """Per group id: (messages delivered, messages) over this rank's sent
     jobs whose sender reports arrived during this call (magnitude groups)."""
+    bytes_unsent: int = 0
+    """Of `bytes_sent`, payload the transport never sent: its jobs met their
+    fraction p first (sender reports that arrived during this call)."""
 
     @property
     def delivered_fraction(self) -> float:
@@ -46,6 +49,10 @@ class StepTelemetry:
     @property
     def bytes_sent(self) -> int:
         return sum(b.bytes_sent for b in self.buckets)
+
+    @property
+    def bytes_unsent(self) -> int:
+        return sum(b.bytes_unsent for b in self.buckets)
 
     @property
     def elements(self) -> int:
@@ -80,6 +87,7 @@ class StepTelemetry:
             "step": self.step,
             "seconds": self.seconds,
             "bytes_sent": self.bytes_sent,
+            "bytes_unsent": self.bytes_unsent,
             "delivered_fraction": self.delivered_fraction,
             "delivered_by_rank": {str(k): v for k, v in self.delivered_by_rank().items()},
             "delivered_by_group": {str(k): v for k, v in self.delivered_by_group().items()},

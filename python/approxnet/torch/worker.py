@@ -119,6 +119,7 @@ def train(spec: TrainSpec, rank: int, world: int, master: str, addrs: list[str])
                     groups[str(g)] = groups.get(str(g), 0.0) + f / len(ep_tel)
             rec["delivered_by_group"] = groups
             rec["bytes_sent"] = sum(t.bytes_sent for t in ep_tel)
+            rec["bytes_unsent"] = sum(t.bytes_unsent for t in ep_tel)
         epochs.append(rec)
         if reached is None and acc >= spec.target:
             reached = {"epoch": epoch + 1, "train_s": train_s, "accuracy": acc}
