@@ -124,13 +124,15 @@ impl SendSide {
         }
         let g = &mut j.groups[m.group as usize];
         // Seed 000 §4.3: a lost message is given up while the group has
-        // slack *and* a fresh message can take its place; when none waits
-        // (all sent, or the next not produced yet) giving it up would only
-        // wait for production, so it is sent again (MRDF: the least
-        // remaining data goes first).
+        // slack. In a streaming job whose next message is not produced yet
+        // (none fresh waits, more to come) giving it up would only wait for
+        // production, so it is sent again (MRDF: the least remaining data
+        // goes first). Once all is produced the slack rule alone decides:
+        // at the tail of a job, resending what slack covers only delays it.
+        let waits_for_production = g.fresh == 0 && g.produced < g.messages;
         let retransmit = !g.slack_left()
             || match cfg.retransmit {
-                RetransmitPolicy::WhenNeeded => g.fresh == 0,
+                RetransmitPolicy::WhenNeeded => waits_for_production,
                 RetransmitPolicy::FastOnly => fast,
             };
         if retransmit {
