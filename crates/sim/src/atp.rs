@@ -40,6 +40,8 @@ pub struct AtpSetup {
     pub min_rto: Duration,
     /// Record every rate-control epoch (for the TLR / rate / queue timeline).
     pub record_epochs: bool,
+    /// React to ECN marks (the core's `Config::ecn_reaction`).
+    pub ecn_reaction: bool,
     /// ACK every this many DATA packets.
     pub ack_every: u32,
     /// Bundle whole small messages up to this many body bytes (`None`: the
@@ -243,6 +245,7 @@ impl AtpAdapter {
             queues: self.setup.queues,
             keep_payloads: false,
             ack_every: self.setup.ack_every,
+            ecn_reaction: self.setup.ecn_reaction,
             ..Config::default()
         };
         if let Some(b) = self.setup.bundle_bytes {

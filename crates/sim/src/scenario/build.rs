@@ -266,6 +266,7 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             },
             min_rto: us(positive("atp.min_rto_us", a.min_rto_us.unwrap_or(1000.0))?),
             record_epochs: a.record_epochs,
+            ecn_reaction: a.ecn_reaction,
             ack_every: match a.ack_every.unwrap_or(1) {
                 n @ 1..=64 => n,
                 n => return Err(invalid("atp.ack_every", format!("{n}"), "1 ..= 64")),

@@ -169,6 +169,10 @@ pub struct AtpFile {
     /// Record every rate-control epoch to epochs.csv.
     #[serde(default)]
     pub record_epochs: bool,
+    /// React to ECN marks as DCTCP does (the core's `Config::ecn_reaction`;
+    /// default false: seed 000's loss-only ATP).
+    #[serde(default)]
+    pub ecn_reaction: bool,
 }
 
 /// One `[[jobs]]` class.
