@@ -2,7 +2,7 @@
 //! ATP runs on 127.0.0.1 with `--json` (all messages ready at job start, and
 //! produced over time), bounded by job count.
 
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_approxnet-perf");
 
@@ -60,12 +60,13 @@ fn free_addr() -> String {
     format!("127.0.0.1:{port}")
 }
 
-#[test]
-fn client_and_server_run_jobs_and_report_json() {
+/// Runs a server for `jobs` jobs and a client with `client_args` against
+/// it on a free loopback port; returns (client, server) outputs.
+fn server_and_client(jobs: &str, client_args: &[&str]) -> (Output, Output) {
     let addr = free_addr();
     let server = Command::new(BIN)
         .args([
-            "server", "--bind", &addr, "--jobs", "3", "--idle", "20", "--json",
+            "server", "--bind", &addr, "--jobs", jobs, "--idle", "20", "--json",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -77,20 +78,30 @@ fn client_and_server_run_jobs_and_report_json() {
             "--server",
             &addr,
             "--jobs",
-            "3",
+            jobs,
             "--duration",
             "20",
+        ])
+        .args(client_args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    (client, server.wait_with_output().unwrap())
+}
+
+#[test]
+fn client_and_server_run_jobs_and_report_json() {
+    let (client, server) = server_and_client(
+        "3",
+        &[
             "--messages",
             "8",
             "--sizes",
             "uniform:100:20000",
             "--groups",
             "1.0,0.5",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let server = server.wait_with_output().unwrap();
+        ],
+    );
     assert_eq!(
         client.status.code(),
         Some(0),
@@ -111,26 +122,11 @@ fn produced_messages_stop_at_the_msr() {
     // 16 messages 5 ms apart, MSR 0.5: the 8th is produced 35 ms after the
     // job starts, so no job can complete sooner, and the last messages
     // (produced 40-75 ms in) are never sent.
-    let addr = free_addr();
-    let server = Command::new(BIN)
-        .args([
-            "server", "--bind", &addr, "--jobs", "2", "--idle", "20", "--json",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let client = Command::new(BIN)
-        .args([
-            "client",
-            "--server",
-            &addr,
-            "--jobs",
-            "2",
+    let (client, _) = server_and_client(
+        "2",
+        &[
             "--window",
             "1",
-            "--duration",
-            "20",
             "--messages",
             "16",
             "--sizes",
@@ -139,11 +135,8 @@ fn produced_messages_stop_at_the_msr() {
             "0.5",
             "--gap-us",
             "fixed:5000",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let _ = server.wait_with_output().unwrap();
+        ],
+    );
     let c = String::from_utf8(client.stdout).unwrap();
     assert_eq!(client.status.code(), Some(0), "{c}");
     assert_eq!(field(&c, "jobs_completed"), "2");
