@@ -23,25 +23,12 @@ fn aeolus_completes_every_flow_under_incast() {
 
 #[test]
 fn credits_are_wasted_when_messages_are_produced_slowly() {
-    let text = r#"
-duration_ms = 5.0
-seed = 4
-[topology]
-kind = "dumbbell"
-senders = 1
-host_gbps = 10.0
-link_delay_us = 2.0
-[[jobs]]
-pattern = "pairs"
-pairs = [[0, 1]]
-sizes = "fixed:1000"
-messages = 60
-gaps = "fbkv"
-load = 0.2
-max_jobs = 3
-scheme = "aeolus"
-"#;
-    let b = run(text, &[]);
+    let sets = [
+        "topology.link_delay_us=2.0",
+        "jobs.0.messages=60",
+        "jobs.0.load=0.2",
+    ];
+    let b = run(&pair("aeolus", "fbkv", 1.0, 3), &sets);
     assert_eq!(b.sim.jobs.len(), 3);
     let mut wasted = 0;
     for j in &b.sim.jobs {

@@ -4,31 +4,6 @@
 mod common;
 use common::*;
 
-/// One sender, one receiver through one switch; 10 us per link.
-fn pair(scheme: &str, gaps: &str, msr: f64, jobs: u32) -> String {
-    format!(
-        r#"
-duration_ms = 5.0
-seed = 4
-[topology]
-kind = "dumbbell"
-senders = 1
-host_gbps = 10.0
-link_delay_us = 10.0
-[[jobs]]
-pattern = "pairs"
-pairs = [[0, 1]]
-sizes = "fixed:1000"
-messages = 8
-gaps = "{gaps}"
-load = 0.05
-max_jobs = {jobs}
-msr = {msr}
-scheme = "{scheme}"
-"#
-    )
-}
-
 const ONE_WAY_NS: u64 = 2 * 10_000;
 
 #[test]

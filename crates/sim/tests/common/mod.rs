@@ -62,3 +62,29 @@ queue_sample_us = 10.0
 "#
     )
 }
+
+/// One sender, one receiver through one switch, 10 us per link: `jobs`
+/// jobs of 8 x 1000 B messages produced with `gaps`, at load 0.05.
+pub(crate) fn pair(scheme: &str, gaps: &str, msr: f64, jobs: u32) -> String {
+    format!(
+        r#"
+duration_ms = 5.0
+seed = 4
+[topology]
+kind = "dumbbell"
+senders = 1
+host_gbps = 10.0
+link_delay_us = 10.0
+[[jobs]]
+pattern = "pairs"
+pairs = [[0, 1]]
+sizes = "fixed:1000"
+messages = 8
+gaps = "{gaps}"
+load = 0.05
+max_jobs = {jobs}
+msr = {msr}
+scheme = "{scheme}"
+"#
+    )
+}
