@@ -225,6 +225,34 @@ def atp_client_argv(
     ]
 
 
+def tcp_send_argv(
+    dst: str,
+    port: int,
+    mode: str,
+    cc: str,
+    msr: float,
+    messages: int,
+    size: int,
+    jobs: int,
+    seed: int,
+    timeout: float,
+    gap_us: str,
+    gap_seed: int,
+    job_base: int = 0,
+) -> list[str]:
+    """tools.py tcp-job-send argv: kernel-TCP SampleSend (`mode` "ss") or
+    EarlySend ("es") with congestion control `cc`, producing its messages
+    with the same gaps as `atp_client_argv` for the same `gap_seed`."""
+    return [
+        *TOOLS,
+        "tcp-job-send",
+        *("--dst", dst, "--port", str(port), "--mode", mode, "--cc", cc),
+        *("--msr", str(msr), "--messages", str(messages), "--size", str(size)),
+        *("--jobs", str(jobs), "--seed", str(seed), "--timeout", str(timeout)),
+        *("--job-base", str(job_base), "--gap-us", gap_us, "--gap-seed", str(gap_seed)),
+    ]
+
+
 def production_arg(p: Any, default_mbps: float, what: str) -> None:
     """Adds `--gap-us` and `--produce-mbps` (the production process) to an
     experiment's parser."""

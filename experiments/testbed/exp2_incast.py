@@ -167,36 +167,21 @@ def run_tcp(
             )
         at = time.monotonic() + START_DELAY_S
         for i, h in enumerate(hosts):
-            argv = [
-                *c.TOOLS,
-                "tcp-job-send",
-                "--dst",
+            argv = c.tcp_send_argv(
                 tb.address("r"),
-                "--port",
-                str(TCP_PORT + i),
-                "--mode",
+                TCP_PORT + i,
                 mode,
-                "--msr",
-                str(a.msr),
-                "--messages",
-                str(a.messages),
-                "--size",
-                str(a.size),
-                "--jobs",
-                str(a.jobs),
-                "--cc",
                 cc,
-                "--seed",
-                str(1 + i),
-                "--timeout",
-                str(bound),
-                "--job-base",
-                str(1000 * i),
-                "--gap-us",
-                a.gap,
-                "--gap-seed",
-                str(1 + i),
-            ]
+                a.msr,
+                a.messages,
+                a.size,
+                a.jobs,
+                seed=1 + i,
+                timeout=bound,
+                gap_us=a.gap,
+                gap_seed=1 + i,
+                job_base=1000 * i,
+            )
             procs.append(
                 tb.exec(
                     h,
