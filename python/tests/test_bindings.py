@@ -398,3 +398,5 @@ def test_a_streaming_job_stops_at_its_msr() -> None:
             client.push_message(0, h, j2, 0, b"x")
     with pytest.raises(JobError):
         Job(1.0).announce(5, 3)
+    with pytest.raises(JobError, match="group id"):
+        client.push_message(0, h, job, 70_000, b"x")  # checked as Job.message checks it

@@ -116,15 +116,11 @@ impl PyEndpoint {
         now: u64,
         connection: &PyConnectionHandle,
         job: u32,
-        group: u16,
+        group: crate::errors::Int,
         data: &[u8],
-        precise_len: Option<usize>,
+        precise_len: Option<crate::errors::Int>,
     ) -> Result<bool> {
-        let m = approxnet_proto::job::MessageSpec {
-            group,
-            payload: approxnet_proto::job::Payload::Bytes(data.to_vec()),
-            precise_len: precise_len.unwrap_or(data.len()),
-        };
+        let m = crate::job::bytes_message(group, data, precise_len)?;
         let r =
             self.ep()
                 .push_messages(Instant::from_nanos(now), connection.inner, job, vec![m])?;

@@ -35,6 +35,27 @@ fn length(what: &str, n: i64) -> Result<usize> {
 }
 
 /// The tensor dtypes the wire format carries, by numpy name.
+/// A message of real bytes for `group` whose first `precise_len` bytes
+/// (default: all) must arrive exactly; the group id and length checked as
+/// `Job.message` checks them (`Job.message`, `Endpoint.push_message` and
+/// `SocketEndpoint.push_message` all build messages here).
+pub(crate) fn bytes_message(
+    group: Int,
+    data: &[u8],
+    precise_len: Option<Int>,
+) -> Result<MessageSpec> {
+    let group = group_id(group.0)?;
+    let precise_len = match precise_len {
+        None => data.len(),
+        Some(p) => length("precise_len", p.0)?,
+    };
+    Ok(MessageSpec {
+        group,
+        payload: Payload::Bytes(data.to_vec()),
+        precise_len,
+    })
+}
+
 pub(crate) fn dtype_name(d: Dtype) -> &'static str {
     match d {
         Dtype::F16 => "float16",
@@ -110,16 +131,8 @@ impl PyJob {
         precise_len: Option<Int>,
     ) -> Result<PyRefMut<'a, Self>> {
         slf.no_tensor()?;
-        let group = group_id(group.0)?;
-        let precise_len = match precise_len {
-            None => data.len(),
-            Some(p) => length("precise_len", p.0)?,
-        };
-        slf.spec.messages.push(MessageSpec {
-            group,
-            payload: Payload::Bytes(data.to_vec()),
-            precise_len,
-        });
+        let m = bytes_message(group, data, precise_len)?;
+        slf.spec.messages.push(m);
         Ok(slf)
     }
 

@@ -201,16 +201,12 @@ impl PySocketEndpoint {
         py: Python<'_>,
         connection: &PyConnectionHandle,
         job: u32,
-        group: u16,
+        group: crate::errors::Int,
         data: &[u8],
-        precise_len: Option<usize>,
+        precise_len: Option<crate::errors::Int>,
     ) -> Result<bool> {
         let h = connection.inner;
-        let m = approxnet_proto::job::MessageSpec {
-            group,
-            payload: approxnet_proto::job::Payload::Bytes(data.to_vec()),
-            precise_len: precise_len.unwrap_or(data.len()),
-        };
+        let m = crate::job::bytes_message(group, data, precise_len)?;
         let r = py.allow_threads(|| self.lock().push_messages(h, job, vec![m]))?;
         Ok(matches!(r, approxnet_proto::Pushed::Queued(_)))
     }
