@@ -42,6 +42,11 @@ pub struct Limits {
     pub max_buffered_bytes: usize,
     /// Handshake answers queued but not yet sent.
     pub max_pending_replies: usize,
+    /// Bytes all connections together may hold in reassembly and reorder
+    /// buffers, delivery bitmaps and tensor buffers (the sum of what
+    /// `max_buffered_bytes` charges per connection): what bounds a
+    /// server's memory when many peers, real or not, open jobs at once.
+    pub max_endpoint_bytes: usize,
 }
 
 impl Default for Limits {
@@ -52,6 +57,7 @@ impl Default for Limits {
             max_messages_per_job: 1 << 20,
             max_buffered_bytes: 64 << 20,
             max_pending_replies: 1024,
+            max_endpoint_bytes: 256 << 20,
         }
     }
 }
@@ -205,7 +211,11 @@ impl Config {
             return Err(bad("queues", self.queues, "1 ..= 8"));
         }
         let l = &self.limits;
-        if l.max_connections == 0 || l.max_jobs_per_connection == 0 || l.max_messages_per_job == 0 {
+        if l.max_connections == 0
+            || l.max_jobs_per_connection == 0
+            || l.max_messages_per_job == 0
+            || l.max_endpoint_bytes == 0
+        {
             return Err(bad("limits", "0", "every cap at least 1"));
         }
         Ok(())

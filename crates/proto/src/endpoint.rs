@@ -93,6 +93,12 @@ pub struct Endpoint {
     free: Vec<usize>,
     /// Where the next search for an evictable connection starts.
     evict_cursor: usize,
+    /// Connections held (the `Some` slots of `conns`).
+    live: usize,
+    /// Bytes each connection was charged when last looked at, and their
+    /// sum: what `Limits::max_endpoint_bytes` bounds.
+    charged: Vec<usize>,
+    held: usize,
     by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
@@ -130,6 +136,9 @@ impl Endpoint {
             generations: Vec::new(),
             free: Vec::new(),
             evict_cursor: 0,
+            live: 0,
+            charged: Vec::new(),
+            held: 0,
             by_id: HashMap::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
@@ -157,7 +166,14 @@ impl Endpoint {
 
     /// Connections currently held.
     pub fn connection_count(&self) -> usize {
-        self.conns.iter().flatten().count()
+        self.live
+    }
+
+    /// Bytes all connections hold in buffers, bitmaps and tensors, as
+    /// charged against `Limits::max_buffered_bytes` (per connection) and
+    /// `Limits::max_endpoint_bytes` (together).
+    pub fn held_bytes(&self) -> usize {
+        self.held
     }
 
     fn tick(&mut self, now: Instant) {
@@ -177,11 +193,12 @@ impl Endpoint {
     }
 
     fn insert(&mut self, c: Connection) -> Result<usize, ConnectError> {
-        if self.connection_count() >= self.cfg.limits.max_connections && !self.evict_one() {
+        if self.live >= self.cfg.limits.max_connections && !self.evict_one() {
             return Err(ConnectError::TooManyConnections(
                 self.cfg.limits.max_connections,
             ));
         }
+        self.live += 1;
         Ok(match self.free.pop() {
             Some(i) => {
                 self.conns[i] = Some(c);
@@ -193,13 +210,14 @@ impl Endpoint {
                 self.in_ready.push(false);
                 self.in_ack_waiting.push(false);
                 self.deadline.push(None);
+                self.charged.push(0);
                 self.conns.len() - 1
             }
         })
     }
 
-    /// The table is full: evicts one unproven connection (no DATA ever
-    /// received, no job of its own, peer silent for at least `min_rto`),
+    /// The table or the byte budget is full: evicts one unproven connection
+    /// (no job of its own, no DATA received in the `min_rto` since it opened),
     /// looking at no more than [`EVICT_SCAN`] slots from a rotating cursor
     /// so that a flood pays a bounded cost per packet. Established
     /// connections that carried DATA are never evicted.
@@ -208,13 +226,13 @@ impl Endpoint {
         if n == 0 {
             return false;
         }
-        let quiet = self.cfg.min_rto;
+        let grace = self.cfg.min_rto;
         for _ in 0..EVICT_SCAN.min(n) {
             let i = self.evict_cursor % n;
             self.evict_cursor = (i + 1) % n;
             let now = self.now;
             if let Some(c) = self.conns[i].as_mut() {
-                if c.unproven(now, quiet) {
+                if c.unproven(now, grace) {
                     c.evict();
                     self.stats.evicted += 1;
                     self.touched(i);
@@ -363,6 +381,9 @@ impl Endpoint {
         while let Some(e) = c.events.pop_front() {
             self.events.push_back((h, e));
         }
+        let b = c.buffered();
+        self.held = self.held - self.charged[i] + b;
+        self.charged[i] = b;
         if c.is_closed() {
             self.forget(i);
             return;
@@ -467,13 +488,27 @@ impl Endpoint {
                     }
                     None => return self.stats.drop(DropReason::UnknownConnection),
                 };
-                let cfg = self.cfg;
+                let limits = self.cfg.limits;
+                if h.ty.0 == PacketType::Job
+                    && self.held + limits.max_buffered_bytes > limits.max_endpoint_bytes
+                {
+                    // Little of the endpoint's budget is left: free what an
+                    // unproven connection holds before a new job is charged.
+                    self.evict_one();
+                }
+                let mut cfg = self.cfg;
                 let Some(c) = self.conns[i].as_mut() else {
                     return self.stats.drop(DropReason::UnknownConnection);
                 };
                 if c.peer != from {
                     return self.stats.drop(DropReason::WrongPeer);
                 }
+                // This connection may grow by no more than what the
+                // endpoint's budget has left (`Limits::max_endpoint_bytes`).
+                let spare = limits.max_endpoint_bytes.saturating_sub(self.held);
+                cfg.limits.max_buffered_bytes = limits
+                    .max_buffered_bytes
+                    .min(self.charged[i].saturating_add(spare));
                 let before = self.stats.dropped_total();
                 c.on_packet(now, &h, body, &cfg, &mut self.stats);
                 if self.stats.dropped_total() == before {
@@ -586,6 +621,9 @@ impl Endpoint {
     fn forget(&mut self, i: usize) {
         self.deadline[i] = None;
         if let Some(c) = self.conns[i].take() {
+            self.live -= 1;
+            self.held -= self.charged[i];
+            self.charged[i] = 0;
             self.by_id.remove(&c.conn_id);
             self.generations[i] = self.generations[i].wrapping_add(1);
             self.free.push(i);

@@ -1,7 +1,8 @@
 //! Holding under attack and under vanished peers (issue 11): state a peer
 //! made us hold expires after the idle bound, a cap refuses the offending
 //! job and never ends the connection, and a full connection table makes
-//! room by evicting unproven connections, never live ones.
+//! room by evicting unproven connections, never live ones; so does a
+//! spent endpoint-wide byte budget.
 
 mod common;
 
@@ -179,6 +180,39 @@ fn a_refused_job_fails_alone() {
         .guarantee_held());
 }
 
+/// A few rounds of packets between one client (at `addr`) and the server;
+/// the client's DATA is withheld unless `data`.
+fn exchange(
+    cl: &mut Endpoint,
+    addr: SocketAddr,
+    server: &mut Endpoint,
+    t: approxnet_proto::time::Instant,
+    data: bool,
+    buf: &mut [u8],
+) {
+    for _ in 0..4 {
+        while let Some(tx) = cl.poll_transmit(t, buf) {
+            let is_data = buf[1] == 1;
+            if data || !is_data {
+                server.handle_datagram(t, addr, &buf[..tx.len]);
+            }
+        }
+        while let Some(tx) = server.poll_transmit(t, buf) {
+            if tx.dst == addr {
+                cl.handle_datagram(t, SERVER_ADDR, &buf[..tx.len]);
+            }
+        }
+    }
+}
+
+fn job_done(cl: &mut Endpoint, job: u32) -> bool {
+    let mut done = false;
+    while let Some((_, e)) = cl.poll_event() {
+        done |= matches!(e, Event::JobComplete { job: j, outcome: Ok(_), .. } if j == job);
+    }
+    done
+}
+
 #[test]
 fn a_full_table_evicts_unproven_connections_not_live_ones() {
     let mut c = cfg();
@@ -194,39 +228,23 @@ fn a_full_table_evicts_unproven_connections_not_live_ones() {
         let h = cl.connect(now, SERVER_ADDR).unwrap();
         clients.push((addr, cl, h));
     }
-    let mut exchange =
-        |cl: &mut Endpoint, addr: SocketAddr, server: &mut Endpoint, t, data: bool| {
-            for _ in 0..4 {
-                while let Some(tx) = cl.poll_transmit(t, &mut buf) {
-                    let is_data = buf[1] == 1;
-                    if data || !is_data {
-                        server.handle_datagram(t, addr, &buf[..tx.len]);
-                    }
-                }
-                while let Some(tx) = server.poll_transmit(t, &mut buf) {
-                    if tx.dst == addr {
-                        cl.handle_datagram(t, SERVER_ADDR, &buf[..tx.len]);
-                    }
-                }
-            }
-        };
     // one live client with DATA flowing, seven that only announce a job
     let t0 = now;
     for (i, (addr, cl, h)) in clients.iter_mut().enumerate().take(8) {
-        exchange(cl, *addr, &mut server, t0, i == 0);
+        exchange(cl, *addr, &mut server, t0, i == 0, &mut buf);
         cl.send_job(t0, *h, JobSpec::uniform(1.0, &[100; 10]).unwrap())
             .unwrap();
-        exchange(cl, *addr, &mut server, t0, i == 0);
+        exchange(cl, *addr, &mut server, t0, i == 0, &mut buf);
     }
     assert_eq!(server.connection_count(), 8);
     // later, a ninth client: room is made by evicting a silent unproven one
     let t1 = t0 + Duration::from_millis(5);
     let (addr, cl, h) = &mut clients[8];
-    exchange(cl, *addr, &mut server, t1, true);
+    exchange(cl, *addr, &mut server, t1, true, &mut buf);
     let job = cl
         .send_job(t1, *h, JobSpec::uniform(1.0, &[100; 10]).unwrap())
         .unwrap();
-    exchange(cl, *addr, &mut server, t1, true);
+    exchange(cl, *addr, &mut server, t1, true, &mut buf);
     assert_eq!(server.stats().evicted, 1);
     assert_eq!(server.connection_count(), 8);
     let mut events = Vec::new();
@@ -240,9 +258,56 @@ fn a_full_table_evicts_unproven_connections_not_live_ones() {
         }
     )));
     // the ninth client's job completes
-    let mut done = false;
-    while let Some((_, e)) = cl.poll_event() {
-        done |= matches!(e, Event::JobComplete { job: j, outcome: Ok(_), .. } if j == job);
+    assert!(job_done(cl, job), "the new client's job did not complete");
+}
+
+#[test]
+fn the_endpoint_byte_budget_bounds_many_peers_and_still_admits_a_new_one() {
+    // 24 peers with valid cookies each announce two 2^17-message jobs
+    // (16 KiB of delivery bitmaps each) and send no DATA: 768 KiB asked
+    // of a 128 KiB budget.
+    const BUDGET: usize = 128 << 10;
+    let mut c = cfg();
+    c.limits.max_endpoint_bytes = BUDGET;
+    c.limits.max_buffered_bytes = 32 << 10;
+    let mut server = Endpoint::new(c, 22).unwrap();
+    let mut buf = vec![0u8; 2048];
+    let t0 = approxnet_proto::time::Instant::ZERO;
+    let big = JobSpec::uniform(0.5, &vec![1; 1 << 17]).unwrap();
+    for k in 0..24u16 {
+        let addr: SocketAddr = format!("10.0.2.{}:{}", k + 1, 5000 + k).parse().unwrap();
+        let mut cl = Endpoint::new(cfg(), 200 + k as u64).unwrap();
+        let h = cl.connect(t0, SERVER_ADDR).unwrap();
+        exchange(&mut cl, addr, &mut server, t0, false, &mut buf);
+        for _ in 0..2 {
+            cl.send_job(t0, h, big.clone()).unwrap();
+        }
+        exchange(&mut cl, addr, &mut server, t0, false, &mut buf);
+        assert!(server.held_bytes() <= BUDGET, "{}", server.held_bytes());
     }
-    assert!(done, "the new client's job did not complete");
+    assert!(server.held_bytes() > BUDGET * 3 / 4, "the budget was used");
+    assert!(server.stats().dropped(DropReason::CapExceeded) > 0);
+    // a real client later: an unproven peer's bytes are freed for its job
+    let t1 = t0 + Duration::from_millis(5);
+    let addr: SocketAddr = "10.0.3.1:6000".parse().unwrap();
+    let mut cl = Endpoint::new(cfg(), 300).unwrap();
+    let h = cl.connect(t1, SERVER_ADDR).unwrap();
+    exchange(&mut cl, addr, &mut server, t1, true, &mut buf);
+    let job = cl
+        .send_job(t1, h, JobSpec::uniform(1.0, &[100; 10]).unwrap())
+        .unwrap();
+    exchange(&mut cl, addr, &mut server, t1, true, &mut buf);
+    assert!(server.stats().evicted >= 1);
+    assert!(server.held_bytes() <= BUDGET);
+    // let the ACK timers run
+    for k in 1..=5 {
+        let t = t1 + Duration::from_millis(k);
+        server.handle_timeout(t);
+        cl.handle_timeout(t);
+        exchange(&mut cl, addr, &mut server, t, true, &mut buf);
+    }
+    assert!(
+        job_done(&mut cl, job),
+        "the new client's job did not complete"
+    );
 }

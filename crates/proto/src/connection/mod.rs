@@ -92,6 +92,8 @@ pub(crate) struct Connection {
     epoch: u64,
     epoch_start: Instant,
     last_heard: Instant,
+    /// When the handshake began (client) or the first JOB opened the
+    /// connection (server).
     handshake_started: Instant,
     close_requested: bool,
     close_sent: Option<Instant>,
@@ -431,15 +433,15 @@ impl Connection {
         self.rate
     }
 
-    /// Whether this connection may be evicted for a new one: it has not
-    /// received a single DATA packet, holds no job of its own, and its
-    /// peer has been silent for at least `quiet` (what a forged JOB leaves
-    /// behind; a real peer sends DATA right after its JOB).
-    pub(crate) fn unproven(&self, now: Instant, quiet: Duration) -> bool {
+    /// Whether this connection may be evicted for a new one: it holds no
+    /// job of its own and has not received a single DATA packet in the
+    /// `grace` since it was opened (what forged JOBs leave behind, however
+    /// often they are repeated; a real peer sends DATA right after its JOB).
+    pub(crate) fn unproven(&self, now: Instant, grace: Duration) -> bool {
         self.state == State::Established
             && self.recv.recv_count == 0
             && self.send.jobs.is_empty()
-            && now - self.last_heard >= quiet
+            && now - self.handshake_started >= grace
     }
 
     /// Fails everything for eviction (see [`Connection::unproven`]).

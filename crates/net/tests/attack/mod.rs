@@ -1,0 +1,285 @@
+//! A forged-JOB flood from many spoofed source addresses, shared by the
+//! flood test (`tests/flood.rs`) and its benchmark (`examples/flood.rs`).
+//!
+//! The attacker sends from thousands of addresses it does not own
+//! (127.x.y.z on loopback: it never reads a reply there). For each address
+//! it needs a connection id that the server's cookie check accepts; it
+//! computes one the only way an off-path attacker can: by running its own
+//! copy of the endpoint with a guessed seed and asking that copy for the id
+//! it would hand to the address (before issue 11 the runtime's seed was a
+//! fixed default, so the guess was right; now it comes from the OS).
+
+#![allow(dead_code)] // each including target uses part of it
+
+use approxnet_net::{Endpoint, RuntimeConfig};
+use approxnet_proto::stats::DropReason;
+use approxnet_proto::time::Instant;
+use approxnet_proto::wire::header::PacketTypeField;
+use approxnet_proto::wire::{GroupDesc, HeaderRepr, HelloRepr, JobRepr, PacketType};
+use approxnet_proto::{Config, Endpoint as CoreEndpoint, Event, JobSpec};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant as WallInstant};
+
+/// A well-formed control datagram (valid CRC).
+fn control(ty: PacketType, conn_id: u64, job_id: u32, body: &[u8]) -> Vec<u8> {
+    let h = HeaderRepr {
+        ty: PacketTypeField(ty),
+        conn_id,
+        job_id,
+        pkt_count: 1,
+        precise_len: body.len() as u16,
+        body_len: body.len() as u16,
+        ..HeaderRepr::default()
+    };
+    let mut buf = vec![0u8; 48 + body.len()];
+    let n = h.emit_with_body(&mut buf, body);
+    buf.truncate(n);
+    buf
+}
+
+/// A JOB announcing `messages` (the most the cap allows: 2^20) in one group.
+pub(crate) fn forged_job(conn_id: u64, job_id: u32, messages: u32) -> Vec<u8> {
+    let j = JobRepr {
+        tensor: None,
+        groups: vec![GroupDesc {
+            id: 0,
+            messages,
+            must_deliver: 1,
+        }],
+    };
+    let mut body = vec![0u8; j.buffer_len()];
+    j.emit(&mut body);
+    control(PacketType::Job, conn_id, job_id, &body)
+}
+
+/// The ids a copy of the endpoint seeded with `guess` hands to each of
+/// `sources` (an off-path attacker's best guess of the server's ids).
+pub(crate) fn guessed_ids(guess: u64, sources: &[SocketAddr]) -> Vec<u64> {
+    let mut copy = CoreEndpoint::new(Config::default(), guess).expect("default config");
+    let mut buf = vec![0u8; 2048];
+    let hello = control(PacketType::Hello, 0, 0, &{
+        let mut b = [0u8; HelloRepr::LEN];
+        HelloRepr { nonce: 1 }.emit(&mut b);
+        b
+    });
+    sources
+        .iter()
+        .map(|&src| {
+            copy.handle_datagram(Instant::ZERO, src, &hello);
+            let tx = copy
+                .poll_transmit(Instant::ZERO, &mut buf)
+                .expect("the copy answers a HELLO");
+            let p = approxnet_proto::wire::Packet::new_checked(&buf[..tx.len]).expect("own packet");
+            HeaderRepr::parse(&p).expect("own header").conn_id
+        })
+        .collect()
+}
+
+/// `n` sockets on distinct loopback addresses 127.`net`.a.b (the spoofed
+/// sources; nothing reads their replies).
+pub(crate) fn spoofed_sockets(net: u8, n: usize) -> std::io::Result<Vec<UdpSocket>> {
+    (0..n)
+        .map(|i| {
+            let addr: SocketAddr = format!("127.{net}.{}.{}:0", i / 250, i % 250 + 1)
+                .parse()
+                .expect("loopback address");
+            let s = UdpSocket::bind(addr)?;
+            s.set_nonblocking(true)?;
+            Ok(s)
+        })
+        .collect()
+}
+
+/// What a flood sends.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    /// JOBs with the guessed ids: the attack.
+    ForgedJobs,
+    /// The same datagrams with a broken first byte, dropped on arrival: the
+    /// cost any server pays for the packet rate alone (the baseline).
+    Junk,
+}
+
+/// A running flood; [`Flood::stop`] ends it and says how many datagrams
+/// were handed to the kernel.
+pub(crate) struct Flood {
+    stop: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Flood {
+    /// Sends forged JOBs round-robin over `socks` (with `ids[i]` from
+    /// `socks[i]`, a new job id each round) to `server` as fast as one
+    /// thread can, until stopped or `max_packets` / `max_time` is reached.
+    pub(crate) fn start(
+        kind: Kind,
+        socks: Vec<UdpSocket>,
+        ids: Vec<u64>,
+        server: SocketAddr,
+        max_packets: u64,
+        max_time: Duration,
+    ) -> Flood {
+        let stop = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU64::new(0));
+        let (st, se) = (stop.clone(), sent.clone());
+        let thread = thread::spawn(move || {
+            let t0 = WallInstant::now();
+            let mut n = 0u64;
+            let mut round = 0u32;
+            'outer: loop {
+                for (s, &id) in socks.iter().zip(&ids) {
+                    if n >= max_packets
+                        || (n.is_multiple_of(1024)
+                            && (st.load(Ordering::Relaxed) || t0.elapsed() >= max_time))
+                    {
+                        break 'outer;
+                    }
+                    // a full socket buffer just drops: the flood is best effort
+                    let mut dgram = forged_job(id, round, 1 << 20);
+                    if kind == Kind::Junk {
+                        dgram[0] ^= 0xff; // a bad version: dropped at the header
+                    }
+                    let _ = s.send_to(&dgram, server);
+                    n += 1;
+                }
+                round = round.wrapping_add(1);
+            }
+            se.store(n, Ordering::Relaxed);
+        });
+        Flood {
+            stop,
+            sent,
+            thread: Some(thread),
+        }
+    }
+
+    /// Ends the flood; the datagrams sent.
+    pub(crate) fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().expect("flood thread");
+        }
+        self.sent.load(Ordering::Relaxed)
+    }
+}
+
+/// A generous bound on every wait; its expiry is a failure.
+pub(crate) const BOUND: Duration = Duration::from_secs(30);
+/// The seed an attacker guesses (the old fixed default).
+pub(crate) const GUESS: u64 = 1;
+
+pub(crate) struct Outcome {
+    /// The new client's job completed with its guarantee.
+    pub(crate) client_done: bool,
+    pub(crate) accepted: u32,
+    pub(crate) connections_at_end: usize,
+    pub(crate) held_at_end: usize,
+    pub(crate) unknown_dropped: u64,
+    pub(crate) evicted: u64,
+    pub(crate) flood_sent: u64,
+    /// The new client's job completion time (connect to completion).
+    pub(crate) jct: Duration,
+    /// The process's peak resident set during the run, sampled every 10 ms.
+    pub(crate) peak_rss: u64,
+}
+
+/// Floods `server` from `sources` spoofed addresses while a new client runs
+/// one 200 x 4 KB MSR-1 job; returns whether it completed and what the
+/// server saw.
+pub(crate) fn flooded_job(server: Endpoint, kind: Kind, sources: usize, net: u8) -> Outcome {
+    let addr = server.local_addr();
+    let socks = spoofed_sockets(net, sources).expect("loopback sockets");
+    let from: Vec<SocketAddr> = socks.iter().map(|s| s.local_addr().unwrap()).collect();
+    let ids = guessed_ids(GUESS, &from);
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_server = stop.clone();
+    let serve = thread::spawn(move || {
+        let mut server = server;
+        let mut accepted = 0u32;
+        let mut peak_rss = rss_bytes();
+        let deadline = WallInstant::now() + BOUND;
+        while !stop_server.load(Ordering::Relaxed) {
+            let left = deadline.saturating_duration_since(WallInstant::now());
+            assert!(!left.is_zero(), "server: not stopped within the bound");
+            let wait = left.min(Duration::from_millis(10));
+            if let Some((_, Event::Accepted)) = server.next_event(Some(wait)).unwrap() {
+                accepted += 1;
+            }
+            peak_rss = peak_rss.max(rss_bytes());
+        }
+        (server, accepted, peak_rss)
+    });
+    let flood = Flood::start(kind, socks, ids, addr, 3_000_000, Duration::from_secs(20));
+    // the flood is under way before the client shows up
+    thread::sleep(Duration::from_millis(100));
+    let mut client =
+        Endpoint::bind("127.0.0.1:0".parse().unwrap(), RuntimeConfig::default()).unwrap();
+    let t0 = WallInstant::now();
+    let spec = JobSpec::uniform(1.0, &[4096; 200]).unwrap();
+    let client_done = client.connect(addr).is_ok_and(|h| {
+        let job = client.send_job(h, spec).unwrap();
+        client
+            .wait_job(h, job, Some(BOUND))
+            .is_ok_and(|r| r.guarantee_held() && r.groups[0].delivered == 200)
+    });
+    let jct = t0.elapsed();
+    let flood_sent = flood.stop();
+    stop.store(true, Ordering::Relaxed);
+    let (server, accepted, peak_rss) = serve.join().unwrap();
+    let core = server.core();
+    Outcome {
+        client_done,
+        accepted,
+        connections_at_end: core.connection_count(),
+        held_at_end: core.held_bytes(),
+        unknown_dropped: core.stats().dropped(DropReason::UnknownConnection),
+        evicted: core.stats().evicted,
+        flood_sent,
+        jct,
+        peak_rss,
+    }
+}
+
+/// The new client's JCT for the same job with no flood.
+pub(crate) fn unloaded_job(server: Endpoint) -> Duration {
+    let addr = server.local_addr();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_server = stop.clone();
+    let serve = thread::spawn(move || {
+        let mut server = server;
+        while !stop_server.load(Ordering::Relaxed) {
+            server.next_event(Some(Duration::from_millis(10))).unwrap();
+        }
+    });
+    let mut client =
+        Endpoint::bind("127.0.0.1:0".parse().unwrap(), RuntimeConfig::default()).unwrap();
+    let t0 = WallInstant::now();
+    let h = client.connect(addr).expect("handshake");
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[4096; 200]).unwrap())
+        .unwrap();
+    let r = client
+        .wait_job(h, job, Some(BOUND))
+        .expect("unloaded job completes");
+    assert!(r.guarantee_held());
+    let jct = t0.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    serve.join().unwrap();
+    jct
+}
+
+/// The process's resident set size in bytes (Linux).
+pub(crate) fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
