@@ -98,8 +98,16 @@ pub struct SwitchFile {
     pub scheduler: Option<String>,
     /// DRR weights, one per queue.
     pub weights: Option<Vec<f64>>,
-    /// `shared`, `netapprox` or `pfabric`.
+    /// `shared` (dynamic thresholds), `complete` (first come, first
+    /// served), `netapprox` or `pfabric` (static per-queue limits).
     pub buffer_preset: Option<String>,
+    /// Dynamic threshold: a queue may grow while its share of the shared
+    /// pool is below this factor times the free pool (default 8 with
+    /// `shared`, off otherwise).
+    pub dt_alpha: Option<f64>,
+    /// Buffer reserved for every queue outside the shared pool, KB
+    /// (default one MTU with `shared`, 0 otherwise).
+    pub queue_reserved_kb: Option<f64>,
     /// Explicit per-queue limits, KB.
     pub queue_buffer_kb: Option<Vec<f64>>,
     /// ECN threshold in packets.
