@@ -365,6 +365,7 @@ fn transport_params(
         tp.init_cwnd_pkts = w;
     }
     tp.handshake = t.handshake.unwrap_or(true);
+    tp.line_rate = rate;
     if let Some(x) = t.min_rto_us {
         tp.rto.min = us(positive("transport.min_rto_us", x)?);
         tp.rto.initial = tp.rto.initial.max(tp.rto.min);

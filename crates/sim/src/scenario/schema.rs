@@ -197,7 +197,8 @@ pub struct JobFile {
     /// Bulk start jitter, microseconds.
     #[serde(default)]
     pub jitter_us: f64,
-    /// Explicit `[src, dst]` pairs.
+    /// Explicit `[src, dst]` pairs (`pairs`: a Poisson stream of jobs per
+    /// pair at `load`, or one job per pair at `start_ms` with `load` = 0).
     pub pairs: Option<Vec<[u32; 2]>>,
     /// Sending hosts (default all).
     pub senders: Option<Vec<u32>>,
@@ -214,7 +215,8 @@ pub struct JobFile {
     /// time does not change the offered load (`load` is defined by bytes).
     #[serde(default = "default_gaps")]
     pub gaps: String,
-    /// Offered load, fraction of a host link.
+    /// Offered load, fraction of a host link: > 0 for `all_to_all` and
+    /// `incast`, 0 for `bulk`, either for `pairs` (0 = one job per pair).
     pub load: f64,
     /// Minimal sampling rate.
     #[serde(default = "one_f64")]
