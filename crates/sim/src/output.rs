@@ -79,6 +79,14 @@ pub struct Summary {
     pub queue_mean_bytes: f64,
     /// 99th percentile sampled queue backlog, bytes.
     pub queue_p99_bytes: f64,
+    /// Ports sampled.
+    pub queue_ports: usize,
+    /// The sampled port with the largest mean backlog, as `node->peer`.
+    pub busiest_port: String,
+    /// Its mean sampled backlog, bytes.
+    pub busiest_mean_bytes: f64,
+    /// Its 99th percentile sampled backlog, bytes.
+    pub busiest_p99_bytes: f64,
     /// Largest packet pool size (packets alive at once).
     pub peak_packets: usize,
 }
@@ -187,8 +195,32 @@ impl Summary {
             out.queue_mean_bytes = q.iter().sum::<f64>() / q.len() as f64;
             q.sort_by(|a, b| a.total_cmp(b));
             out.queue_p99_bytes = pct(&q, 0.99);
+            out.busiest(sim);
         }
         out
+    }
+
+    /// Names the sampled port with the largest mean backlog (the
+    /// bottleneck; the mean over all ports dilutes it with idle ones).
+    fn busiest(&mut self, sim: &Simulator) {
+        let mut per_port: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+        for x in &sim.samples {
+            per_port.entry(x.port).or_default().push(x.bytes as f64);
+        }
+        self.queue_ports = per_port.len();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let Some((&port, v)) = per_port
+            .iter_mut()
+            .max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)).then(b.0.cmp(a.0)))
+        else {
+            return;
+        };
+        self.busiest_mean_bytes = mean(v);
+        v.sort_by(|a, b| a.total_cmp(b));
+        self.busiest_p99_bytes = pct(v, 0.99);
+        let p = &sim.net.ports[port as usize];
+        let name = |n: u32| &sim.net.nodes[n as usize].name;
+        self.busiest_port = format!("{}->{}", name(p.node), name(p.peer));
     }
 
     /// The one-screen text form.
@@ -251,8 +283,13 @@ impl Summary {
         if self.queue_mean_bytes > 0.0 || self.queue_p99_bytes > 0.0 {
             let _ = writeln!(
                 s,
-                "sampled queues: mean {:.0} B, p99 {:.0} B",
-                self.queue_mean_bytes, self.queue_p99_bytes
+                "sampled queues over {} ports: mean {:.0} B, p99 {:.0} B; busiest {}: mean {:.0} B, p99 {:.0} B",
+                self.queue_ports,
+                self.queue_mean_bytes,
+                self.queue_p99_bytes,
+                self.busiest_port,
+                self.busiest_mean_bytes,
+                self.busiest_p99_bytes
             );
         }
         s
@@ -293,7 +330,7 @@ impl Summary {
             })
             .collect();
         format!(
-            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}],\"trainings\":[{}]}}\n",
+            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"queue_ports\":{},\"busiest_port\":{:?},\"busiest_mean_bytes\":{},\"busiest_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}],\"trainings\":[{}]}}\n",
             self.name,
             num(self.sim_s),
             num(self.wall_s),
@@ -305,6 +342,10 @@ impl Summary {
             self.delivered_data,
             num(self.queue_mean_bytes),
             num(self.queue_p99_bytes),
+            self.queue_ports,
+            self.busiest_port,
+            num(self.busiest_mean_bytes),
+            num(self.busiest_p99_bytes),
             self.peak_packets,
             classes.join(","),
             trainings.join(",")

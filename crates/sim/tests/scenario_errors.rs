@@ -98,6 +98,18 @@ fn bad_values_name_key_and_allowed() {
             &["switch.buffer_preset", "netapprox"],
         ),
         (&["jobs.0.queue=9"], &["jobs.queue"]),
+        (&["switch.dt_alpha=0.0"], &["switch.dt_alpha", "> 0"]),
+        (
+            &["switch.queue_reserved_kb=-1.0"],
+            &["switch.queue_reserved_kb", ">= 0"],
+        ),
+        (
+            &["switch.queue_reserved_kb=100.0"],
+            &[
+                "switch.queue_reserved_kb",
+                "more than its 1500000-byte buffer",
+            ],
+        ),
     ];
     for (sets, want) in cases {
         let e = err(sets);

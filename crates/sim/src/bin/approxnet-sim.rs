@@ -10,8 +10,9 @@ const USAGE: &str = "usage: approxnet-sim run SCENARIO.toml [--out DIR] [--set k
 
   --out DIR      write jobs.csv, flows.csv, queues.csv, summary.txt, summary.json (default results/tmp/<name>)
   --set k=v      override a scenario key, e.g. --set jobs.0.scheme=dctcp-es --set seed=3
-  --quiet        no progress on stderr
-  --no-flows     skip flows.csv";
+  --quiet        print nothing but errors (no progress, no summary table)
+  --no-flows     skip flows.csv
+  -h, --help     this text";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,6 +24,10 @@ fn main() -> ExitCode {
         }
         Some("sizes") => {
             println!("{}", approxnet_sim::workload::cdf::NAMES.join("\n"));
+            ExitCode::SUCCESS
+        }
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
             ExitCode::SUCCESS
         }
         _ => {
@@ -51,6 +56,10 @@ fn run(args: &[String]) -> ExitCode {
             },
             "--quiet" => quiet = true,
             "--no-flows" => flows = false,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
             s if s.starts_with("--") => {
                 eprintln!("unknown option {s}\n{USAGE}");
                 return ExitCode::from(2);
@@ -103,8 +112,10 @@ fn run(args: &[String]) -> ExitCode {
         eprintln!("error: writing {}: {e}", out.display());
         return ExitCode::from(1);
     }
-    print!("{}", summary.text());
-    println!("results in {}", out.display());
+    if !quiet {
+        print!("{}", summary.text());
+        println!("results in {}", out.display());
+    }
     // The process ends here: freeing millions of packets, jobs and
     // connection states one by one would only cost time.
     std::mem::forget(built);

@@ -3,6 +3,7 @@
 //! Build one with [`NetworkBuilder`] (or a preset in [`crate::topology`]);
 //! the simulator moves packets through it.
 
+pub mod buffer;
 pub mod link;
 pub mod port;
 pub mod queue;
@@ -11,6 +12,7 @@ pub mod sched;
 
 use crate::packet::{PacketPool, PktId};
 use approxnet_proto::wire;
+use buffer::{SharedBuffer, SharingConfig};
 use link::LinkSpec;
 use port::{Port, PortConfig};
 use queue::{Admit, Entry};
@@ -34,10 +36,8 @@ pub struct Node {
     pub ports: Vec<u32>,
     /// Human-readable name (for output).
     pub name: String,
-    /// Shared buffer capacity (switches), bytes.
-    pub shared_cap: u64,
-    /// Shared buffer in use, bytes.
-    pub shared_used: u64,
+    /// Shared buffer (switches; unlimited for hosts).
+    pub buffer: SharedBuffer,
 }
 
 /// What happened to a packet offered to a port.
@@ -58,6 +58,7 @@ pub struct NetworkBuilder {
     hosts: Vec<u32>,
     switch_port: PortConfig,
     host_port: PortConfig,
+    sharing: SharingConfig,
 }
 
 impl NetworkBuilder {
@@ -70,6 +71,13 @@ impl NetworkBuilder {
         }
     }
 
+    /// Switches share their buffers under `sharing` (default: complete
+    /// sharing, nothing reserved).
+    pub fn with_sharing(mut self, sharing: SharingConfig) -> Self {
+        self.sharing = sharing;
+        self
+    }
+
     /// Adds a host; returns its node id.
     pub fn add_host(&mut self) -> u32 {
         let h = self.hosts.len() as u32;
@@ -78,8 +86,7 @@ impl NetworkBuilder {
             kind: NodeKind::Host(h),
             ports: Vec::new(),
             name: format!("h{h}"),
-            shared_cap: u64::MAX,
-            shared_used: 0,
+            buffer: SharedBuffer::new(u64::MAX, 0, SharingConfig::default()),
         });
         self.hosts.push(id);
         id
@@ -92,8 +99,8 @@ impl NetworkBuilder {
             kind: NodeKind::Switch,
             ports: Vec::new(),
             name: name.into(),
-            shared_cap: shared_buffer,
-            shared_used: 0,
+            // reservations are carved out in `build`, once the ports are known
+            buffer: SharedBuffer::new(shared_buffer, 0, SharingConfig::default()),
         });
         id
     }
@@ -119,8 +126,17 @@ impl NetworkBuilder {
         self.nodes.len()
     }
 
-    /// Computes routes and returns the network.
-    pub fn build(self, ecmp: Ecmp) -> Network {
+    /// Computes routes and returns the network. A switch whose queue
+    /// reservations exceed its buffer is built with an empty pool; see
+    /// [`Network::overbooked_switch`].
+    pub fn build(mut self, ecmp: Ecmp) -> Network {
+        let per_port = self.switch_port.queues.len() as u64;
+        for n in &mut self.nodes {
+            if n.kind == NodeKind::Switch {
+                let queues = n.ports.len() as u64 * per_port;
+                n.buffer = SharedBuffer::new(n.buffer.total, queues, self.sharing);
+            }
+        }
         let adj: Vec<Vec<(u32, u32)>> = self
             .nodes
             .iter()
@@ -163,47 +179,49 @@ impl Network {
         self.hosts.len()
     }
 
+    /// A switch whose queue reservations alone exceed its buffer.
+    pub fn overbooked_switch(&self) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.buffer.overbooked())
+    }
+
     /// The NIC (first egress port) of host `h`.
     pub fn nic(&self, h: u32) -> u32 {
         self.nodes[self.hosts[h as usize] as usize].ports[0]
     }
 
     /// Offers packet `id` to egress `port`, marking CE or dropping as the
-    /// queue decides.
+    /// queue and the switch's shared buffer decide.
     pub fn offer(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Offer {
         let p = pool.get(id);
+        let port_ref = &mut self.ports[port as usize];
+        let q = (p.queue as usize).min(port_ref.queues.len() - 1);
         let e = Entry {
             id,
             size: p.size,
             rank: p.rank,
             flow: p.flow,
             droppable: p.droppable,
+            queue: q as u8,
         };
-        let q = p.queue;
-        let port_ref = &mut self.ports[port as usize];
         let node = &mut self.nodes[port_ref.node as usize];
+        let before = port_ref.queues[q].bytes();
         let room = if port_ref.shared {
-            node.shared_cap.saturating_sub(node.shared_used)
+            node.buffer.room(before)
         } else {
             u64::MAX
         };
-        match port_ref.admit(q, e, room) {
+        let admit = port_ref.admit(q as u8, e, room);
+        if port_ref.shared {
+            node.buffer.update(before, port_ref.queues[q].bytes());
+        }
+        match admit {
             Admit::Queued { mark } => {
-                if port_ref.shared {
-                    node.shared_used += e.size as u64;
-                }
                 if mark {
                     mark_ce(pool, id);
                 }
                 Offer::Queued
             }
-            Admit::Evicted(victim) => {
-                if port_ref.shared {
-                    let vs = pool.get(victim).size as u64;
-                    node.shared_used = node.shared_used + e.size as u64 - vs;
-                }
-                Offer::Dropped(victim)
-            }
+            Admit::Evicted(victim) => Offer::Dropped(victim),
             Admit::Dropped => Offer::Dropped(id),
         }
     }
@@ -213,7 +231,9 @@ impl Network {
         let p = &mut self.ports[port as usize];
         let e = p.start_next()?;
         if p.shared {
-            self.nodes[p.node as usize].shared_used -= e.size as u64;
+            let after = p.queues[e.queue as usize].bytes();
+            let b = &mut self.nodes[p.node as usize].buffer;
+            b.update(after + e.size as u64, after);
         }
         Some(e)
     }

@@ -67,6 +67,8 @@ pub struct Entry {
     pub flow: u32,
     /// Dropped first (Aeolus's unscheduled packets).
     pub droppable: bool,
+    /// Index of the port's queue that holds it.
+    pub queue: u8,
 }
 
 /// Counters of one queue.
@@ -240,6 +242,7 @@ mod tests {
             rank,
             flow,
             droppable: false,
+            queue: 0,
         }
     }
 

@@ -1,8 +1,19 @@
-//! Shortest-path ECMP routing tables, computed once from the topology.
+//! Shortest-path ECMP routes, computed once from the topology and stored
+//! per destination prefix.
 //!
-//! For every node and destination host the table lists the egress ports on
-//! a shortest path; a switch picks one by flow hash (ECMP) or at random per
-//! packet (spraying). Works for any topology the builder can express.
+//! For every node and destination host the route is the list of egress
+//! ports on a shortest path (hosts other than the destination never
+//! forward); a switch picks one by flow hash (ECMP) or at random per packet
+//! (spraying). Works for any topology the builder can express.
+//!
+//! Storage is per prefix, as a router's FIB: at each node, consecutive
+//! destination host ids with the same port list form one entry (a host-id
+//! range). The presets number hosts rack by rack, so a switch holds a few
+//! entries per rack it can tell apart (its own hosts, each of its down
+//! links, "everything else up"): about three per host over the whole
+//! fat-tree, so memory grows linearly in hosts, and a lookup is a binary
+//! search over a handful of entries. Each rack of single-homed hosts costs
+//! one breadth-first search from its switch.
 
 use std::collections::VecDeque;
 
@@ -16,12 +27,21 @@ pub enum Ecmp {
     Spray,
 }
 
+/// One prefix entry: destinations from `first` up to the next entry's
+/// `first` leave by `ports[start .. start + len]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prefix {
+    first: u32,
+    start: u32,
+    len: u32,
+}
+
 /// Next-hop table: `(node, dst host) -> equal-cost egress ports`.
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
-    hosts: usize,
-    /// `(start, len)` into `ports`, indexed by `node * hosts + dst`.
-    index: Vec<(u32, u16)>,
+    /// `node_entries[n] .. node_entries[n + 1]` index `entries`.
+    node_entries: Vec<u32>,
+    entries: Vec<Prefix>,
     ports: Vec<u32>,
 }
 
@@ -30,61 +50,148 @@ impl Routes {
     /// `host_nodes[h]` is the node of host `h`.
     pub fn build(adj: &[Vec<(u32, u32)>], host_nodes: &[u32]) -> Routes {
         let n = adj.len();
-        let hosts = host_nodes.len();
-        let mut index = vec![(0u32, 0u16); n * hosts];
-        let mut ports = Vec::new();
-        let mut dist = vec![u32::MAX; n];
-        let mut bfs = VecDeque::new();
-        // reverse adjacency for BFS from the destination
         let mut is_host = vec![false; n];
         for &h in host_nodes {
             is_host[h as usize] = true;
         }
-        let mut radj: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (a, list) in adj.iter().enumerate() {
-            for &(_, b) in list {
-                radj[b as usize].push(a as u32);
-            }
-        }
+        // a single-homed host is reached through its switch: the BFS from
+        // that switch serves every host of the rack
+        let root_of = |h: u32| match adj[h as usize].as_slice() {
+            [(_, sw)] if !is_host[*sw as usize] => *sw,
+            _ => h,
+        };
+        let mut per_node: Vec<Vec<Prefix>> = vec![Vec::new(); n];
+        let mut ports: Vec<u32> = Vec::new();
+        let mut bfs = Bfs::new(n);
+        let mut root = u32::MAX;
+        // the port list of every node towards the current root
+        let mut toward: Vec<(u32, u32)> = vec![(0, 0); n];
+        let mut scratch: Vec<u32> = Vec::new();
+        let mut set: Vec<u32> = Vec::new();
         for (h, &dst) in host_nodes.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst as usize] = 0;
-            bfs.push_back(dst);
-            while let Some(x) = bfs.pop_front() {
-                for &y in &radj[x as usize] {
-                    if dist[y as usize] == u32::MAX {
-                        dist[y as usize] = dist[x as usize] + 1;
-                        // hosts other than src/dst do not forward
-                        if !is_host[y as usize] {
-                            bfs.push_back(y);
+            let r = root_of(dst);
+            if r != root {
+                root = r;
+                bfs.run(adj, &is_host, r);
+                scratch.clear();
+                for (node, list) in adj.iter().enumerate() {
+                    let d = bfs.dist[node];
+                    let start = scratch.len() as u32;
+                    if d != u32::MAX && d > 0 {
+                        for &(p, peer) in list {
+                            let pd = bfs.dist[peer as usize];
+                            if pd != u32::MAX
+                                && pd + 1 == d
+                                && (!is_host[peer as usize] || peer == dst)
+                            {
+                                scratch.push(p);
+                            }
                         }
                     }
+                    toward[node] = (start, scratch.len() as u32 - start);
                 }
             }
             for (node, list) in adj.iter().enumerate() {
-                if node as u32 == dst || dist[node] == u32::MAX {
-                    continue;
+                set.clear();
+                if node as u32 == dst {
+                    // nothing: the packet has arrived
+                } else if node as u32 == r && r != dst {
+                    // the rack's switch: the links down to this host
+                    set.extend(
+                        list.iter()
+                            .filter(|&&(_, peer)| peer == dst)
+                            .map(|&(p, _)| p),
+                    );
+                } else {
+                    let (s, l) = toward[node];
+                    set.extend_from_slice(&scratch[s as usize..(s + l) as usize]);
                 }
-                let start = ports.len() as u32;
-                for &(p, peer) in list {
-                    if dist[peer as usize] != u32::MAX && dist[peer as usize] + 1 == dist[node] {
-                        ports.push(p);
-                    }
+                let entries = &mut per_node[node];
+                let same = entries.last().is_some_and(|e| {
+                    ports[e.start as usize..(e.start + e.len) as usize] == set[..]
+                });
+                if !same {
+                    entries.push(Prefix {
+                        first: h as u32,
+                        start: ports.len() as u32,
+                        len: set.len() as u32,
+                    });
+                    ports.extend_from_slice(&set);
                 }
-                index[node * hosts + h] = (start, (ports.len() as u32 - start) as u16);
             }
         }
+        let mut node_entries = Vec::with_capacity(n + 1);
+        let mut entries = Vec::new();
+        node_entries.push(0);
+        for list in per_node {
+            entries.extend(list);
+            node_entries.push(entries.len() as u32);
+        }
+        ports.shrink_to_fit();
         Routes {
-            hosts,
-            index,
+            node_entries,
+            entries,
             ports,
         }
     }
 
     /// Equal-cost egress ports at `node` towards host `dst` (empty if none).
     pub fn next_hops(&self, node: u32, dst: u32) -> &[u32] {
-        let (s, l) = self.index[node as usize * self.hosts + dst as usize];
-        &self.ports[s as usize..s as usize + l as usize]
+        let lo = self.node_entries[node as usize] as usize;
+        let hi = self.node_entries[node as usize + 1] as usize;
+        let entries = &self.entries[lo..hi];
+        let i = entries.partition_point(|e| e.first <= dst);
+        match i.checked_sub(1).map(|i| entries[i]) {
+            Some(e) => &self.ports[e.start as usize..(e.start + e.len) as usize],
+            None => &[],
+        }
+    }
+
+    /// Prefix entries stored over all nodes.
+    pub fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// Breadth-first hop counts towards one root (hosts other than the root
+/// do not forward).
+struct Bfs {
+    dist: Vec<u32>,
+    queue: VecDeque<u32>,
+    radj: Vec<Vec<u32>>,
+}
+
+impl Bfs {
+    fn new(n: usize) -> Bfs {
+        Bfs {
+            dist: vec![u32::MAX; n],
+            queue: VecDeque::new(),
+            radj: Vec::new(),
+        }
+    }
+
+    fn run(&mut self, adj: &[Vec<(u32, u32)>], is_host: &[bool], root: u32) {
+        if self.radj.is_empty() {
+            self.radj = vec![Vec::new(); adj.len()];
+            for (a, list) in adj.iter().enumerate() {
+                for &(_, b) in list {
+                    self.radj[b as usize].push(a as u32);
+                }
+            }
+        }
+        self.dist.iter_mut().for_each(|d| *d = u32::MAX);
+        self.dist[root as usize] = 0;
+        self.queue.push_back(root);
+        while let Some(x) = self.queue.pop_front() {
+            for &y in &self.radj[x as usize] {
+                if self.dist[y as usize] == u32::MAX {
+                    self.dist[y as usize] = self.dist[x as usize] + 1;
+                    if !is_host[y as usize] {
+                        self.queue.push_back(y);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -101,6 +208,106 @@ pub fn ecmp_pick(hash: u32, node: u32, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::link::LinkSpec;
+    use crate::net::port::PortConfig;
+    use crate::net::{Network, NetworkBuilder};
+    use crate::topology::{self, Fabric};
+    use approxnet_proto::time::Duration;
+    use approxnet_proto::units::Rate;
+
+    /// The table as it was first built: one BFS per destination host and
+    /// a full `(node, host)` matrix. Kept as the oracle of the prefix table.
+    fn matrix(adj: &[Vec<(u32, u32)>], host_nodes: &[u32]) -> Vec<Vec<Vec<u32>>> {
+        let n = adj.len();
+        let mut is_host = vec![false; n];
+        for &h in host_nodes {
+            is_host[h as usize] = true;
+        }
+        let mut out = vec![vec![Vec::new(); host_nodes.len()]; n];
+        let mut bfs = Bfs::new(n);
+        for (h, &dst) in host_nodes.iter().enumerate() {
+            bfs.run(adj, &is_host, dst);
+            for (node, list) in adj.iter().enumerate() {
+                let d = bfs.dist[node];
+                if node as u32 == dst || d == u32::MAX {
+                    continue;
+                }
+                for &(p, peer) in list {
+                    let pd = bfs.dist[peer as usize];
+                    if pd != u32::MAX && pd + 1 == d {
+                        out[node][h].push(p);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn fabric() -> Fabric {
+        let link = LinkSpec::new(Rate::gbps(10.0), Duration::from_micros(1));
+        Fabric {
+            host_link: link,
+            core_link: link,
+            switch_buffer: 1_000_000,
+        }
+    }
+
+    fn check(net: &Network) {
+        let adj: Vec<Vec<(u32, u32)>> = net
+            .nodes
+            .iter()
+            .map(|n| {
+                n.ports
+                    .iter()
+                    .map(|&p| (p, net.ports[p as usize].peer))
+                    .collect()
+            })
+            .collect();
+        let want = matrix(&adj, &net.hosts);
+        for (node, row) in want.iter().enumerate() {
+            for (h, ports) in row.iter().enumerate() {
+                assert_eq!(
+                    net.routes.next_hops(node as u32, h as u32),
+                    &ports[..],
+                    "node {node} host {h}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_table_equals_the_per_host_matrix() {
+        let f = fabric();
+        let build = |add: &dyn Fn(&mut NetworkBuilder)| {
+            let mut b = NetworkBuilder::new(PortConfig::default(), PortConfig::default());
+            add(&mut b);
+            b.build(Ecmp::FlowHash)
+        };
+        check(&build(&|b| topology::fat_tree(b, &f, 4, 16)));
+        check(&build(&|b| topology::fat_tree(b, &f, 6, 40)));
+        check(&build(&|b| topology::fat_tree(b, &f, 8, 128)));
+        check(&build(&|b| topology::leaf_spine(b, &f, 3, 5, 4, 2.0)));
+        check(&build(&|b| {
+            topology::dumbbell(b, &f, 3, 2, Some(f.core_link))
+        }));
+        check(&build(&|b| topology::dumbbell(b, &f, 4, 1, None)));
+    }
+
+    #[test]
+    fn prefix_table_grows_linearly_in_hosts() {
+        let f = fabric();
+        let entries = |k: u32| {
+            let mut b = NetworkBuilder::new(PortConfig::default(), PortConfig::default());
+            topology::fat_tree(&mut b, &f, k, k * k * k / 4);
+            let net = b.build(Ecmp::FlowHash);
+            net.routes.entry_count() as f64 / net.hosts.len() as f64
+        };
+        let (small, large) = (entries(8), entries(16));
+        assert!(
+            large < 1.1 * small,
+            "entries per host {small} at k = 8, {large} at k = 16"
+        );
+    }
 
     #[test]
     fn ecmp_pick_is_deterministic_and_spreads() {

@@ -89,6 +89,7 @@ mod tests {
                         rank: 0,
                         flow: qi as u32,
                         droppable: false,
+                        queue: qi as u8,
                     },
                     u64::MAX,
                 );

@@ -2,7 +2,7 @@
 
 use super::classes::{job_class, queue_follows, training};
 use super::schema::ScenarioFile;
-use super::switch::{port_config, DEFAULT_BUFFER_KB, DEFAULT_QUEUES};
+use super::switch::{switch_config, DEFAULT_BUFFER_KB, DEFAULT_QUEUES};
 use super::{invalid, ScenarioError};
 use crate::atp::{AtpAdapter, AtpSetup};
 use crate::job::{Job, JobCounters};
@@ -125,7 +125,7 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             + diameter * host_rate.time_for(tp.header_bytes as usize).as_nanos(),
     );
     let bdp = (host_rate.as_bps() / 8.0 * base_rtt.as_secs_f64()).ceil() as u64;
-    let switch_port = port_config(&f.switch, any_pfabric, any_aeolus, mtu, bdp)?;
+    let sw = switch_config(&f.switch, any_pfabric, any_aeolus, mtu, bdp)?;
     let fabric = Fabric {
         host_link: LinkSpec {
             rate: host_rate,
@@ -139,7 +139,7 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
         },
         switch_buffer: (f.switch.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB) * 1000.0) as u64,
     };
-    let mut b = NetworkBuilder::new(switch_port, PortConfig::default());
+    let mut b = NetworkBuilder::new(sw.port, PortConfig::default()).with_sharing(sw.sharing);
     match t.kind.as_str() {
         "dumbbell" => {
             let s = need("topology.senders", t.senders, "a host count >= 1")?;
@@ -199,6 +199,19 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
         }
     }
     let net = b.build(ecmp);
+    if let Some(n) = net.overbooked_switch() {
+        return Err(invalid(
+            "switch.queue_reserved_kb",
+            format!(
+                "{} queues on {} reserve {} bytes, more than its {}-byte buffer",
+                n.buffer.reserved / sw.sharing.reserved_bytes.max(1),
+                n.name,
+                n.buffer.reserved,
+                n.buffer.total
+            ),
+            "reservations that fit in switch.buffer_kb",
+        ));
+    }
     let hosts = net.host_count() as u32;
     let mut sim = Simulator::new(net, tp, end, f.seed);
 
@@ -352,6 +365,7 @@ fn transport_params(
         tp.init_cwnd_pkts = w;
     }
     tp.handshake = t.handshake.unwrap_or(true);
+    tp.line_rate = rate;
     if let Some(x) = t.min_rto_us {
         tp.rto.min = us(positive("transport.min_rto_us", x)?);
         tp.rto.initial = tp.rto.initial.max(tp.rto.min);

@@ -74,6 +74,7 @@ pub(super) fn job_class(
             ))
         }
     };
+    pattern_fits(i, j, &pattern)?;
     let senders = match &j.senders {
         Some(s) => s
             .iter()
@@ -104,6 +105,35 @@ pub(super) fn job_class(
         max_jobs: j.max_jobs,
         queue: j.queue,
     })
+}
+
+/// Refuses keys that the pattern would ignore: a Poisson pattern with no
+/// load would create no jobs, a one-shot pattern cannot take a load.
+fn pattern_fits(i: usize, j: &JobFile, pattern: &Pattern) -> Result<(), ScenarioError> {
+    let key = |k: &str| format!("jobs.{i}.{k}");
+    match pattern {
+        Pattern::AllToAll | Pattern::Incast { .. } if j.load == 0.0 => Err(invalid(
+            key("load"),
+            format!("0 with pattern {:?} creates no jobs", j.pattern),
+            "> 0 (for one job per sender use pattern \"bulk\" or \"pairs\" with load = 0)",
+        )),
+        Pattern::Bulk { .. } if j.load != 0.0 => Err(invalid(
+            key("load"),
+            format!("{} with pattern \"bulk\" (one job per sender)", j.load),
+            "0 (for a Poisson stream use \"incast\")",
+        )),
+        _ if j.jitter_us != 0.0 && !matches!(pattern, Pattern::Bulk { .. }) => Err(invalid(
+            key("jitter_us"),
+            format!("{} with pattern {:?}", j.jitter_us, j.pattern),
+            "only with pattern \"bulk\"",
+        )),
+        _ if j.pairs.is_some() && !matches!(pattern, Pattern::Pairs(_)) => Err(invalid(
+            key("pairs"),
+            format!("given with pattern {:?}", j.pattern),
+            "only with pattern \"pairs\"",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The `follow` rules of `[[jobs]]` (class index = job file index).

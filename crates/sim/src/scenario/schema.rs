@@ -98,8 +98,16 @@ pub struct SwitchFile {
     pub scheduler: Option<String>,
     /// DRR weights, one per queue.
     pub weights: Option<Vec<f64>>,
-    /// `shared`, `netapprox` or `pfabric`.
+    /// `shared` (dynamic thresholds), `complete` (first come, first
+    /// served), `netapprox` or `pfabric` (static per-queue limits).
     pub buffer_preset: Option<String>,
+    /// Dynamic threshold: a queue may grow while its share of the shared
+    /// pool is below this factor times the free pool (default 8 with
+    /// `shared`, off otherwise).
+    pub dt_alpha: Option<f64>,
+    /// Buffer reserved for every queue outside the shared pool, KB
+    /// (default one MTU with `shared`, 0 otherwise).
+    pub queue_reserved_kb: Option<f64>,
     /// Explicit per-queue limits, KB.
     pub queue_buffer_kb: Option<Vec<f64>>,
     /// ECN threshold in packets.
@@ -189,7 +197,8 @@ pub struct JobFile {
     /// Bulk start jitter, microseconds.
     #[serde(default)]
     pub jitter_us: f64,
-    /// Explicit `[src, dst]` pairs.
+    /// Explicit `[src, dst]` pairs (`pairs`: a Poisson stream of jobs per
+    /// pair at `load`, or one job per pair at `start_ms` with `load` = 0).
     pub pairs: Option<Vec<[u32; 2]>>,
     /// Sending hosts (default all).
     pub senders: Option<Vec<u32>>,
@@ -206,7 +215,8 @@ pub struct JobFile {
     /// time does not change the offered load (`load` is defined by bytes).
     #[serde(default = "default_gaps")]
     pub gaps: String,
-    /// Offered load, fraction of a host link.
+    /// Offered load, fraction of a host link: > 0 for `all_to_all` and
+    /// `incast`, 0 for `bulk`, either for `pairs` (0 = one job per pair).
     pub load: f64,
     /// Minimal sampling rate.
     #[serde(default = "one_f64")]

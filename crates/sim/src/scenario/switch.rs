@@ -2,6 +2,7 @@
 
 use super::schema::SwitchFile;
 use super::{invalid, ScenarioError};
+use crate::net::buffer::SharingConfig;
 use crate::net::port::PortConfig;
 use crate::net::queue::{Discipline, EcnThreshold, QueueConfig};
 use crate::net::sched::{Drr, Scheduler};
@@ -12,18 +13,34 @@ pub(super) const DEFAULT_QUEUES: u32 = 8;
 pub(super) const DEFAULT_BUFFER_KB: f64 = 1500.0;
 /// Seed 000 section 7.1: ECN "marking threshold of 65" packets.
 const DEFAULT_ECN_K_PKTS: u32 = 65;
+/// Dynamic-threshold factor of the `shared` preset: alpha = 8, SONiC's
+/// default for lossy egress queues on Broadcom switches
+/// (`egress_lossy_profile`, `dynamic_th` = 3 meaning alpha = 2^3;
+/// sonic-net/sonic-swss `doc/Configuration.md`).
+const DEFAULT_DT_ALPHA: f64 = 8.0;
+/// Reservation per queue of the `shared` preset, in MTUs: one packet, as
+/// the same SONiC profile's `size` = 1518 bytes (one Ethernet frame).
+const DEFAULT_RESERVED_MTUS: u64 = 1;
 /// Aeolus's selective-dropping threshold, in MTUs: unscheduled packets
 /// are dropped once a queue holds this much. Our choice (Aeolus only says
 /// the threshold is small); `switch.aeolus_drop_kb` sets it.
 const DEFAULT_AEOLUS_DROP_MTUS: u64 = 8;
 
-pub(super) fn port_config(
+/// What the `[switch]` section configures.
+pub(super) struct SwitchConfig {
+    /// Every switch port's queues and scheduler.
+    pub(super) port: PortConfig,
+    /// How the queues share a switch's buffer.
+    pub(super) sharing: SharingConfig,
+}
+
+pub(super) fn switch_config(
     s: &SwitchFile,
     any_pfabric: bool,
     any_aeolus: bool,
     mtu: u32,
     bdp: u64,
-) -> Result<PortConfig, ScenarioError> {
+) -> Result<SwitchConfig, ScenarioError> {
     let n = s.queues.unwrap_or(DEFAULT_QUEUES);
     if !(1..=64).contains(&n) {
         return Err(invalid("switch.queues", format!("{n}"), "1 ..= 64"));
@@ -51,7 +68,7 @@ pub(super) fn port_config(
             "shared"
         });
     let mut limits: Vec<u64> = match preset {
-        "shared" => vec![total; n],
+        "shared" | "complete" => vec![total; n],
         // seed 000 section 5.2: the lowest queue 1 MTU, +1 MTU per higher
         // queue up to queue 1; queue 0 (non-approximate) gets the rest
         "netapprox" => {
@@ -70,10 +87,11 @@ pub(super) fn port_config(
             return Err(invalid(
                 "switch.buffer_preset",
                 format!("unknown {o:?}"),
-                "shared, netapprox, pfabric",
+                "shared, complete, netapprox, pfabric",
             ))
         }
     };
+    let sharing = sharing(s, preset, mtu)?;
     if let Some(q) = &s.queue_buffer_kb {
         if q.len() != n {
             return Err(invalid(
@@ -140,7 +158,7 @@ pub(super) fn port_config(
         None if any_aeolus => DEFAULT_AEOLUS_DROP_MTUS * mtu as u64,
         None => u64::MAX,
     };
-    Ok(PortConfig {
+    let port = PortConfig {
         queues: (0..n)
             .map(|q| QueueConfig {
                 limit_bytes: limits[q],
@@ -150,5 +168,29 @@ pub(super) fn port_config(
             })
             .collect(),
         scheduler,
+    };
+    Ok(SwitchConfig { port, sharing })
+}
+
+/// The shared-buffer rules: the `shared` preset uses a dynamic threshold
+/// and a one-packet reservation per queue; the others (static per-queue
+/// limits, or `complete` sharing) neither, unless the keys ask for them.
+fn sharing(s: &SwitchFile, preset: &str, mtu: u32) -> Result<SharingConfig, ScenarioError> {
+    let shared = preset == "shared";
+    let alpha = match s.dt_alpha {
+        Some(a) if a.is_finite() && a > 0.0 => Some(a),
+        Some(a) => return Err(invalid("switch.dt_alpha", format!("{a}"), "> 0")),
+        None if shared => Some(DEFAULT_DT_ALPHA),
+        None => None,
+    };
+    let reserved_bytes = match s.queue_reserved_kb {
+        Some(kb) if kb.is_finite() && kb >= 0.0 => (kb * 1000.0) as u64,
+        Some(kb) => return Err(invalid("switch.queue_reserved_kb", format!("{kb}"), ">= 0")),
+        None if shared => DEFAULT_RESERVED_MTUS * mtu as u64,
+        None => 0,
+    };
+    Ok(SharingConfig {
+        alpha,
+        reserved_bytes,
     })
 }

@@ -9,6 +9,7 @@ use super::{Sender, SenderStats};
 use crate::packet::Hdr;
 use crate::scheme::Proto;
 use approxnet_proto::time::{Duration, Instant};
+use approxnet_proto::units::Rate;
 
 /// Parameters of the native transports.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,6 +34,8 @@ pub struct TransportParams {
     /// reuse the connection. ATP pays its HELLO round trip the same way.
     /// UDP is connectionless and never waits.
     pub handshake: bool,
+    /// Host line rate: UDP senders pace at it.
+    pub line_rate: Rate,
 }
 
 impl Default for TransportParams {
@@ -50,6 +53,7 @@ impl Default for TransportParams {
             pfabric_rto: Duration::from_micros(45),
             pfabric_bdp_bytes: 36_000,
             handshake: true,
+            line_rate: Rate::gbps(10.0),
         }
     }
 }
@@ -181,7 +185,9 @@ impl Flow {
                 )
                 .with_produced(produced),
             ),
-            Proto::Udp => Box::new(UdpSender::new(msgs, mss).with_produced(produced)),
+            Proto::Udp => Box::new(
+                UdpSender::new(msgs, mss, tp.header_bytes, tp.line_rate).with_produced(produced),
+            ),
             // Aeolus: the pre-credit phase sends at most one BDP (the
             // topology's unloaded BDP, as pFabric's window); its loss
             // timeout is pFabric's fixed ~3 base RTTs

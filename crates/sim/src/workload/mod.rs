@@ -30,7 +30,9 @@ pub enum Pattern {
         /// The receiving host.
         target: u32,
     },
-    /// Fixed sender -> receiver pairs, one Poisson stream each.
+    /// Fixed sender -> receiver pairs, one Poisson stream each; with
+    /// `load` = 0, exactly one job per pair at the class start (a one-shot
+    /// transfer).
     Pairs(Vec<(u32, u32)>),
     /// Every sender starts exactly one job to `target` at the class start,
     /// plus a uniform jitter below `jitter_ns` (the ns-3 validation's
@@ -118,25 +120,21 @@ pub fn generate(classes: &[JobClass], hosts: u32, rate_bps: f64, seed: u64) -> V
                 .collect(),
             Pattern::Pairs(p) => p.iter().map(|&(s, d)| (s, Some(d))).collect(),
             Pattern::Bulk { target, jitter_ns } => {
-                for &s in senders.iter().filter(|&&s| s != *target) {
-                    let j = if *jitter_ns > 0 {
-                        rng.below(*jitter_ns)
-                    } else {
-                        0
-                    };
-                    let msgs = (0..c.messages).map(|_| c.sizes.sample(&mut rng)).collect();
-                    out.push(JobPlan {
-                        class: ci as u32,
-                        src: s,
-                        dst: *target,
-                        start: c.start + approxnet_proto::time::Duration::from_nanos(j),
-                        msgs,
-                        ready_ns: c.gaps.ready_ns(c.messages, &mut gap_rng),
-                    });
-                }
+                let pairs: Vec<(u32, u32)> = senders
+                    .iter()
+                    .filter(|&&s| s != *target)
+                    .map(|&s| (s, *target))
+                    .collect();
+                one_shot(ci, c, &pairs, *jitter_ns, &mut rng, &mut gap_rng, &mut out);
                 continue;
             }
         };
+        if let Pattern::Pairs(p) = &c.pattern {
+            if c.load == 0.0 {
+                one_shot(ci, c, p, 0, &mut rng, &mut gap_rng, &mut out);
+                continue;
+            }
+        }
         if streams.is_empty() || c.load <= 0.0 {
             continue;
         }
@@ -184,6 +182,35 @@ pub fn generate(classes: &[JobClass], hosts: u32, rate_bps: f64, seed: u64) -> V
     }
     out.sort_by_key(|j| (j.start, j.class, j.src));
     out
+}
+
+/// One job per `(src, dst)` pair at the class start, plus a uniform jitter
+/// below `jitter_ns`.
+fn one_shot(
+    ci: usize,
+    c: &JobClass,
+    pairs: &[(u32, u32)],
+    jitter_ns: u64,
+    rng: &mut Rng,
+    gap_rng: &mut Rng,
+    out: &mut Vec<JobPlan>,
+) {
+    for &(src, dst) in pairs {
+        let j = if jitter_ns > 0 {
+            rng.below(jitter_ns)
+        } else {
+            0
+        };
+        let msgs = (0..c.messages).map(|_| c.sizes.sample(rng)).collect();
+        out.push(JobPlan {
+            class: ci as u32,
+            src,
+            dst,
+            start: c.start + approxnet_proto::time::Duration::from_nanos(j),
+            msgs,
+            ready_ns: c.gaps.ready_ns(c.messages, gap_rng),
+        });
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Fat-tree scaling of approxnet-sim: wall time, peak RSS, ns per packet-hop.
+
+For each k, two runs of a release binary under /usr/bin/time -v:
+  * the topology alone (no jobs): peak RSS of building the network and
+    its routes;
+  * a fixed light workload (FBKV all-to-all, DCTCP, load 0.2, 10 messages
+    per job, 0.3 ms simulated): event-loop wall time (summary.json wall_s)
+    over packet-hops gives ns per hop; peak RSS of the whole run.
+Fat-tree hosts = k^3 / 4 (the full tree). One run per point: the machine is
+shared, so compare rows taken in one script run.
+
+Usage: python3 benches/sim/scaling.py [--bin target/release/approxnet-sim]
+       [--ks 4,8,12,16,20,24] [--out benches/sim/results/scaling.csv]
+Build first: CARGO_BUILD_JOBS=1 cargo build --release -p approxnet-sim
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+SCENARIO = """
+name = "scaling_k{k}"
+duration_ms = 0.3
+[topology]
+kind = "fat_tree"
+k = {k}
+host_gbps = 40.0
+"""
+
+WORKLOAD = """
+[[jobs]]
+pattern = "all_to_all"
+sizes = "fbkv"
+messages = 10
+load = 0.2
+scheme = "dctcp"
+"""
+
+
+def timed_run(binary, text, out):
+    """Runs one scenario; returns (summary dict, elapsed s, peak RSS MB)."""
+    path = os.path.join(out, "s.toml")
+    with open(path, "w") as f:
+        f.write(text)
+    cmd = ["/usr/bin/time", "-v", binary, "run", path, "--out", out, "--quiet", "--no-flows"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr}")
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
+    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", r.stderr)
+    elapsed = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    return summary, elapsed, rss_kb / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "approxnet-sim"))
+    ap.add_argument("--ks", default="4,8,12,16,20,24")
+    ap.add_argument("--out", default=None, help="CSV to write (default: print only)")
+    a = ap.parse_args()
+    rows = []
+    print("| k | hosts | topology-only RSS MB | run RSS MB | wall s (all) | loop s | packet-hops | ns/hop |")
+    print("|---|---|---|---|---|---|---|---|")
+    for k in [int(x) for x in a.ks.split(",")]:
+        with tempfile.TemporaryDirectory() as out:
+            _, _, topo_rss = timed_run(a.bin, SCENARIO.format(k=k), out)
+            s, elapsed, rss = timed_run(a.bin, SCENARIO.format(k=k) + WORKLOAD, out)
+        row = {
+            "k": k,
+            "hosts": k**3 // 4,
+            "topology_rss_mb": round(topo_rss, 1),
+            "run_rss_mb": round(rss, 1),
+            "wall_s": round(elapsed, 2),
+            "loop_s": round(s["wall_s"], 3),
+            "hops": s["hops"],
+            "ns_per_hop": round(s["wall_s"] / max(s["hops"], 1) * 1e9, 1),
+        }
+        rows.append(row)
+        print("| {k} | {hosts} | {topology_rss_mb} | {run_rss_mb} | {wall_s} | {loop_s} | {hops} | {ns_per_hop} |".format(**row), flush=True)
+    if a.out:
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+        with open(a.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
