@@ -50,6 +50,9 @@ pub struct Hdr {
     pub ack: u64,
     /// ECN echo: the data packet this ACK answers carried CE (DCTCP).
     pub ece: bool,
+    /// TCP timestamp option (RFC 7323), virtual ns: a data packet's TSval
+    /// (its send time), an ACK's TSecr (the echoed TSval); 0 = none.
+    pub ts: u64,
 }
 
 /// One packet in flight.

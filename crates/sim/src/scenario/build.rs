@@ -366,6 +366,14 @@ fn transport_params(
     }
     tp.handshake = t.handshake.unwrap_or(true);
     tp.line_rate = rate;
+    if let Some(kb) = t.tsq_kb {
+        if !(kb >= 0.0 && kb.is_finite()) {
+            return Err(invalid("transport.tsq_kb", format!("{kb}"), ">= 0"));
+        }
+        tp.tsq_bytes = (kb * 1000.0).round() as u64;
+    }
+    tp.tcp.timestamps = t.timestamps.unwrap_or(tp.tcp.timestamps);
+    tp.tcp.limited_transmit = t.limited_transmit.unwrap_or(tp.tcp.limited_transmit);
     if let Some(x) = t.min_rto_us {
         tp.rto.min = us(positive("transport.min_rto_us", x)?);
         tp.rto.initial = tp.rto.initial.max(tp.rto.min);

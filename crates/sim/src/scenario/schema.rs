@@ -150,6 +150,17 @@ pub struct TransportFile {
     pub initial_rto_us: Option<f64>,
     /// pFabric fixed RTO, microseconds (default: 3 x base RTT).
     pub pfabric_rto_us: Option<f64>,
+    /// TCP small queues: KB (1 KB = 1000 bytes) of its own data packets a
+    /// DCTCP / TCP / pFabric flow may have waiting in its host's NIC
+    /// (at least 2 packets; default 131.072 = 128 KiB, Linux's original
+    /// `tcp_limit_output_bytes`); 0 = unbounded.
+    pub tsq_kb: Option<f64>,
+    /// RFC 7323 timestamps on DCTCP / TCP: RTT samples from every ACK
+    /// (default true, as Linux and ns-3).
+    pub timestamps: Option<bool>,
+    /// RFC 3042 limited transmit on DCTCP / TCP (default true, as Linux
+    /// and ns-3).
+    pub limited_transmit: Option<bool>,
 }
 
 /// `[atp]`.

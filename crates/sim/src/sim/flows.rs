@@ -83,7 +83,9 @@ impl Simulator {
             let data = out.iter().filter(|s| s.hdr.kind == Kind::Data).count();
             self.flows[fid as usize].sent_after_enough += data as u64;
         }
+        let mut data_pkts = 0;
         for seg in out.drain(..) {
+            data_pkts += (seg.hdr.kind == Kind::Data) as u32;
             let p = Packet {
                 flow: fid,
                 src,
@@ -100,7 +102,48 @@ impl Simulator {
             self.send_from_host(now, src, p);
         }
         self.outbox = out;
+        self.tsq_account(fid, data_pkts);
         self.arm_flow_timer(fid);
+    }
+
+    /// TCP small queues (see `TransportParams::tsq_bytes`): counts the data
+    /// packets a reliable flow just put on its NIC and tells its sender
+    /// how many more the NIC takes.
+    fn tsq_account(&mut self, fid: u32, sent: u32) {
+        let limit = self.tsq_limit;
+        let f = &mut self.flows[fid as usize];
+        if limit == u32::MAX || !uses_tsq(f.proto) {
+            return;
+        }
+        f.nic_pkts += sent;
+        let room = limit.saturating_sub(f.nic_pkts);
+        f.sender.set_tx_room(room);
+        f.tsq_throttled = room == 0;
+    }
+
+    /// Host NIC `nic` started serialising data packet `pkt` of a reliable
+    /// flow: one more packet of room, and a throttled sender sends again
+    /// (Linux frees TSQ room on TX completion; our NIC's queue ends where
+    /// serialisation starts).
+    pub(super) fn tsq_nic_took(&mut self, now: Instant, fid: u32) {
+        let limit = self.tsq_limit;
+        let Some(f) = self.flows.get_mut(fid as usize) else {
+            return;
+        };
+        if !uses_tsq(f.proto) || f.nic_pkts == 0 {
+            return;
+        }
+        f.nic_pkts -= 1;
+        f.sender.set_tx_room(limit - f.nic_pkts);
+        if !f.tsq_throttled || f.cancelled || !f.open {
+            return;
+        }
+        f.tsq_throttled = false;
+        let produced = f.produced;
+        let mut out = std::mem::take(&mut self.outbox);
+        f.sender.produce(now, produced, &mut out);
+        self.outbox = out;
+        self.flush_flow(now, fid);
     }
 
     fn arm_flow_timer(&mut self, fid: u32) {
@@ -239,4 +282,9 @@ impl Simulator {
             }
         }
     }
+}
+
+/// Transports whose senders take NIC back-pressure (the window-based ones).
+fn uses_tsq(p: Proto) -> bool {
+    matches!(p, Proto::Dctcp | Proto::Tcp | Proto::PFabric)
 }

@@ -83,6 +83,15 @@ impl Simulator {
                 pkt: e.id,
             },
         );
+        if self.tsq_limit != u32::MAX {
+            let node = self.net.ports[port as usize].node;
+            if matches!(self.net.nodes[node as usize].kind, NodeKind::Host(_)) {
+                let p = self.pool.get(e.id);
+                if p.hdr.kind == Kind::Data && p.payload.is_empty() {
+                    self.tsq_nic_took(now, p.flow);
+                }
+            }
+        }
     }
 
     /// A host NIC that stopped its adapter has drained to half its limit:

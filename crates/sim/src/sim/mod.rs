@@ -97,6 +97,9 @@ pub struct Simulator {
     blocked_hosts: usize,
     /// Owner host of each port that is a host NIC.
     nic_host: Vec<Option<u32>>,
+    /// TCP small queues: data packets a reliable flow may have waiting in
+    /// its NIC (`TransportParams::tsq_pkts`; `u32::MAX` = no limit).
+    tsq_limit: u32,
     /// The [`HostIo`] lent to adapter calls (kept for its allocations).
     io_spare: HostIo,
     /// Classes that follow another class's queue.
@@ -135,6 +138,7 @@ impl Simulator {
             nic_blocked: vec![false; hosts],
             blocked_hosts: 0,
             nic_host: Vec::new(),
+            tsq_limit: tp.tsq_pkts(),
             io_spare: HostIo::default(),
             followers: follow::Followers::default(),
             sample_every: None,

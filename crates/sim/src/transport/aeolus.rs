@@ -127,6 +127,7 @@ impl AeolusSender {
                 len: s.len,
                 ack: 0,
                 ece: false,
+                ts: 0,
             },
             rank: 0,
             retx,
@@ -351,6 +352,7 @@ mod tests {
             len: 0,
             ack,
             ece: false,
+            ts: 0,
         }
     }
 

@@ -24,6 +24,12 @@ pub struct AckInfo {
     pub snd_nxt: u64,
     /// Bytes in flight before this ACK.
     pub flight: u64,
+    /// The window may grow: the sender used it lately (congestion window
+    /// validation, RFC 7661 / Linux `tcp_is_cwnd_limited`: in slow start
+    /// while `cwnd < 2 x` the largest flight of the last window, in
+    /// congestion avoidance only if the window, not the application or the
+    /// NIC's back-pressure, limited the last window's sending).
+    pub cwnd_limited: bool,
 }
 
 /// A congestion-control policy: hooks called by the reliable sender.
@@ -47,7 +53,10 @@ pub trait CongestionControl {
     }
 }
 
-fn reno_growth(w: &mut Window, acked: u64) {
+fn reno_growth(w: &mut Window, acked: u64, cwnd_limited: bool) {
+    if !cwnd_limited {
+        return;
+    }
     if w.cwnd < w.ssthresh {
         w.cwnd += acked as f64;
     } else {
@@ -71,7 +80,7 @@ impl CongestionControl for NewReno {
         self.init_pkts as f64 * mss
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        reno_growth(w, a.acked);
+        reno_growth(w, a.acked, a.cwnd_limited);
     }
     fn on_fast_loss(&mut self, w: &mut Window, flight: u64) {
         halve(w, flight);
@@ -140,16 +149,23 @@ impl CongestionControl for Dctcp {
             w.ssthresh = w.cwnd;
             self.cwr_end = a.snd_nxt;
         } else if a.snd_una > self.cwr_end {
-            reno_growth(w, a.acked);
+            reno_growth(w, a.acked, a.cwnd_limited);
         }
     }
     fn on_fast_loss(&mut self, w: &mut Window, flight: u64) {
         halve(w, flight);
         w.cwnd = w.ssthresh;
     }
+    /// A timeout ends the window reduction in progress and the alpha
+    /// window (Linux leaves CWR for the Loss state): the sender goes back to
+    /// `snd_una`, so a `cwr_end` or `window_end` at the old `snd_nxt`
+    /// would block growth from one segment, and freeze alpha, until
+    /// everything sent before the timeout is acknowledged again.
     fn on_timeout(&mut self, w: &mut Window, flight: u64) {
         halve(w, flight);
         w.cwnd = w.mss;
+        self.cwr_end = 0;
+        self.window_end = 0;
     }
     fn ect(&self) -> bool {
         true

@@ -3,7 +3,7 @@
 use super::aeolus::AeolusSender;
 use super::cc::{Dctcp, NewReno, PFabricCc};
 use super::receiver::{DatagramReceiver, StreamReceiver};
-use super::reliable::{ReliableSender, RtoConfig};
+use super::reliable::{ReliableSender, RtoConfig, TcpOptions};
 use super::udp::UdpSender;
 use super::{Sender, SenderStats};
 use crate::packet::Hdr;
@@ -36,6 +36,27 @@ pub struct TransportParams {
     pub handshake: bool,
     /// Host line rate: UDP senders pace at it.
     pub line_rate: Rate,
+    /// TCP options of DCTCP and TCP (timestamps, limited transmit).
+    pub tcp: TcpOptions,
+    /// TCP small queues: a DCTCP / TCP / pFabric flow hands its host's NIC
+    /// a data packet only while fewer than `max(2 packets, tsq_bytes)` of
+    /// its own wait there, and resumes as the NIC takes them (Linux
+    /// `tcp_small_queue_check`, Dumazet 2012; default 128 KiB, the original
+    /// `tcp_limit_output_bytes`: two 64 KiB TSO packets). 0 = no limit (an
+    /// unbounded NIC queue, the model before issue 12).
+    pub tsq_bytes: u64,
+}
+
+impl TransportParams {
+    /// The per-flow NIC limit in packets (see [`TransportParams::tsq_bytes`]);
+    /// `u32::MAX` when unlimited.
+    pub fn tsq_pkts(&self) -> u32 {
+        if self.tsq_bytes == 0 {
+            return u32::MAX;
+        }
+        let wire = (self.mss + self.header_bytes) as u64;
+        (self.tsq_bytes / wire).clamp(2, u32::MAX as u64 - 1) as u32
+    }
 }
 
 impl Default for TransportParams {
@@ -54,6 +75,8 @@ impl Default for TransportParams {
             pfabric_bdp_bytes: 36_000,
             handshake: true,
             line_rate: Rate::gbps(10.0),
+            tcp: TcpOptions::default(),
+            tsq_bytes: 128 * 1024,
         }
     }
 }
@@ -127,6 +150,11 @@ pub struct Flow {
     pub drops: u64,
     /// Earliest pending timer event, if one is scheduled.
     pub timer_armed: Option<Instant>,
+    /// Data packets of this flow waiting in its host's NIC (not yet
+    /// serialising): what TCP small queues bounds.
+    pub nic_pkts: u32,
+    /// The sender stopped for lack of NIC room; the NIC wakes it.
+    pub tsq_throttled: bool,
 }
 
 impl Flow {
@@ -156,6 +184,7 @@ impl Flow {
         let sender: Box<dyn Sender> = match proto {
             Proto::Dctcp => Box::new(
                 ReliableSender::new(Dctcp::new(tp.init_cwnd_pkts), bytes, mss, tp.rto, false)
+                    .with_options(tp.tcp)
                     .with_produced(produced),
             ),
             Proto::Tcp => Box::new(
@@ -168,6 +197,7 @@ impl Flow {
                     tp.rto,
                     false,
                 )
+                .with_options(tp.tcp)
                 .with_produced(produced),
             ),
             Proto::PFabric => Box::new(
@@ -228,6 +258,8 @@ impl Flow {
             cancelled: false,
             drops: 0,
             timer_armed: None,
+            nic_pkts: 0,
+            tsq_throttled: false,
         }
     }
 
@@ -235,7 +267,7 @@ impl Flow {
     pub fn on_data(&mut self, now: Instant, hdr: &Hdr, ce: bool) -> Option<Hdr> {
         let ack = match &mut self.rx {
             FlowRx::Stream(r) => {
-                let mut a = r.on_data(hdr.seq, hdr.len, ce);
+                let mut a = r.on_data(hdr.seq, hdr.len, ce, hdr.ts);
                 // which packet this ACK answers (Aeolus's per-packet loss
                 // detection; the window-based senders read only `ack`)
                 a.seq = hdr.seq;

@@ -7,6 +7,11 @@
 //! [`CongestionControl`] policy plugged into the one reliable sender
 //! ([`reliable::ReliableSender`]), so DCTCP, NewReno and pFabric are one
 //! type each.
+//!
+//! Hosts push back as real ones do (see `docs/validation.md`, "Hosts under
+//! contention"): a flow hands its NIC at most [`flow::TransportParams::tsq_bytes`]
+//! at a time (Linux TCP small queues), and a window grows only while it
+//! is used (congestion window validation, RFC 7661).
 
 pub mod aeolus;
 pub mod cc;
@@ -14,6 +19,7 @@ pub mod credit;
 pub mod flow;
 pub mod receiver;
 pub mod reliable;
+pub mod rtt;
 pub mod udp;
 
 use crate::packet::Hdr;
@@ -72,6 +78,11 @@ pub trait Sender {
     fn stats(&self) -> SenderStats;
     /// Whether packets carry ECN-capable transport.
     fn ect(&self) -> bool;
+    /// Back-pressure from the host NIC (TCP small queues): until the next
+    /// call, hand the NIC at most `pkts` more data packets of this flow
+    /// (retransmissions on a loss signal excepted). Senders without it
+    /// ignore the call.
+    fn set_tx_room(&mut self, _pkts: u32) {}
 }
 
 pub use cc::{CongestionControl, Dctcp, NewReno, PFabricCc};

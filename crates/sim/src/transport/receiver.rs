@@ -1,6 +1,7 @@
 //! Receivers: a cumulative-ACK receiver for the reliable transports (one
 //! ACK per data packet, ECN echoed per packet, as the ns-3 anchor's
-//! `DelAckCount = 1`) and a counting receiver for UDP.
+//! `DelAckCount = 1`; the timestamp echoed by RFC 7323's rules) and a
+//! counting receiver for UDP.
 
 use crate::packet::{Hdr, Kind};
 use std::collections::BTreeMap;
@@ -11,6 +12,8 @@ pub struct StreamReceiver {
     total: u64,
     next: u64,
     ooo: BTreeMap<u64, u64>,
+    /// RFC 7323 TS.Recent: the TSval to echo.
+    ts_recent: u64,
     /// Data packets received (duplicates included).
     pub rx_pkts: u64,
     /// Data packets that carried nothing new.
@@ -36,10 +39,20 @@ impl StreamReceiver {
         self.next
     }
 
-    /// Takes a data segment; returns the ACK to send.
-    pub fn on_data(&mut self, seq: u64, len: u32, ce: bool) -> Hdr {
+    /// Takes a data segment `[seq, seq + len)` sent at TSval `ts` (0 =
+    /// no timestamp); returns the ACK to send.
+    ///
+    /// The ACK echoes TS.Recent, updated only by a segment at or below the
+    /// cumulative point (RFC 7323 section 4.3): an out-of-order segment's
+    /// duplicate ACK echoes the last in-order one, and the ACK for a
+    /// retransmission that fills a hole echoes the retransmission, so the
+    /// sender's RTT samples are never too short and exist during recovery.
+    pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, ts: u64) -> Hdr {
         self.rx_pkts += 1;
         let end = seq + len as u64;
+        if seq <= self.next && ts >= self.ts_recent {
+            self.ts_recent = ts;
+        }
         if end <= self.next {
             self.dup_pkts += 1;
         } else if seq <= self.next {
@@ -61,6 +74,7 @@ impl StreamReceiver {
             len: 0,
             ack: self.next,
             ece: ce,
+            ts: self.ts_recent,
         }
     }
 }
@@ -117,12 +131,27 @@ mod tests {
     #[test]
     fn reassembles_out_of_order() {
         let mut r = StreamReceiver::new(300);
-        assert_eq!(r.on_data(100, 100, false).ack, 0);
-        assert_eq!(r.on_data(200, 100, true).ack, 0);
-        let a = r.on_data(0, 100, false);
+        assert_eq!(r.on_data(100, 100, false, 0).ack, 0);
+        assert_eq!(r.on_data(200, 100, true, 0).ack, 0);
+        let a = r.on_data(0, 100, false, 0);
         assert_eq!(a.ack, 300);
         assert!(r.complete());
-        assert_eq!(r.on_data(0, 100, false).ack, 300);
+        assert_eq!(r.on_data(0, 100, false, 0).ack, 300);
         assert_eq!(r.dup_pkts, 1);
+    }
+
+    /// RFC 7323 section 4.3: duplicate ACKs for out-of-order data echo the
+    /// last in-order segment's TSval; the ACK for the hole's retransmission
+    /// echoes the retransmission.
+    #[test]
+    fn echoes_timestamps_by_rfc_7323_rules() {
+        let mut r = StreamReceiver::new(400);
+        assert_eq!(r.on_data(0, 100, false, 10).ts, 10);
+        // [100, 200) lost; later segments arrive out of order
+        assert_eq!(r.on_data(200, 100, false, 30).ts, 10);
+        assert_eq!(r.on_data(300, 100, false, 40).ts, 10);
+        // the retransmission of the hole, sent at 90
+        let a = r.on_data(100, 100, false, 90);
+        assert_eq!((a.ack, a.ts), (400, 90));
     }
 }

@@ -1,7 +1,10 @@
 //! The one reliable, window-based sender: cumulative ACKs, fast retransmit
-//! on three duplicate ACKs with NewReno partial-ACK recovery, RFC 6298
-//! retransmission timer, go-back-N after a timeout. Congestion control is a
-//! plugged-in [`CongestionControl`].
+//! on three duplicate ACKs with NewReno partial-ACK recovery (RFC 6582),
+//! limited transmit (RFC 3042), RFC 6298 retransmission timer with RTT
+//! samples from timestamps (RFC 7323) or one timed segment per RTT (Karn),
+//! go-back-N after a timeout, congestion window validation (RFC 7661 as
+//! Linux does it), and back-pressure from the host NIC (TCP small queues).
+//! Congestion control is a plugged-in [`CongestionControl`].
 //!
 //! The application may produce the flow's bytes over time
 //! ([`Sender::produce`]): the sender never sends past what is produced, and
@@ -9,22 +12,34 @@
 //! Nagle delay, as a latency-sensitive key-value service runs).
 
 use super::cc::{AckInfo, CongestionControl, Window};
+pub use super::rtt::RtoConfig;
+use super::rtt::RttEstimator;
 use super::{Outbox, Segment, Sender, SenderStats};
 use crate::packet::{Hdr, Kind};
-use approxnet_proto::time::{Duration, Instant};
+use approxnet_proto::time::Instant;
 
-/// Retransmission-timer policy.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RtoConfig {
-    /// Lower bound on the RTO.
-    pub min: Duration,
-    /// RTO before the first RTT sample.
-    pub initial: Duration,
-    /// Upper bound after back-off.
-    pub max: Duration,
-    /// Use `initial` always (pFabric's fixed, small timeout) instead of
-    /// RFC 6298 estimation and back-off.
-    pub fixed: bool,
+/// TCP options of the reliable sender (`[transport]` keys `timestamps`,
+/// `limited_transmit`; both on by default, as in Linux and ns-3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpOptions {
+    /// RFC 7323 timestamps: every ACK that advances the window is an RTT
+    /// sample, retransmissions included, so a backed-off RTO returns to
+    /// the estimate on the first new ACK after a timeout. Off: one timed
+    /// segment per RTT, never a retransmitted one (Karn), as ns-2.
+    pub timestamps: bool,
+    /// RFC 3042 limited transmit: the first and second duplicate ACK each
+    /// release one new segment beyond the window, so a small window still
+    /// gets the three duplicate ACKs fast retransmit needs.
+    pub limited_transmit: bool,
+}
+
+impl Default for TcpOptions {
+    fn default() -> Self {
+        TcpOptions {
+            timestamps: true,
+            limited_transmit: true,
+        }
+    }
 }
 
 /// A reliable sender of `total` bytes.
@@ -37,27 +52,36 @@ pub struct ReliableSender<C> {
     avail: u64,
     mss: u32,
     pfabric_rank: bool,
+    opts: TcpOptions,
     snd_una: u64,
     snd_nxt: u64,
     high_tx: u64,
     dupacks: u32,
+    /// Bytes sent by limited transmit since the last new ACK (not counted
+    /// in the flight that sets ssthresh, RFC 3042 section 2).
+    lt_sent: u64,
     recover: Option<u64>,
-    srtt: Option<f64>,
-    rttvar: f64,
-    rto: Duration,
-    rto_cfg: RtoConfig,
+    rtt: RttEstimator,
     deadline: Option<Instant>,
     probe: Option<(u64, Instant)>,
+    /// Packets the host NIC may still take from this flow (TCP small
+    /// queues); `u32::MAX` = no back-pressure.
+    tx_room: u32,
+    /// Congestion window validation state (Linux `tcp_cwnd_validate`).
+    max_flight: u64,
+    cwnd_usage_seq: u64,
+    is_cwnd_limited: bool,
     stats: SenderStats,
 }
 
 impl<C: CongestionControl> ReliableSender<C> {
     /// A sender of `total` bytes in `mss`-byte segments, all produced
-    /// already (see [`ReliableSender::with_produced`]). With `pfabric_rank`
-    /// every segment carries the remaining flow size as its rank: the
-    /// flow's whole planned bytes (all of `total`, produced or not) minus
-    /// what is acknowledged, so a flow waiting on its application does not
-    /// look shorter than it is.
+    /// already (see [`ReliableSender::with_produced`]), with no TCP options
+    /// (see [`ReliableSender::with_options`]). With `pfabric_rank` every
+    /// segment carries the remaining flow size as its rank: the flow's
+    /// whole planned bytes (all of `total`, produced or not) minus what is
+    /// acknowledged, so a flow waiting on its application does not look
+    /// shorter than it is.
     pub fn new(cc: C, total: u64, mss: u32, rto_cfg: RtoConfig, pfabric_rank: bool) -> Self {
         let m = mss as f64;
         let w = Window {
@@ -72,17 +96,23 @@ impl<C: CongestionControl> ReliableSender<C> {
             avail: total,
             mss,
             pfabric_rank,
+            opts: TcpOptions {
+                timestamps: false,
+                limited_transmit: false,
+            },
             snd_una: 0,
             snd_nxt: 0,
             high_tx: 0,
             dupacks: 0,
+            lt_sent: 0,
             recover: None,
-            srtt: None,
-            rttvar: 0.0,
-            rto: rto_cfg.initial,
-            rto_cfg,
+            rtt: RttEstimator::new(rto_cfg),
             deadline: None,
             probe: None,
+            tx_room: u32::MAX,
+            max_flight: 0,
+            cwnd_usage_seq: 0,
+            is_cwnd_limited: false,
             stats: SenderStats::default(),
         }
     }
@@ -91,6 +121,12 @@ impl<C: CongestionControl> ReliableSender<C> {
     /// [`Sender::produce`]).
     pub fn with_produced(mut self, bytes: u64) -> Self {
         self.avail = bytes.min(self.total);
+        self
+    }
+
+    /// The same sender with TCP options `opts`.
+    pub fn with_options(mut self, opts: TcpOptions) -> Self {
+        self.opts = opts;
         self
     }
 
@@ -109,6 +145,11 @@ impl<C: CongestionControl> ReliableSender<C> {
         self.w.cwnd
     }
 
+    /// The current retransmission timeout.
+    pub fn rto(&self) -> approxnet_proto::time::Duration {
+        self.rtt.rto()
+    }
+
     /// The congestion-control policy.
     pub fn cc(&self) -> &C {
         &self.cc
@@ -124,10 +165,11 @@ impl<C: CongestionControl> ReliableSender<C> {
             if matches!(self.probe, Some((end, _)) if end > seq) {
                 self.probe = None;
             }
-        } else if self.probe.is_none() {
+        } else if self.probe.is_none() && !self.opts.timestamps {
             self.probe = Some((seq + len as u64, now));
         }
         self.stats.sent_pkts += 1;
+        self.tx_room = self.tx_room.saturating_sub(1);
         self.high_tx = self.high_tx.max(seq + len as u64);
         out.push(Segment {
             hdr: Hdr {
@@ -136,6 +178,12 @@ impl<C: CongestionControl> ReliableSender<C> {
                 len,
                 ack: 0,
                 ece: false,
+                // TSval: the send time, + 1 ns so that 0 means "none"
+                ts: if self.opts.timestamps {
+                    now.as_nanos() + 1
+                } else {
+                    0
+                },
             },
             rank: if self.pfabric_rank {
                 self.total - self.snd_una
@@ -146,50 +194,79 @@ impl<C: CongestionControl> ReliableSender<C> {
             unscheduled: false,
         });
         if self.deadline.is_none() {
-            self.deadline = Some(now + self.rto);
+            self.deadline = Some(now + self.rtt.rto());
         }
     }
 
+    /// Sends new data while the window (plus limited transmit's allowance)
+    /// and the NIC's room allow.
     fn send_window(&mut self, now: Instant, out: &mut Outbox) {
-        while self.snd_nxt < self.avail {
+        let lt_allow = if self.opts.limited_transmit && self.recover.is_none() {
+            self.dupacks.min(2) as f64 * self.w.mss
+        } else {
+            0.0
+        };
+        let mut sent = false;
+        while self.snd_nxt < self.avail && self.tx_room > 0 {
             let flight = self.snd_nxt - self.snd_una;
             let len = (self.avail - self.snd_nxt).min(self.mss as u64);
             if flight > 0 && (flight + len) as f64 > self.w.cwnd {
-                break;
+                if (flight + len) as f64 > self.w.cwnd + lt_allow {
+                    break;
+                }
+                self.lt_sent += len;
             }
             let seq = self.snd_nxt;
             self.snd_nxt += len;
             self.segment(now, seq, out);
+            sent = true;
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        let limited = flight as f64 + self.w.mss > self.w.cwnd;
+        if sent || limited {
+            self.validate_cwnd(limited);
         }
     }
 
-    fn sample_rtt(&mut self, now: Instant) {
+    /// Linux `tcp_cwnd_validate`: remember the largest flight of the last
+    /// window and whether the window limited it.
+    fn validate_cwnd(&mut self, limited: bool) {
+        let flight = self.snd_nxt - self.snd_una;
+        if self.snd_una >= self.cwnd_usage_seq || limited || flight > self.max_flight {
+            self.max_flight = flight;
+            self.cwnd_usage_seq = self.snd_nxt;
+            self.is_cwnd_limited = limited;
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited` (RFC 7661): whether the window may grow.
+    fn cwnd_limited(&self) -> bool {
+        if self.w.cwnd < self.w.ssthresh {
+            self.w.cwnd < 2.0 * self.max_flight as f64
+        } else {
+            self.is_cwnd_limited
+        }
+    }
+
+    fn sample_rtt(&mut self, now: Instant, hdr: &Hdr) {
+        if self.opts.timestamps {
+            if hdr.ts > 0 {
+                let sent = Instant::from_nanos(hdr.ts - 1);
+                self.rtt.sample(now - sent);
+            }
+            return;
+        }
         let Some((end, t)) = self.probe else { return };
         if self.snd_una < end {
             return;
         }
         self.probe = None;
-        let r = (now - t).as_nanos() as f64;
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2.0;
-            }
-            Some(s) => {
-                self.rttvar = 0.75 * self.rttvar + 0.25 * (s - r).abs();
-                self.srtt = Some(0.875 * s + 0.125 * r);
-            }
-        }
-        if !self.rto_cfg.fixed {
-            let est = self.srtt.unwrap_or(r) + 4.0 * self.rttvar;
-            let ns = (est as u64).clamp(self.rto_cfg.min.as_nanos(), self.rto_cfg.max.as_nanos());
-            self.rto = Duration::from_nanos(ns);
-        }
+        self.rtt.sample(now - t);
     }
 
     fn restart_timer(&mut self, now: Instant) {
         self.deadline = if self.snd_una < self.snd_nxt {
-            Some(now + self.rto)
+            Some(now + self.rtt.rto())
         } else {
             None
         };
@@ -219,7 +296,8 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
                 self.snd_nxt = ack; // go-back-N caught up by a cumulative ACK
             }
             self.dupacks = 0;
-            self.sample_rtt(now);
+            self.lt_sent = 0;
+            self.sample_rtt(now, hdr);
             match self.recover {
                 Some(r) if ack < r => {
                     // NewReno partial ACK: the next hole is lost too
@@ -237,6 +315,7 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
                         snd_una: self.snd_una,
                         snd_nxt: self.snd_nxt,
                         flight,
+                        cwnd_limited: self.cwnd_limited(),
                     };
                     self.cc.on_ack(&mut self.w, &info);
                 }
@@ -245,7 +324,8 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
             self.dupacks += 1;
             if self.dupacks == 3 && self.recover.is_none() {
-                let flight = self.snd_nxt - self.snd_una;
+                // limited transmit's segments do not count (RFC 3042)
+                let flight = self.snd_nxt - self.snd_una - self.lt_sent;
                 self.cc.on_fast_loss(&mut self.w, flight);
                 self.recover = Some(self.snd_nxt);
                 let seq = self.snd_una;
@@ -271,6 +351,7 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
         self.cc.on_timeout(&mut self.w, flight);
         self.recover = None;
         self.dupacks = 0;
+        self.lt_sent = 0;
         self.probe = None;
         if self.cc.go_back_n() {
             self.snd_nxt = self.snd_una;
@@ -278,14 +359,7 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
             let seq = self.snd_una;
             self.segment(now, seq, out);
         }
-        if !self.rto_cfg.fixed {
-            let ns = self
-                .rto
-                .as_nanos()
-                .saturating_mul(2)
-                .min(self.rto_cfg.max.as_nanos());
-            self.rto = Duration::from_nanos(ns);
-        }
+        self.rtt.back_off();
         self.deadline = None;
         self.send_window(now, out);
         self.restart_timer(now);
@@ -306,12 +380,17 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
     fn ect(&self) -> bool {
         self.cc.ect()
     }
+
+    fn set_tx_room(&mut self, pkts: u32) {
+        self.tx_room = pkts;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::transport::cc::NewReno;
+    use approxnet_proto::time::Duration;
 
     fn rto() -> RtoConfig {
         RtoConfig {
@@ -329,6 +408,7 @@ mod tests {
             len: 0,
             ack: n,
             ece: false,
+            ts: 0,
         }
     }
 

@@ -87,6 +87,7 @@ impl UdpSender {
                     len,
                     ack: 0,
                     ece: false,
+                    ts: 0,
                 },
                 rank: 0,
                 retx: false,
