@@ -3,8 +3,10 @@
 //! A discrete-event simulator in the shape of htsim: an explicit event list
 //! value ([`event::EventList`], ties broken by `(time, sequence)`), links
 //! with rate, delay and bit error rate, switch ports with N queues,
-//! per-queue and shared buffers, ECN marking, strict-priority and DRR
-//! schedulers, ECMP routing, and topology presets. Baseline transports
+//! per-queue and shared buffers (dynamic thresholds and a reserved minimum
+//! per queue, [`net::buffer`]), ECN marking, strict-priority and DRR
+//! schedulers, ECMP routing stored per destination prefix, and topology
+//! presets (docs/simulator-switch.md). Baseline transports
 //! (DCTCP, NewReno-like TCP, pFabric, Aeolus, UDP, and SampleSend /
 //! EarlySend on top of them) are simulated natively in [`transport`]; ATP
 //! from `approxnet-proto` is driven unchanged through a

@@ -44,6 +44,17 @@ fn pairs_without_load_is_one_job_per_pair() {
 }
 
 #[test]
+fn a_poisson_class_with_no_load_is_switched_off() {
+    // what fig14's "alone" runs rely on
+    let text = BASE.replace(
+        "pattern = \"pairs\"\npairs = [[0, 2], [1, 3]]",
+        "pattern = \"all_to_all\"",
+    );
+    assert!(run(&text, &[]).sim.jobs.is_empty());
+    assert!(!run(&text, &["jobs.0.load=0.3"]).sim.jobs.is_empty());
+}
+
+#[test]
 fn pairs_with_load_is_a_poisson_stream_per_pair() {
     let b = run(BASE, &["jobs.0.load=0.3"]);
     assert!(b.sim.jobs.len() > 4, "{}", b.sim.jobs.len());
@@ -53,19 +64,7 @@ fn pairs_with_load_is_a_poisson_stream_per_pair() {
 fn patterns_that_would_ignore_a_key_are_refused() {
     let cases: &[(&[&str], &[&str])] = &[
         (
-            &["jobs.0.pattern=\"all_to_all\"", "jobs.0.pairs=[]"],
-            &["jobs.0.load", "creates no jobs", "bulk"],
-        ),
-        (
-            &["jobs.0.pattern=\"incast\"", "jobs.0.pairs=[]"],
-            &["jobs.0.load", "creates no jobs"],
-        ),
-        (
-            &[
-                "jobs.0.pattern=\"bulk\"",
-                "jobs.0.load=0.5",
-                "jobs.0.pairs=[]",
-            ],
+            &["jobs.0.pattern=\"bulk\"", "jobs.0.load=0.5"],
             &["jobs.0.load", "one job per sender"],
         ),
         (

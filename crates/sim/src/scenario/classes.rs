@@ -107,16 +107,13 @@ pub(super) fn job_class(
     })
 }
 
-/// Refuses keys that the pattern would ignore: a Poisson pattern with no
-/// load would create no jobs, a one-shot pattern cannot take a load.
+/// Refuses keys that the pattern would ignore: a one-shot pattern cannot
+/// take a load, jitter belongs to `bulk`, pairs to `pairs`. (A Poisson
+/// pattern with `load` = 0 creates no jobs: that switches a class off, as
+/// fig14's "alone" runs do.)
 fn pattern_fits(i: usize, j: &JobFile, pattern: &Pattern) -> Result<(), ScenarioError> {
     let key = |k: &str| format!("jobs.{i}.{k}");
     match pattern {
-        Pattern::AllToAll | Pattern::Incast { .. } if j.load == 0.0 => Err(invalid(
-            key("load"),
-            format!("0 with pattern {:?} creates no jobs", j.pattern),
-            "> 0 (for one job per sender use pattern \"bulk\" or \"pairs\" with load = 0)",
-        )),
         Pattern::Bulk { .. } if j.load != 0.0 => Err(invalid(
             key("load"),
             format!("{} with pattern \"bulk\" (one job per sender)", j.load),

@@ -226,8 +226,9 @@ pub struct JobFile {
     /// time does not change the offered load (`load` is defined by bytes).
     #[serde(default = "default_gaps")]
     pub gaps: String,
-    /// Offered load, fraction of a host link: > 0 for `all_to_all` and
-    /// `incast`, 0 for `bulk`, either for `pairs` (0 = one job per pair).
+    /// Offered load, fraction of a host link. `all_to_all` and `incast`:
+    /// 0 = the class creates no jobs (switched off); `bulk`: must be 0;
+    /// `pairs`: 0 = one job per pair at `start_ms`.
     pub load: f64,
     /// Minimal sampling rate.
     #[serde(default = "one_f64")]
