@@ -10,7 +10,11 @@
 //! (DCTCP, NewReno-like TCP, pFabric, Aeolus, UDP, and SampleSend /
 //! EarlySend on top of them) are simulated natively in [`transport`]; ATP
 //! from `approxnet-proto` is driven unchanged through a
-//! [`sim::adapter::HostAdapter`].
+//! [`sim::adapter::HostAdapter`]. Hosts push back as real ones do: TCP small
+//! queues bound a flow's packets in its NIC (`[transport] tsq_kb`), the
+//! window grows only while it is used (RFC 7661), and the baselines have
+//! RFC 7323 timestamps and RFC 3042 limited transmit (docs/validation.md,
+//! "hosts under contention"); UDP paces at the host line rate.
 //!
 //! Jobs may produce their messages over time ([`workload::gaps`], seed 000
 //! §2.2 / §7.1): a `Produce` event hands each message to the job's
