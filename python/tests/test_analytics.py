@@ -138,6 +138,10 @@ def test_adjust_loop_converges_within_emax_on_less_than_all_data(
         assert len(run.rounds) >= 2  # the pilot, then at least one adjustment
         assert run.bound <= emax  # converged: every estimate's bound within emax
         assert run.sent_fraction < 1.0
+        # The sources' job reports reach the run: every record sent was on
+        # the wire; what the aggregator's "enough" spared is counted apart.
+        assert run.bytes_sent >= run.records_sent * trips.dtype.itemsize
+        assert 0.0 <= run.bytes_saved_fraction < 1.0
         # After the last round no stratum asks for more than it has.
         last = run.rounds[-1].target
         assert all(f <= 1.0 for f in last.values())

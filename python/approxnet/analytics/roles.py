@@ -129,6 +129,11 @@ class Source:
         self.sent: dict[tuple[int, int], int] = {}
         self.jobs = 0
         self.records_sent = 0
+        self.bytes_sent = 0
+        self.bytes_unsent = 0
+        """Bytes of this source's jobs on the wire, and bytes never sent
+        because the aggregator's "enough" (the job's MSR met, seed 000 §3.3)
+        ended a job first."""
 
     def job_for(self, plan: Plan) -> Job | None:
         """The data job answering ``plan`` (None for a stop plan)."""

@@ -50,10 +50,23 @@ class Run:
     """Data messages ATP abandoned (dropped in the network, within the slack)."""
     net: dict[str, int] = field(default_factory=dict)
     """Counters of the network (virtual bottleneck, or socket endpoint stats)."""
+    bytes_sent: int = 0
+    """Bytes the sources' jobs put on the wire (0 where the sources run in
+    other processes)."""
+    bytes_unsent: int = 0
+    """Bytes of the sources' jobs never sent: the aggregator's "enough"
+    (each job's MSR met) ended the job first (0 where the sources run in
+    other processes)."""
 
     @property
     def sent_fraction(self) -> float:
         return self.records_sent / self.records if self.records else 0.0
+
+    @property
+    def bytes_saved_fraction(self) -> float:
+        """Share of the jobs' bytes never sent because the receiver had enough."""
+        total = self.bytes_sent + self.bytes_unsent
+        return self.bytes_unsent / total if total else 0.0
 
     @property
     def arrived_fraction(self) -> float:
@@ -83,6 +96,8 @@ def _summarise(
         records_sent=sum(s.records_sent for s in sources),
         records_arrived=sum(r.records_arrived for r in agg.rounds),
         messages_dropped=dropped,
+        bytes_sent=sum(getattr(s, "bytes_sent", 0) for s in sources),
+        bytes_unsent=sum(getattr(s, "bytes_unsent", 0) for s in sources),
         net=net,
     )
 

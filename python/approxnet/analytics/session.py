@@ -61,6 +61,9 @@ class SourceSide:
             raise AnalyticsError(f"source {self.source.id}: connection lost ({e.reason})")
         elif isinstance(e, JobComplete) and not e.ok:
             raise AnalyticsError(f"source {self.source.id}: job {e.job} failed: {e.failure}")
+        elif isinstance(e, JobComplete) and e.role == "sender" and e.report is not None:
+            self.source.bytes_sent += e.report.bytes
+            self.source.bytes_unsent += e.report.unsent_bytes
 
 
 class AggregatorSide:
