@@ -33,7 +33,7 @@ def _options(f: Any) -> Any:
     opts = [
         click.option("--mode", type=click.Choice(["loopback", "testbed"]), default="loopback",
                      show_default=True, help="127.0.0.1, or one testbed namespace host per rank."),
-        click.option("--model", type=click.Choice(["mlp", "cnn", "logreg"]), default="mlp",
+        click.option("--model", type=click.Choice(["mlp", "cnn", "logreg", "lstm"]), default="mlp",
                      show_default=True),
         click.option("--epochs", type=click.IntRange(1, 10_000), default=30, show_default=True),
         click.option("--batch", type=click.IntRange(1, 4096), default=16, show_default=True,
@@ -238,7 +238,7 @@ def _floats(text: str) -> list[float]:
 
 
 @group.command("tolerance")
-@click.option("--model", type=click.Choice(["mlp", "cnn", "logreg"]), default="mlp",
+@click.option("--model", type=click.Choice(["mlp", "cnn", "logreg", "lstm"]), default="mlp",
               show_default=True)  # fmt: skip
 @click.option("--epochs", type=click.IntRange(1, 10_000), default=30, show_default=True)
 @click.option("--target", type=click.FloatRange(0, 1), default=0.95, show_default=True)
@@ -248,17 +248,22 @@ def _floats(text: str) -> list[float]:
 @click.option("--ps", default="0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5", show_default=True,
               help="Loss fractions to sweep (must start at 0).")  # fmt: skip
 @click.option("--seeds", default="0,1,2", show_default=True, help="Seeds (median over them).")
+@click.option("--granularity", type=click.Choice(["packet", "element"]), default="packet",
+              show_default=True,
+              help="Lose whole packets (--elems-per-packet values) or single values.")  # fmt: skip
+@click.option("--elems-per-packet", type=click.IntRange(min=1), default=362, show_default=True,
+              help="float32 values per packet (362 = 1448 payload bytes).")  # fmt: skip
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the sweep (JSON) here.")  # fmt: skip
 @click.option("--quiet", "-q", is_flag=True)
 def tolerance_cmd(
     model: str, epochs: int, target: float, lr: float, fill: str, ps: str, seeds: str,
-    out: Path | None, quiet: bool,
+    granularity: str, elems_per_packet: int, out: Path | None, quiet: bool,
 ) -> None:  # fmt: skip
     """Measure a model's loss-tolerance bound x1 as seed 001 §2.2 does:
-    4 simulated workers lose a random fraction p of their gradients every
-    step; x1 is the largest p that still reaches the target accuracy in the
-    epochs p = 0 needs.
+    4 simulated workers lose a random fraction p of their gradient packets
+    (or single values, --granularity element) every step; x1 is the largest
+    p that still reaches the target accuracy in the epochs p = 0 needs.
 
     \b
     Example:
@@ -283,7 +288,10 @@ def tolerance_cmd(
             done[0] += 1
             on_done(done[0], len(plist))
 
-        points = tolerance.sweep(spec, plist, slist, progress=progress)
+        points = tolerance.sweep(
+            spec, plist, slist, progress=progress, granularity=granularity,
+            elems_per_packet=elems_per_packet,
+        )  # fmt: skip
     x1 = tolerance.loss_tolerance_bound(points)
     click.echo(f"{'p':>5} {'median epochs':>13} {'epochs per seed':<24} final accuracy")
     for pt in points:
@@ -291,13 +299,16 @@ def tolerance_cmd(
         eps = ",".join("-" if e is None else str(e) for e in pt.epochs)
         accs = ",".join(f"{a:.3f}" for a in pt.final_accuracy)
         click.echo(f"{pt.p:>5.2f} {med:>13} {eps:<24} {accs}")
-    click.echo(f"x1 ({model}, target {target}): {'-' if x1 is None else f'{x1:g}'}")
+    click.echo(
+        f"x1 ({model}, target {target}): {'-' if x1 is None else f'{x1:g}'} ({granularity} loss)"
+    )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(
             json.dumps(
                 {
                     "model": model, "target": target, "fill": fill, "seeds": slist, "x1": x1,
+                    "granularity": granularity, "elems_per_packet": elems_per_packet,
                     "points": [
                         {"p": q.p, "epochs": q.epochs, "final_accuracy": q.final_accuracy}
                         for q in points

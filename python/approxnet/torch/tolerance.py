@@ -2,7 +2,12 @@
 (001_254954cce2026753.txt, "Empirical evidence shows that SGD tolerates
 bounded data loss"): distributed SGD with ``W`` workers where, in every
 iteration, a fraction ``p`` of the gradients collected from each worker is
-marked lost at random; ``p`` goes from 0 in steps of 5 %. ``x1`` is the
+marked lost at random; ``p`` goes from 0 in steps of 5 %. Loss is per
+packet by default (``granularity="packet"``): each worker's flattened
+gradient is cut into consecutive packets of ``elems_per_packet`` float32
+values (default 362 = 1448 payload bytes, one Ethernet MTU of TCP-sized
+payload) and each packet is lost whole with probability ``p``, as seed 001
+loses packets; ``granularity="element"`` loses single values instead. ``x1`` is the
 largest ``p`` up to which the job still reaches its target with the same
 number of epochs as at ``p = 0`` (seed 001 §2.2: "When p <= x1, job
 converges with same epochs").
@@ -24,7 +29,41 @@ from torch import nn
 from .._native import ConfigError
 from .experiment import TrainSpec, batches, load_data, make_model
 
-__all__ = ["SweepPoint", "epochs_to_target", "loss_tolerance_bound", "sweep"]
+__all__ = [
+    "ELEMS_PER_PACKET",
+    "GRANULARITIES",
+    "SweepPoint",
+    "epochs_to_target",
+    "keep_mask",
+    "loss_tolerance_bound",
+    "sweep",
+]
+
+ELEMS_PER_PACKET = 1448 // 4
+"""float32 values in one packet: 1448 payload bytes (one MTU)."""
+GRANULARITIES = ("packet", "element")
+
+
+def keep_mask(
+    n: int,
+    p: float,
+    rng: np.random.Generator,
+    granularity: str = "packet",
+    elems_per_packet: int = ELEMS_PER_PACKET,
+) -> np.ndarray:
+    """Boolean mask over `n` gradient values, True where the value arrived.
+    ``packet``: the values are cut into consecutive chunks of
+    `elems_per_packet` (the last may be shorter) and each chunk is lost whole
+    with probability `p`; ``element``: each value is lost independently."""
+    if granularity == "element":
+        return rng.random(n) >= p
+    if granularity != "packet":
+        raise ConfigError(f"granularity {granularity!r}: one of {', '.join(GRANULARITIES)}")
+    if elems_per_packet < 1:
+        raise ConfigError(f"elems_per_packet = {elems_per_packet}: at least 1")
+    packets = -(-n // elems_per_packet)
+    arrived = rng.random(packets) >= p
+    return np.repeat(arrived, elems_per_packet)[:n]
 
 
 @dataclass
@@ -45,13 +84,21 @@ class SweepPoint:
 
 
 def epochs_to_target(
-    spec: TrainSpec, p: float, seed: int, world: int = 4
+    spec: TrainSpec,
+    p: float,
+    seed: int,
+    world: int = 4,
+    granularity: str = "packet",
+    elems_per_packet: int = ELEMS_PER_PACKET,
 ) -> tuple[int | None, float]:
     """Simulated `world`-worker training where each worker loses a random
-    fraction `p` of its gradient elements every step; returns (first epoch
-    reaching `spec.target`, final accuracy)."""
+    fraction `p` of its gradient packets (or elements, see `keep_mask`)
+    every step; returns (first epoch reaching `spec.target`, final
+    accuracy)."""
     if not 0.0 <= p < 1.0:
         raise ConfigError(f"loss fraction p = {p}: in [0, 1)")
+    if granularity not in GRANULARITIES:
+        raise ConfigError(f"granularity {granularity!r}: one of {', '.join(GRANULARITIES)}")
     torch.set_num_threads(1)
     data = load_data(spec.seed)
     model = make_model(spec.model, seed)
@@ -74,7 +121,7 @@ def epochs_to_target(
                 loss = nn.functional.cross_entropy(model(data.x_train[idx]), data.y_train[idx])
                 loss.backward()  # type: ignore[no-untyped-call]
                 g = torch.cat([t.grad.reshape(-1) for t in params if t.grad is not None])
-                keep = torch.from_numpy(rng.random(n) >= p)
+                keep = torch.from_numpy(keep_mask(n, p, rng, granularity, elems_per_packet))
                 total += torch.where(keep, g, 0.0)
                 count += keep
             avg = total / count.clamp(min=1) if spec.fill == "rescale" else total / world
@@ -100,11 +147,16 @@ def sweep(
     ps: Sequence[float],
     seeds: Sequence[int],
     progress: Callable[[SweepPoint], None] | None = None,
+    granularity: str = "packet",
+    elems_per_packet: int = ELEMS_PER_PACKET,
 ) -> list[SweepPoint]:
     """Epochs to target for every `p` in `ps` and seed in `seeds`."""
     out = []
     for p in ps:
-        runs = [epochs_to_target(spec, p, s) for s in seeds]
+        runs = [
+            epochs_to_target(spec, p, s, granularity=granularity, elems_per_packet=elems_per_packet)
+            for s in seeds
+        ]
         pt = SweepPoint(p, [e for e, _ in runs], [a for _, a in runs])
         out.append(pt)
         if progress is not None:
