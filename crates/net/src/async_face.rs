@@ -103,10 +103,7 @@ impl AsyncEndpoint {
 
     /// Queues a job; returns its id at once.
     pub fn send_job(&mut self, h: ConnectionHandle, spec: JobSpec) -> Result<u32, SendJobError> {
-        let now = self.d.now();
-        let job = self.d.ep.send_job(now, h, spec)?;
-        self.d.service()?;
-        Ok(job)
+        self.d.send_job(h, spec)
     }
 
     /// Hands over messages of streaming job `job` as they are produced
@@ -118,10 +115,7 @@ impl AsyncEndpoint {
         job: u32,
         msgs: Vec<MessageSpec>,
     ) -> Result<Pushed, SendJobError> {
-        let now = self.d.now();
-        let r = self.d.ep.push_messages(now, h, job, msgs)?;
-        self.d.service()?;
-        Ok(r)
+        self.d.push_messages(h, job, msgs)
     }
 
     /// Waits for `job` on `h` to complete (see [`crate::Endpoint::wait_job`]).

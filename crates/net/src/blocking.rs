@@ -81,10 +81,7 @@ impl Endpoint {
 
     /// Queues a job on a connection; returns its id at once.
     pub fn send_job(&mut self, h: ConnectionHandle, spec: JobSpec) -> Result<u32, SendJobError> {
-        let now = self.d.now();
-        let job = self.d.ep.send_job(now, h, spec)?;
-        self.d.service()?;
-        Ok(job)
+        self.d.send_job(h, spec)
     }
 
     /// Hands over messages of streaming job `job` as they are produced
@@ -96,10 +93,7 @@ impl Endpoint {
         job: u32,
         msgs: Vec<MessageSpec>,
     ) -> Result<Pushed, SendJobError> {
-        let now = self.d.now();
-        let r = self.d.ep.push_messages(now, h, job, msgs)?;
-        self.d.service()?;
-        Ok(r)
+        self.d.push_messages(h, job, msgs)
     }
 
     /// Waits until `job` (sent on `h`) completes and returns the sender's

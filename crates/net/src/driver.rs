@@ -18,6 +18,7 @@
 
 use crate::clock::Clock;
 use crate::config::RuntimeConfig;
+use crate::error::SendJobError;
 use crate::events::EventQueue;
 use crate::stats::RuntimeStats;
 use crate::sys::{socket::cscov_for, Marking, RecvQueue, SendQueue, Socket, SocketKind};
@@ -159,6 +160,32 @@ impl Driver {
         self.stats.recv = self.rq.stats;
         self.stats.recv_budget_exhausted += 1;
         Ok(handled)
+    }
+
+    /// Opens job `spec` on `h` and sends what is due (both faces' `send_job`).
+    pub(crate) fn send_job(
+        &mut self,
+        h: ConnectionHandle,
+        spec: approxnet_proto::JobSpec,
+    ) -> Result<u32, SendJobError> {
+        let now = self.now();
+        let job = self.ep.send_job(now, h, spec)?;
+        self.service()?;
+        Ok(job)
+    }
+
+    /// Hands produced messages to streaming job `job` and sends what is due
+    /// (both faces' `push_messages`).
+    pub(crate) fn push_messages(
+        &mut self,
+        h: ConnectionHandle,
+        job: u32,
+        msgs: Vec<approxnet_proto::job::MessageSpec>,
+    ) -> Result<approxnet_proto::Pushed, SendJobError> {
+        let now = self.now();
+        let r = self.ep.push_messages(now, h, job, msgs)?;
+        self.service()?;
+        Ok(r)
     }
 
     /// Fires due timers, moves everything the core wants to send into the

@@ -7,12 +7,10 @@
 mod common;
 
 use approxnet_proto::event::{JobFailure, Role};
-use approxnet_proto::harness::{LinkConfig, Pair, CLIENT_ADDR, SERVER_ADDR};
+use approxnet_proto::harness::{forge, LinkConfig, Pair, CLIENT_ADDR, SERVER_ADDR};
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::stats::DropReason;
 use approxnet_proto::time::Duration;
-use approxnet_proto::wire::header::PacketTypeField;
-use approxnet_proto::wire::{GroupDesc, HeaderRepr, JobRepr, PacketType};
 use approxnet_proto::{Config, Endpoint, Event, JobSpec};
 use common::*;
 use std::net::SocketAddr;
@@ -102,28 +100,6 @@ fn a_paused_streaming_job_outlives_the_idle_timeout() {
     assert_eq!(r.groups[0].delivered, 2);
 }
 
-/// A JOB for connection `conn_id` announcing `messages` in one group.
-fn forged_job(conn_id: u64, job_id: u32, messages: u32) -> Vec<u8> {
-    let j = JobRepr {
-        tensor: None,
-        groups: vec![GroupDesc {
-            id: 0,
-            messages,
-            must_deliver: 1,
-        }],
-    };
-    let mut body = vec![0u8; j.buffer_len()];
-    j.emit(&mut body);
-    let h = HeaderRepr {
-        ty: PacketTypeField(PacketType::Job),
-        conn_id,
-        job_id,
-        precise_len: body.len() as u16,
-        ..Default::default()
-    };
-    craft(h, &body)
-}
-
 #[test]
 fn a_job_flood_on_a_live_id_leaves_the_live_job_completing() {
     // An on-path attacker who sniffed the connection id sends JOBs with new
@@ -132,7 +108,7 @@ fn a_job_flood_on_a_live_id_leaves_the_live_job_completing() {
     let (mut pair, data) = established();
     let live = data.job_id;
     for k in 0..2000u32 {
-        let bytes = forged_job(data.conn_id, 1_000 + k, 1 << 20);
+        let bytes = forge::job(data.conn_id, 1_000 + k, 1 << 20);
         pair.server.handle_datagram(pair.now, CLIENT_ADDR, &bytes);
         if k % 50 == 0 {
             pair.step();

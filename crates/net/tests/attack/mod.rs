@@ -12,10 +12,10 @@
 #![allow(dead_code)] // each including target uses part of it
 
 use approxnet_net::{Endpoint, RuntimeConfig};
+use approxnet_proto::harness::forge;
 use approxnet_proto::stats::DropReason;
 use approxnet_proto::time::Instant;
-use approxnet_proto::wire::header::PacketTypeField;
-use approxnet_proto::wire::{GroupDesc, HeaderRepr, HelloRepr, JobRepr, PacketType};
+use approxnet_proto::wire::HeaderRepr;
 use approxnet_proto::{Config, Endpoint as CoreEndpoint, Event, JobSpec};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,36 +23,9 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant as WallInstant};
 
-/// A well-formed control datagram (valid CRC).
-fn control(ty: PacketType, conn_id: u64, job_id: u32, body: &[u8]) -> Vec<u8> {
-    let h = HeaderRepr {
-        ty: PacketTypeField(ty),
-        conn_id,
-        job_id,
-        pkt_count: 1,
-        precise_len: body.len() as u16,
-        body_len: body.len() as u16,
-        ..HeaderRepr::default()
-    };
-    let mut buf = vec![0u8; 48 + body.len()];
-    let n = h.emit_with_body(&mut buf, body);
-    buf.truncate(n);
-    buf
-}
-
 /// A JOB announcing `messages` (the most the cap allows: 2^20) in one group.
 pub(crate) fn forged_job(conn_id: u64, job_id: u32, messages: u32) -> Vec<u8> {
-    let j = JobRepr {
-        tensor: None,
-        groups: vec![GroupDesc {
-            id: 0,
-            messages,
-            must_deliver: 1,
-        }],
-    };
-    let mut body = vec![0u8; j.buffer_len()];
-    j.emit(&mut body);
-    control(PacketType::Job, conn_id, job_id, &body)
+    forge::job(conn_id, job_id, messages)
 }
 
 /// The ids a copy of the endpoint seeded with `guess` hands to each of
@@ -60,11 +33,7 @@ pub(crate) fn forged_job(conn_id: u64, job_id: u32, messages: u32) -> Vec<u8> {
 pub(crate) fn guessed_ids(guess: u64, sources: &[SocketAddr]) -> Vec<u64> {
     let mut copy = CoreEndpoint::new(Config::default(), guess).expect("default config");
     let mut buf = vec![0u8; 2048];
-    let hello = control(PacketType::Hello, 0, 0, &{
-        let mut b = [0u8; HelloRepr::LEN];
-        HelloRepr { nonce: 1 }.emit(&mut b);
-        b
-    });
+    let hello = forge::hello(1);
     sources
         .iter()
         .map(|&src| {

@@ -3,6 +3,7 @@
 //! deterministic [`Link`]s. Used by the tests, the benchmarks and the demo.
 
 pub mod direct;
+pub mod forge;
 pub mod fuzz;
 mod link;
 
