@@ -11,9 +11,9 @@
 //! loss counts. A job whose messages are produced over time is opened as a
 //! streaming job (N announced) and fed by [`HostAdapter::produce`].
 
+use crate::engine::adapter::{Datagram, HostAdapter, HostIo, JobUpdate};
 use crate::job::{Job, JobCounters};
 use crate::scheme::{AtpVariant, Scheme};
-use crate::sim::adapter::{Datagram, HostAdapter, HostIo, JobUpdate};
 use approxnet_proto::event::Role;
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::time::{Duration, Instant};

@@ -62,7 +62,7 @@ pub enum Ev {
         /// Training index.
         id: u32,
     },
-    /// A follower class changes its switch queue (see `sim::follow`).
+    /// A follower class changes its switch queue (see `engine::follow`).
     QueueShift {
         /// Index of the follow rule.
         follow: u32,

@@ -4,13 +4,13 @@
 //! value ([`event::EventList`], ties broken by `(time, sequence)`), links
 //! with rate, delay and bit error rate, switch ports with N queues,
 //! per-queue and shared buffers (dynamic thresholds and a reserved minimum
-//! per queue, [`net::buffer`]), ECN marking, strict-priority and DRR
+//! per queue, [`fabric::buffer`]), ECN marking, strict-priority and DRR
 //! schedulers, ECMP routing stored per destination prefix, and topology
 //! presets (docs/simulator-switch.md). Baseline transports
 //! (DCTCP, NewReno-like TCP, pFabric, Aeolus, UDP, and SampleSend /
 //! EarlySend on top of them) are simulated natively in [`transport`]; ATP
 //! from `approxnet-proto` is driven unchanged through a
-//! [`sim::adapter::HostAdapter`]. Hosts push back as real ones do: TCP small
+//! [`engine::adapter::HostAdapter`]. Hosts push back as real ones do: TCP small
 //! queues bound a flow's packets in its NIC (`[transport] tsq_kb`), the
 //! window grows only while it is used (RFC 7661), and the baselines have
 //! RFC 7323 timestamps and RFC 3042 limited transmit (docs/validation.md,
@@ -33,16 +33,16 @@
 //! and [`output`] (writing CSV), used by the `approxnet-sim` binary.
 
 pub mod atp;
+pub mod engine;
 pub mod event;
+pub mod fabric;
 pub mod job;
-pub mod net;
 pub mod output;
 pub mod packet;
 pub mod scenario;
 pub mod scheme;
-pub mod sim;
 pub mod topology;
 pub mod transport;
 pub mod workload;
 
-pub use sim::Simulator;
+pub use engine::Simulator;

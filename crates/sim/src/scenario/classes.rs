@@ -3,8 +3,8 @@
 use super::build::{positive, us};
 use super::schema::{JobFile, TrainingFile};
 use super::{invalid, ScenarioError};
+use crate::engine::{QueueFollow, TrainingRun};
 use crate::scheme::{self, Proto, Scheme, SenderApprox};
-use crate::sim::{QueueFollow, TrainingRun};
 use crate::workload::training::{Collective, Training, TrainingSpec};
 use crate::workload::{cdf, gaps, GapDist, JobClass, Pattern, SizeDist};
 use approxnet_proto::time::Instant;

@@ -249,7 +249,7 @@ pub struct JobFile {
     #[serde(default)]
     pub queue: u8,
     /// Name of a class whose switch queue this (native) class follows,
-    /// starting in it (seed 000 section 7.1.2 background; see `sim::follow`).
+    /// starting in it (seed 000 section 7.1.2 background; see `engine::follow`).
     pub follow: Option<String>,
     /// Times (ms) at which it joins the followed class's current queue.
     #[serde(default)]

@@ -2,10 +2,10 @@
 
 use super::schema::SwitchFile;
 use super::{invalid, ScenarioError};
-use crate::net::buffer::SharingConfig;
-use crate::net::port::PortConfig;
-use crate::net::queue::{Discipline, EcnThreshold, QueueConfig};
-use crate::net::sched::{Drr, Scheduler};
+use crate::fabric::buffer::SharingConfig;
+use crate::fabric::port::PortConfig;
+use crate::fabric::queue::{Discipline, EcnThreshold, QueueConfig};
+use crate::fabric::sched::{Drr, Scheduler};
 
 /// Seed 000 section 7.1: "eight priority queues".
 pub(super) const DEFAULT_QUEUES: u32 = 8;

@@ -5,8 +5,8 @@
 //! the dumbbell's senders come first, then its receivers; leaf-spine and
 //! fat-tree hosts go rack by rack.
 
-use crate::net::link::LinkSpec;
-use crate::net::NetworkBuilder;
+use crate::fabric::link::LinkSpec;
+use crate::fabric::NetworkBuilder;
 use approxnet_proto::units::Rate;
 
 /// Buffers and links shared by the presets.

@@ -12,7 +12,7 @@ use approxnet_proto::time::Instant;
 impl Simulator {
     /// A job starts: its first message is produced now. Messages due at
     /// once are handed over; a `Produce` event releases the rest as the
-    /// application produces them (see `sim::produce`).
+    /// application produces them (see `engine::produce`).
     pub(super) fn start_job(&mut self, now: Instant, j: u32) {
         let job = &self.jobs[j as usize];
         let ready = job.ready_by(0);

@@ -3,9 +3,9 @@
 use super::adapter::HostIo;
 use super::Simulator;
 use crate::event::Ev;
-use crate::net::link::{any_error, flip_bits};
-use crate::net::routing::{ecmp_pick, Ecmp};
-use crate::net::{NodeKind, Offer};
+use crate::fabric::link::{any_error, flip_bits};
+use crate::fabric::routing::{ecmp_pick, Ecmp};
+use crate::fabric::{NodeKind, Offer};
 use crate::packet::{Hdr, Kind, Packet, PktId};
 use crate::transport::flow::flow_hash;
 use approxnet_proto::time::Instant;

@@ -75,7 +75,7 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::queue::{Entry, QueueConfig};
+    use crate::fabric::queue::{Entry, QueueConfig};
 
     fn filled(n: usize) -> Vec<Queue> {
         let mut qs: Vec<Queue> = (0..n).map(|_| Queue::new(QueueConfig::default())).collect();

@@ -208,9 +208,9 @@ pub fn ecmp_pick(hash: u32, node: u32, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::link::LinkSpec;
-    use crate::net::port::PortConfig;
-    use crate::net::{Network, NetworkBuilder};
+    use crate::fabric::link::LinkSpec;
+    use crate::fabric::port::PortConfig;
+    use crate::fabric::{Network, NetworkBuilder};
     use crate::topology::{self, Fabric};
     use approxnet_proto::time::Duration;
     use approxnet_proto::units::Rate;

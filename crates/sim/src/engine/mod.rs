@@ -16,8 +16,8 @@ mod sample;
 mod training;
 
 use crate::event::{Ev, EventList};
+use crate::fabric::Network;
 use crate::job::Job;
-use crate::net::Network;
 use crate::packet::PacketPool;
 use crate::transport::credit::CreditPacer;
 use crate::transport::flow::{Flow, TransportParams};

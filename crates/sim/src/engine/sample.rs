@@ -2,7 +2,7 @@
 
 use super::Simulator;
 use crate::event::Ev;
-use crate::net::{Network, NodeKind};
+use crate::fabric::{Network, NodeKind};
 use approxnet_proto::time::Instant;
 
 /// One sample: a port's backlog at a time.
