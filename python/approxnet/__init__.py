@@ -6,7 +6,8 @@ This package is the Python face of the Rust crates:
 
 * :class:`Endpoint`, :class:`Job`, :class:`Config` and the event classes
   wrap the sans-IO protocol core (``approxnet._native``);
-* :func:`transfer` runs one job through a deterministic lossy virtual link;
+* :func:`transfer` (:mod:`approxnet.harness`) runs one job through a
+  deterministic lossy virtual link;
 * :mod:`approxnet.net` (:class:`SocketEndpoint`) runs it over real UDP sockets;
 * :mod:`approxnet.sim` runs simulator scenarios and returns pandas frames;
 * the ``approxnet`` command line (:mod:`approxnet.cli`).
@@ -22,7 +23,7 @@ Every error raised by approxnet is an :class:`ApproxnetError`.
 
 from __future__ import annotations
 
-from . import net, sim, transport
+from . import harness, net, sim
 from ._native import (
     Accepted,
     AddressError,
@@ -55,7 +56,7 @@ from ._native import (
     Transmit,
     __version__,
 )
-from .transport import TransferResult, transfer
+from .harness import TransferResult, transfer
 
 __all__ = [
     "Accepted",
@@ -89,8 +90,8 @@ __all__ = [
     "TransferResult",
     "Transmit",
     "__version__",
+    "harness",
     "net",
     "sim",
     "transfer",
-    "transport",
 ]

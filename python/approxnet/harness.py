@@ -2,7 +2,7 @@
 
     >>> import numpy as np, approxnet
     >>> job = approxnet.Job.tensor(np.arange(10_000, dtype=np.float32), p=0.9)
-    >>> r = approxnet.transport.transfer(job, loss=0.05, seed=3)
+    >>> r = approxnet.harness.transfer(job, loss=0.05, seed=3)
     >>> r.tensor.shape, r.fraction >= 0.9
     ((10000,), True)
 
