@@ -55,6 +55,7 @@ from ._native import (
     TransferError,
     Transmit,
     __version__,
+    must_deliver,
 )
 from .harness import TransferResult, transfer
 
@@ -91,6 +92,7 @@ __all__ = [
     "Transmit",
     "__version__",
     "harness",
+    "must_deliver",
     "net",
     "sim",
     "transfer",

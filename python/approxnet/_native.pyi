@@ -433,6 +433,7 @@ class Transfer:
     @property
     def dtype(self) -> str | None: ...
 
+def must_deliver(msr: float, n: int) -> int: ...
 def transfer(
     job: Job,
     *,

@@ -400,3 +400,17 @@ def test_a_streaming_job_stops_at_its_msr() -> None:
         Job(1.0).announce(5, 3)
     with pytest.raises(JobError, match="group id"):
         client.push_message(0, h, job, 70_000, b"x")  # checked as Job.message checks it
+
+
+def test_must_deliver_is_the_cores_rule() -> None:
+    # ceil(MSR * N) without float noise (0.1 * 10 is 1.0000000000000002).
+    assert approxnet.must_deliver(0.1, 10) == 1
+    assert approxnet.must_deliver(0.5, 8) == 4
+    assert approxnet.must_deliver(0.125, 10) == 2
+    assert approxnet.must_deliver(1.0, 7) == 7
+    assert approxnet.must_deliver(0.0, 7) == 0
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(approxnet.JobError, match="MSR"):
+            approxnet.must_deliver(bad, 10)
+    with pytest.raises(approxnet.JobError, match="n must be"):
+        approxnet.must_deliver(0.5, -1)

@@ -25,6 +25,17 @@ impl PyGroup {
     }
 }
 
+/// `ceil(msr * n)`: how many of `n` messages a group of MSR `msr` must
+/// deliver (seed 000 §3.3). The one rule every layer counts with: the core's
+/// `Msr::must_deliver`, exposed so that Python baselines and experiments do
+/// not count again.
+#[pyfunction]
+pub(crate) fn must_deliver(msr: f64, n: Int) -> Result<u32> {
+    let n = u32::try_from(n.0)
+        .map_err(|_| Error::JobValue(format!("n must be within 0 ..= 4294967295, got {}", n.0)))?;
+    Ok(approxnet_proto::job::Msr::new(msr)?.must_deliver(n))
+}
+
 fn group_id(id: i64) -> Result<u16> {
     u16::try_from(id)
         .map_err(|_| Error::JobValue(format!("group id must be within 0 ..= 65535, got {id}")))
