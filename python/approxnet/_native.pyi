@@ -39,6 +39,7 @@ __all__ = [
     "SocketEndpoint",
     "Transmit",
     "Transfer",
+    "must_deliver",
     "transfer",
     "sim_run",
     "sim_schemes",
