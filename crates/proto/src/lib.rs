@@ -21,6 +21,7 @@
 //! The same endpoint runs unchanged in the simulator (virtual time) and in
 //! the real runtime (UDP / UDP-Lite sockets).
 
+pub mod cdf;
 pub mod config;
 pub mod endpoint;
 pub mod event;
