@@ -43,6 +43,7 @@ pub fn parse(text: &str, scale: f64) -> Result<Vec<(f64, f64)>, String> {
 /// points (the first point's size below it, the last's above it).
 /// `points` must be non-empty (as [`parse`] returns them).
 pub fn linear_at(points: &[(f64, f64)], u: f64) -> f64 {
+    let u = u.min(points[points.len() - 1].1);
     let i = points.partition_point(|p| p.1 < u).min(points.len() - 1);
     if i == 0 {
         return points[0].0;
