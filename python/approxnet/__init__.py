@@ -56,6 +56,7 @@ from ._native import (
     Transmit,
     __version__,
     must_deliver,
+    queue_limits,
 )
 from .harness import TransferResult, transfer
 
@@ -93,6 +94,7 @@ __all__ = [
     "__version__",
     "harness",
     "must_deliver",
+    "queue_limits",
     "net",
     "sim",
     "transfer",

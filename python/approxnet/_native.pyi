@@ -40,6 +40,7 @@ __all__ = [
     "Transmit",
     "Transfer",
     "must_deliver",
+    "queue_limits",
     "transfer",
     "sim_run",
     "sim_schemes",
@@ -435,6 +436,7 @@ class Transfer:
     def dtype(self) -> str | None: ...
 
 def must_deliver(msr: float, n: int) -> int: ...
+def queue_limits(queues: int, frame: int, port_buffer: int) -> list[int]: ...
 def transfer(
     job: Job,
     *,

@@ -414,3 +414,15 @@ def test_must_deliver_is_the_cores_rule() -> None:
             approxnet.must_deliver(bad, 10)
     with pytest.raises(approxnet.JobError, match="n must be"):
         approxnet.must_deliver(0.5, -1)
+
+
+def test_queue_limits_are_the_cores_rule() -> None:
+    # seed 000 §5.2: queues 1..7 hold 7..1 frames, queue 0 the rest.
+    assert approxnet.queue_limits(8, 1514, 200_000) == [
+        200_000 - 28 * 1514,
+        *(k * 1514 for k in range(7, 0, -1)),
+    ]
+    with pytest.raises(approxnet.ConfigError, match=f"need at least {29 * 1514}"):
+        approxnet.queue_limits(8, 1514, 29 * 1514 - 1)
+    with pytest.raises(approxnet.ConfigError, match="frame must be >= 0"):
+        approxnet.queue_limits(8, -1, 100_000)

@@ -40,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<net::PySocketEndpoint>()?;
     m.add_class::<harness::PyTransfer>()?;
     m.add_function(wrap_pyfunction!(job::must_deliver, m)?)?;
+    m.add_function(wrap_pyfunction!(job::queue_limits, m)?)?;
     m.add_function(wrap_pyfunction!(harness::transfer, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_schemes, m)?)?;
