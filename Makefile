@@ -39,7 +39,7 @@ test-python: setup-python lint-python
 
 # ruff + mypy over the package's own modules (the testbed lints itself).
 PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
-  python/approxnet/sim.py python/approxnet/harness.py python/approxnet/repro.py \
+  python/approxnet/sim.py python/approxnet/binaries.py python/approxnet/harness.py python/approxnet/repro.py \
   python/approxnet/cli python/tests/test_bindings.py python/tests/test_cli.py \
   python/tests/test_sim_api.py python/tests/conftest.py python/approxnet/__main__.py \
   python/approxnet/net.py python/tests/test_net_binding.py \
@@ -48,7 +48,7 @@ PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
 lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(wildcard $(PY_LINTED))
 	$(VENV)/bin/ruff format -q --check $(wildcard $(PY_LINTED))
-	$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.harness -m approxnet.repro -m approxnet -m approxnet.net -p approxnet.analytics -p approxnet.torch
+	$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.harness -m approxnet.binaries -m approxnet.repro -m approxnet -m approxnet.net -p approxnet.analytics -p approxnet.torch
 
 # The stub must match the built module (mypy's stubtest; only when either changed).
 $(VENV)/.stubtest: $(VENV)/.built python/approxnet/_native.pyi

@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+from approxnet import binaries
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCHEMES = ["atp-full", "dctcp-ss", "dctcp-es", "aeolus-es", "udp"]
@@ -28,12 +30,7 @@ WORKLOADS = [
 
 
 def find_sim():
-    for d in ("target", "target-sim"):
-        p = os.path.join(ROOT, d, "release", "approxnet-sim")
-        if os.path.exists(p):
-            return p
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "approxnet-sim"], check=True, cwd=ROOT)
-    return os.path.join(ROOT, "target", "release", "approxnet-sim")
+    return str(binaries.require("approxnet-sim", build=True))
 
 
 def svg(rows, path, workload):

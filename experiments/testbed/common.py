@@ -29,11 +29,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RESULTS = HERE / "results"
-if str(REPO / "python") not in sys.path:
-    sys.path.insert(0, str(REPO / "python"))
 
-from approxnet import testbed  # noqa: E402
-from approxnet.testbed.status import parse_qdiscs  # noqa: E402
+from approxnet import binaries, testbed
+from approxnet.testbed.status import parse_qdiscs
 
 TOOLS = [sys.executable, str(HERE / "tools.py")]
 ATP_PORT = 7700
@@ -46,21 +44,16 @@ class ExperimentError(RuntimeError):
 
 
 def perf_binary() -> Path | None:
-    """`approxnet-perf`: $APPROXNET_PERF, else target/release, else target-net/release."""
-    env = os.environ.get("APPROXNET_PERF")
-    cands = [Path(env)] if env else []
-    cands += [REPO / "target/release/approxnet-perf", REPO / "target-net/release/approxnet-perf"]
-    return next((c for c in cands if c.is_file() and os.access(c, os.X_OK)), None)
+    """`approxnet-perf`: $APPROXNET_PERF, else PATH, else a release build in
+    this checkout (`approxnet.binaries`)."""
+    return binaries.find("approxnet-perf")
 
 
 def require_perf() -> str:
-    b = perf_binary()
-    if b is None:
-        raise SystemExit(
-            "approxnet-perf is not built: "
-            "cargo build --release -p approxnet-net --bin approxnet-perf"
-        )
-    return str(b)
+    try:
+        return str(binaries.require("approxnet-perf"))
+    except FileNotFoundError as e:
+        raise SystemExit(str(e)) from None
 
 
 def require_root() -> None:

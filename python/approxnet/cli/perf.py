@@ -3,12 +3,12 @@ real runtime (crates/net), passing every option through."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import click
+
+from .. import binaries
 
 __all__ = ["command", "find_binary"]
 
@@ -16,21 +16,9 @@ MODES = ("server", "client", "tcp-server", "tcp-client")
 
 
 def find_binary(explicit: str | None = None) -> Path | None:
-    """``explicit``, else ``$APPROXNET_PERF``, else ``approxnet-perf`` on
-    PATH, else a release build in this checkout's target directories."""
-    for cand in (explicit, os.environ.get("APPROXNET_PERF")):
-        if cand:
-            p = Path(cand)
-            return p if p.is_file() else None
-    which = shutil.which("approxnet-perf")
-    if which:
-        return Path(which)
-    root = Path(__file__).resolve().parents[3]
-    for target in ("target", "target-net"):
-        p = root / target / "release" / "approxnet-perf"
-        if p.is_file():
-            return p
-    return None
+    """``approxnet-perf``: ``explicit``, else ``$APPROXNET_PERF``, else PATH,
+    else a release build in this checkout (:mod:`approxnet.binaries`)."""
+    return binaries.find("approxnet-perf", explicit)
 
 
 @click.command(
@@ -59,12 +47,10 @@ def command(mode: str, args: tuple[str, ...], binary: str | None) -> None:
 
     Build the tool with: cargo build --release -p approxnet-net
     """
-    exe = find_binary(binary)
-    if exe is None:
-        raise click.ClickException(
-            "approxnet-perf not found: build it with 'cargo build --release -p approxnet-net' "
-            "or pass --binary PATH"
-        )
+    try:
+        exe = binaries.require("approxnet-perf", binary)
+    except FileNotFoundError as e:
+        raise click.ClickException(f"{e}, or pass --binary PATH") from None
     rc = subprocess.call([str(exe), mode, *args])
     if rc != 0:
         raise click.exceptions.Exit(rc)
