@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -140,7 +141,8 @@ def test_message_checks() -> None:
 )
 def test_bad_config_values_are_config_errors(field: str, value: float) -> None:
     with pytest.raises(ConfigError):
-        Config(**{field: value})
+        kwargs: dict[str, Any] = {field: value}
+        Config(**kwargs)
 
 
 @pytest.mark.parametrize(
