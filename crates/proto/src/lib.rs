@@ -27,6 +27,7 @@ pub mod endpoint;
 pub mod event;
 pub mod harness;
 pub mod job;
+mod job_error;
 pub mod policy;
 pub mod rng;
 pub mod stats;

@@ -24,11 +24,9 @@ from dataclasses import dataclass
 
 from .._native import ConfigError as NativeConfigError
 from .._native import queue_limits as port_queue_limits
-from .config import Config, Host
+from .config import ETHERNET_HEADER, Config, Host
 from .errors import ConfigError
 
-#: Bytes tc adds to an IP packet on a veth (the Ethernet header).
-ETHERNET_HEADER = 14
 TRUNK_SUBNET_BASE = 200
 
 

@@ -1,8 +1,7 @@
 //! `[[jobs]]` and `[[training]]`: job classes and training jobs.
 
-use super::build::{positive, us};
 use super::schema::{JobFile, TrainingFile};
-use super::{invalid, ScenarioError};
+use super::{invalid, positive, us, ScenarioError};
 use crate::engine::{QueueFollow, TrainingRun};
 use crate::scheme::{self, Proto, Scheme, SenderApprox};
 use crate::workload::training::{Collective, Training, TrainingSpec};

@@ -6,6 +6,7 @@ mod classes;
 pub mod schema;
 mod switch;
 
+use approxnet_proto::time::Duration;
 pub use build::{build, Built};
 pub use schema::ScenarioFile;
 use std::path::Path;
@@ -51,6 +52,20 @@ pub(crate) fn invalid(
         key: key.into(),
         msg: msg.into(),
         allowed: allowed.into(),
+    }
+}
+
+/// Microseconds as a [`Duration`].
+pub(crate) fn us(x: f64) -> Duration {
+    Duration::from_nanos((x * 1e3).round() as u64)
+}
+
+/// `v` if it is a finite number above 0, else an error naming `key`.
+pub(crate) fn positive(key: &str, v: f64) -> Result<f64, ScenarioError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(invalid(key, format!("{v} is not a positive number"), "> 0"))
     }
 }
 
