@@ -40,6 +40,7 @@ __all__ = [
     "Transmit",
     "Transfer",
     "must_deliver",
+    "perf_main",
     "queue_limits",
     "transfer",
     "sim_run",
@@ -436,6 +437,7 @@ class Transfer:
     def dtype(self) -> str | None: ...
 
 def must_deliver(msr: float, n: int) -> int: ...
+def perf_main(argv: list[str]) -> int: ...
 def queue_limits(queues: int, frame: int, port_buffer: int) -> list[int]: ...
 def transfer(
     job: Job,

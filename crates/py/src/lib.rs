@@ -42,6 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(job::must_deliver, m)?)?;
     m.add_function(wrap_pyfunction!(job::queue_limits, m)?)?;
     m.add_function(wrap_pyfunction!(harness::transfer, m)?)?;
+    m.add_function(wrap_pyfunction!(net::perf_main, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_sizes, m)?)?;
