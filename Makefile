@@ -44,11 +44,13 @@ PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
   python/tests/test_sim_api.py python/tests/conftest.py python/approxnet/__main__.py \
   python/approxnet/net.py python/tests/test_net_binding.py \
   python/approxnet/analytics python/tests/test_analytics.py python/tests/test_analytics_cli.py \
-  python/approxnet/torch python/tests/test_torch_train.py python/tests/cli_runner.py
+  python/approxnet/torch python/tests/test_torch_train.py python/tests/cli_runner.py \
+  python/approxnet/approx_types.py python/approxnet/interconnect python/tests/test_approx_types.py \
+  experiments/interconnect
 lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(wildcard $(PY_LINTED))
 	$(VENV)/bin/ruff format -q --check $(wildcard $(PY_LINTED))
-	$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.harness -m approxnet.repro -m approxnet -m approxnet.net -p approxnet.analytics -p approxnet.torch
+	$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.harness -m approxnet.repro -m approxnet -m approxnet.net -p approxnet.analytics -p approxnet.torch -m approxnet.approx_types -p approxnet.interconnect
 
 # The stub must match the built module (mypy's stubtest; only when either changed).
 $(VENV)/.stubtest: $(VENV)/.built python/approxnet/_native.pyi
@@ -65,8 +67,8 @@ setup: setup-python
 # native module approxnet._native from crates/py). Rebuilt only when a Rust
 # source the module is made of, a manifest or pyproject.toml changed, or
 # when the built module is missing.
-PY_NATIVE_DEPS := $(shell find crates/py/src crates/proto/src crates/sim/src crates/net/src -type f 2>/dev/null) \
-  $(wildcard data/workloads/*) crates/py/Cargo.toml crates/proto/Cargo.toml crates/sim/Cargo.toml crates/net/Cargo.toml Cargo.toml Cargo.lock pyproject.toml
+PY_NATIVE_DEPS := $(shell find crates/py/src crates/phy/src crates/proto/src crates/sim/src crates/net/src -type f 2>/dev/null) \
+  $(wildcard data/workloads/*) crates/py/Cargo.toml crates/phy/Cargo.toml crates/proto/Cargo.toml crates/sim/Cargo.toml crates/net/Cargo.toml Cargo.toml Cargo.lock pyproject.toml
 
 setup-python: $(VENV)/.built
 	@ls python/approxnet/_native*.so >/dev/null 2>&1 || { rm -f $(VENV)/.built; $(MAKE) --no-print-directory $(VENV)/.built; }
