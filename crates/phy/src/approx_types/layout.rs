@@ -93,19 +93,18 @@ impl PlaneLayout {
     pub fn to_planes(&self, src: &[u8], dst: &mut [u8]) -> Result<usize, ApproxTypeError> {
         let n = self.words(src.len())?;
         Self::check_out(src, dst)?;
-        let w = self.dtype.word_bytes();
+        match self.dtype.word_bytes() {
+            1 => scatter::<1>(src, dst, self.order()),
+            2 => scatter::<2>(src, dst, self.order()),
+            4 => scatter::<4>(src, dst, self.order()),
+            _ => scatter::<8>(src, dst, self.order()),
+        }
         let (q, r) = ((self.level / 8) as usize, self.level % 8);
-        for k in 0..w {
-            let off = self.byte_of(k);
-            let plane = &mut dst[k * n..(k + 1) * n];
-            let column = src.iter().skip(off).step_by(w);
-            if k == q && r > 0 {
-                pack_split(column, n, r, plane);
-            } else {
-                for (d, s) in plane.iter_mut().zip(column) {
-                    *d = *s;
-                }
-            }
+        if r > 0 {
+            // plane q was copied whole above; bit-pack it over the copy
+            let w = self.dtype.word_bytes();
+            let column = src.iter().skip(self.byte_of(q)).step_by(w);
+            pack_split(column, n, r, &mut dst[q * n..(q + 1) * n]);
         }
         self.prefix_len(src.len())
     }
@@ -115,21 +114,59 @@ impl PlaneLayout {
     pub fn from_planes(&self, src: &[u8], dst: &mut [u8]) -> Result<(), ApproxTypeError> {
         let n = self.words(src.len())?;
         Self::check_out(src, dst)?;
-        let w = self.dtype.word_bytes();
+        match self.dtype.word_bytes() {
+            1 => gather::<1>(src, dst, self.order()),
+            2 => gather::<2>(src, dst, self.order()),
+            4 => gather::<4>(src, dst, self.order()),
+            _ => gather::<8>(src, dst, self.order()),
+        }
         let (q, r) = ((self.level / 8) as usize, self.level % 8);
-        for k in 0..w {
-            let off = self.byte_of(k);
-            let plane = &src[k * n..(k + 1) * n];
-            let column = dst.iter_mut().skip(off).step_by(w);
-            if k == q && r > 0 {
-                unpack_split(plane, r, column);
-            } else {
-                for (d, s) in column.zip(plane) {
-                    *d = *s;
-                }
-            }
+        if r > 0 {
+            let w = self.dtype.word_bytes();
+            let column = dst.iter_mut().skip(self.byte_of(q)).step_by(w);
+            unpack_split(&src[q * n..(q + 1) * n], r, column);
         }
         Ok(())
+    }
+
+    /// `order[k]`: the offset in a word of its byte of significance `k`.
+    fn order<const W: usize>(&self) -> [usize; W] {
+        std::array::from_fn(|k| self.byte_of(k))
+    }
+}
+
+/// Byte `order[k]` of every `W`-byte word of `src` to plane `k` of `dst`
+/// (one pass over `src`, `W` sequential output streams).
+fn scatter<const W: usize>(src: &[u8], dst: &mut [u8], order: [usize; W]) {
+    let n = src.len() / W;
+    if n == 0 {
+        return;
+    }
+    let planes: [&mut [u8]; W] = {
+        let mut it = dst.chunks_exact_mut(n);
+        std::array::from_fn(|_| it.next().unwrap_or_default())
+    };
+    for (i, word) in src.chunks_exact(W).enumerate() {
+        for k in 0..W {
+            planes[k][i] = word[order[k]];
+        }
+    }
+}
+
+/// Inverts [`scatter`].
+fn gather<const W: usize>(src: &[u8], dst: &mut [u8], order: [usize; W]) {
+    let n = src.len() / W;
+    if n == 0 {
+        return;
+    }
+    let planes: [&[u8]; W] = {
+        let mut it = src.chunks_exact(n);
+        std::array::from_fn(|_| it.next().unwrap_or_default())
+    };
+    for (i, word) in dst.chunks_exact_mut(W).enumerate() {
+        for k in 0..W {
+            word[order[k]] = planes[k][i];
+        }
     }
 }
 

@@ -19,4 +19,4 @@ pub use dtype::DType;
 pub use error::ApproxTypeError;
 pub use layout::PlaneLayout;
 pub use mask::{element_mask, protected_fraction, word_mask};
-pub use transmit::{transmit, TransmitStats};
+pub use transmit::{transmit, TransmitStats, MESSAGE_BYTES};

@@ -8,7 +8,7 @@ use crate::inject::BitErrors;
 /// What a transmission flipped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TransmitStats {
-    /// Length of the precise prefix in bytes.
+    /// Bytes sent precisely: the precise prefixes of all the messages.
     pub prefix_len: usize,
     /// Bits flipped in the precise prefix.
     pub protected_flips: u64,
@@ -18,6 +18,11 @@ pub struct TransmitStats {
 
 /// Separates the prefix's random stream from the suffix's.
 const PREFIX_STREAM: u64 = 0x5eed_0f00_d0f0_0d01;
+
+/// A buffer longer than this travels as several messages of at most this
+/// many bytes, each laid out with its own precise prefix (so the scratch
+/// buffer stays in cache; a multiple of every element size).
+pub const MESSAGE_BYTES: usize = 256 * 1024;
 
 fn check_ber(field: &'static str, v: f64) -> Result<f64, ApproxTypeError> {
     if (0.0..=1.0).contains(&v) {
@@ -31,8 +36,9 @@ fn check_ber(field: &'static str, v: f64) -> Result<f64, ApproxTypeError> {
 /// channel: bits of the precise prefix flip with probability
 /// `protected_ber` (0 for a perfectly reliable mapping; seed 004's M/4
 /// mapping gives ~1.5e-16), the others with probability `ber`, each from
-/// its own injector seeded by `seed`. Levels 0 and full need no layout and
-/// flip in place without a copy; the others use one scratch buffer.
+/// its own injector seeded by `seed`. A buffer travels as messages of at
+/// most [`MESSAGE_BYTES`], each laid out with its protected bits first.
+/// Levels 0 and full need no layout and flip in place without a copy.
 pub fn transmit(
     layout: &PlaneLayout,
     data: &mut [u8],
@@ -42,7 +48,7 @@ pub fn transmit(
 ) -> Result<TransmitStats, ApproxTypeError> {
     let ber = check_ber("ber", ber)?;
     let protected_ber = check_ber("protected_ber", protected_ber)?;
-    let prefix_len = layout.prefix_len(data.len())?;
+    layout.words(data.len())?;
     let mut prefix_err =
         BitErrors::new(protected_ber, seed ^ PREFIX_STREAM).ok_or(ApproxTypeError::Ber {
             field: "protected_ber",
@@ -52,21 +58,25 @@ pub fn transmit(
         field: "ber",
         value: ber,
     })?;
-    let mut flip = |buf: &mut [u8]| {
+    let mut stats = TransmitStats::default();
+    let mut flip = |buf: &mut [u8], prefix_len: usize| {
         let (p, s) = buf.split_at_mut(prefix_len);
-        TransmitStats {
-            prefix_len,
-            protected_flips: prefix_err.apply(p, 0),
-            unprotected_flips: suffix_err.apply(s, 0),
-        }
+        stats.prefix_len += prefix_len;
+        stats.protected_flips += prefix_err.apply(p, 0);
+        stats.unprotected_flips += suffix_err.apply(s, 0);
     };
     if layout.is_identity() {
-        return Ok(flip(data));
+        let prefix_len = layout.prefix_len(data.len())?;
+        flip(data, prefix_len);
+        return Ok(stats);
     }
-    let mut planes = vec![0u8; data.len()];
-    layout.to_planes(data, &mut planes)?;
-    let stats = flip(&mut planes);
-    layout.from_planes(&planes, data)?;
+    let mut planes = vec![0u8; data.len().min(MESSAGE_BYTES)];
+    for message in data.chunks_mut(MESSAGE_BYTES) {
+        let planes = &mut planes[..message.len()];
+        let prefix_len = layout.to_planes(message, planes)?;
+        flip(planes, prefix_len);
+        layout.from_planes(planes, message)?;
+    }
     Ok(stats)
 }
 
