@@ -57,12 +57,13 @@ def dtype_name(array_dtype: npt.DTypeLike, dtype: str | None = None) -> str:
         raise ConfigError(f"array byte order must be native, got dtype {d.str}")
     if dtype is None:
         return d.name
-    bits, words = _native.approx_dtype_shape(dtype)
+    name = _name(dtype)
+    bits, words = _native.approx_dtype_shape(name)
     if bits * words != 8 * d.itemsize:
         raise ConfigError(
-            f"dtype '{dtype}' has {bits * words // 8}-byte elements, the array {d.itemsize}"
+            f"dtype '{name}' has {bits * words // 8}-byte elements, the array {d.itemsize}"
         )
-    return dtype
+    return name
 
 
 def _container(name: str) -> np.dtype[Any]:
@@ -91,9 +92,18 @@ def prefix_len(a: Array, level: int, *, dtype: str | None = None) -> int:
 
 
 def _name(dtype: npt.DTypeLike | str) -> str:
+    """The canonical name: ``"bfloat16"`` (or ``"bf16"``), else as NumPy
+    reads ``dtype`` (so ``"f8"`` is float64; names NumPy does not know
+    raise :class:`ConfigError`)."""
     if isinstance(dtype, str) and dtype in ("bfloat16", "bf16"):
         return "bfloat16"
-    return dtype_name(dtype)
+    try:
+        d = np.dtype(dtype)
+    except TypeError as e:
+        raise ConfigError(f"dtype {dtype!r} is not a NumPy dtype: {e}") from None
+    if not d.isnative:
+        raise ConfigError(f"array byte order must be native, got dtype {d.str}")
+    return d.name
 
 
 def _bytes(a: Array) -> npt.NDArray[np.uint8]:

@@ -103,6 +103,10 @@ def test_bfloat16_and_bad_input() -> None:
     p = at.to_planes(bits, 9, dtype="bfloat16")
     assert p.dtype == "bfloat16" and p.prefix_len == 3
     assert np.array_equal(at.from_planes(p), bits)
+    assert at.to_planes(bits, 9, dtype="bf16").dtype == "bfloat16"
+    assert at.word_mask("f8", 12) == 0xFFF0_0000_0000_0000  # NumPy's reading: float64
+    with pytest.raises(ConfigError, match="not a NumPy dtype"):
+        at.word_mask("no-such-type", 1)
     assert at.header_bits("float64") == 12 and at.header_bits("bfloat16") == 9
     assert at.protected_fraction("complex128", 16) == 0.25
     with pytest.raises(ConfigError, match="level 65"):
