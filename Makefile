@@ -46,6 +46,7 @@ PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
   python/approxnet/analytics python/tests/test_analytics.py python/tests/test_analytics_cli.py \
   python/approxnet/torch python/tests/test_torch_train.py python/tests/cli_runner.py \
   python/approxnet/approx_types.py python/approxnet/interconnect python/tests/test_approx_types.py \
+  python/tests/test_interconnect.py \
   experiments/interconnect
 lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(wildcard $(PY_LINTED))
