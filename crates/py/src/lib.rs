@@ -15,6 +15,7 @@
 //! caller names. Every Rust error becomes an `approxnet.ApproxnetError`
 //! subclass in one place ([`errors`]).
 
+mod approx_types;
 mod config;
 mod endpoint;
 mod errors;
@@ -46,5 +47,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_sizes, m)?)?;
+    approx_types::register(m)?;
     Ok(())
 }
