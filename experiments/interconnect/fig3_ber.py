@@ -65,12 +65,12 @@ def main() -> None:
     with open(args.out / "mappings.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["m", "half_ber", "quarter_ber", "two_hop", "diagonal"])
-        for m in (16, 64, 256, 1024):
-            half, _ = channel.mapping_ber("half", m, 1e-5)
-            quarter, _ = channel.mapping_ber("quarter", m, 1e-5)
-            s = channel.symbol_errors(m, 1e-5)
-            w.writerow([m, half, quarter, s.two_hop, s.diagonal])
-            print(f"| {m} | {half:.3g} | {quarter:.3g} | {s.two_hop:.3g} | {s.diagonal:.3g} |")
+        for order in (16, 64, 256, 1024):
+            half, _ = channel.mapping_ber("half", order, 1e-5)
+            quarter, _ = channel.mapping_ber("quarter", order, 1e-5)
+            s = channel.symbol_errors(order, 1e-5)
+            w.writerow([order, half, quarter, s.two_hop, s.diagonal])
+            print(f"| {order} | {half:.3g} | {quarter:.3g} | {s.two_hop:.3g} | {s.diagonal:.3g} |")
 
 
 if __name__ == "__main__":

@@ -100,16 +100,16 @@ def main() -> None:
     with open(args.out / "fig7_quality.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "level", "metric", "seed", "value"])
-        for r in rows:
-            for s, v in zip(seeds, r.values, strict=False):
-                w.writerow([r.kernel, r.level, r.metric, s, v])
+        for row in rows:
+            for s, v in zip(seeds, row.values, strict=False):
+                w.writerow([row.kernel, row.level, row.metric, s, v])
     print(f"BER {ber:g}, seeds {seeds}, FFT {n_fft}x{n_fft} complex128, K-means {n_km} points")
     print(f"9-D k=8 float32, CG n={n_cg} cond 1e3 float64; 8 processes")
     print("| kernel | level | metric | per seed |")
     print("|---|---|---|---|")
-    for r in rows:
-        vals = ", ".join(f"{v:.3g}" for v in r.values)
-        print(f"| {r.kernel} | {r.level} | {r.metric} | {vals} |")
+    for row in rows:
+        vals = ", ".join(f"{v:.3g}" for v in row.values)
+        print(f"| {row.kernel} | {row.level} | {row.metric} | {vals} |")
 
     plot(args.out, ber)
 
