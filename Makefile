@@ -9,7 +9,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CARGO  ?= cargo
 
-.PHONY: demo demo-atp test test-rust test-python lint lint-python setup setup-python bench clean
+.PHONY: demo demo-atp test test-rust test-python test-wheel lint lint-python setup setup-python bench clean
 
 demo: setup
 	$(CARGO) build --release -q -p approxnet-proto --example atp_demo
@@ -21,7 +21,7 @@ demo: setup
 demo-atp: setup
 	$(CARGO) run --release -q -p approxnet-proto --example atp_demo
 
-test: setup lint test-rust test-python
+test: setup lint test-rust test-python test-wheel
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -36,6 +36,10 @@ test-rust:
 test-python: setup-python lint-python
 	$(CARGO) build --release -q -p approxnet-net --bin approxnet-perf
 	$(PY) -m pytest -q -W error python/tests
+
+# The wheel a user installs, from a fresh virtualenv outside the checkout.
+test-wheel: setup-python
+	bash scripts/test-wheel.sh
 
 # ruff over the whole Python tree; mypy strict over the package, its tests
 # and the testbed experiments; the netapprox sweep scripts and the benches

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the wheel, installs it into a fresh virtualenv outside the checkout
+# and runs one command of each CLI group from there (issue 18): what a user
+# gets from `pip install approxnet-*.whl`, without the git tree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV_TOOLS=${VENV_TOOLS:-.venv/bin}
+out=$(mktemp -d /tmp/approxnet-wheel.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+"$VENV_TOOLS/maturin" build --release -q --out "$out/dist" >/dev/null
+wheel=$(ls "$out"/dist/approxnet-*.whl)
+echo "wheel: $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB)"
+python3 -m venv "$out/venv"
+"$out/venv/bin/pip" install -q "$wheel"
+cd "$out"   # nothing of the checkout is importable from here
+ax="$out/venv/bin/approxnet"
+"$out/venv/bin/python" -c "import approxnet, sys; assert 'site-packages' in approxnet.__file__, approxnet.__file__"
+"$ax" --version
+"$ax" sim schemes >/dev/null
+"$ax" perf client --help >/dev/null
+"$ax" testbed --help >/dev/null
+"$ax" repro --help >/dev/null
+"$ax" analytics --help >/dev/null
+"$ax" train --help >/dev/null
+"$ax" perf server --bind 127.0.0.1:7790 --jobs 1 --idle 10 --json >"$out/server.json" &
+"$ax" perf client --server 127.0.0.1:7790 --jobs 1 --messages 4 --json >"$out/client.json"
+wait
+grep -q '"jobs_completed":1' "$out/client.json"
+echo "wheel OK: every CLI group answers from a fresh virtualenv; perf moved one job"
