@@ -22,8 +22,9 @@ ax="$out/venv/bin/approxnet"
 "$ax" repro --help >/dev/null
 "$ax" analytics --help >/dev/null
 "$ax" train --help >/dev/null
-"$ax" perf server --bind 127.0.0.1:7790 --jobs 1 --idle 10 --json >"$out/server.json" &
-"$ax" perf client --server 127.0.0.1:7790 --jobs 1 --messages 4 --json >"$out/client.json"
+port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$ax" perf server --bind "127.0.0.1:$port" --jobs 1 --idle 10 --json >"$out/server.json" &
+"$ax" perf client --server "127.0.0.1:$port" --jobs 1 --messages 4 --json >"$out/client.json"
 wait
 grep -q '"jobs_completed":1' "$out/client.json"
 echo "wheel OK: every CLI group answers from a fresh virtualenv; perf moved one job"
