@@ -14,7 +14,9 @@
 //! by its convex envelope on its domain (the model where it is convex, a
 //! tangent chord over the concave stretch), the relaxed problem is solved as
 //! above, and apps on a chord are moved to the chord's ends — all but at
-//! most one, which keeps the sum exact. The relaxed optimum is a lower bound
+//! most one, whose weight is then set by a 1-D search (`settle_partial`).
+//! Not exact in general (the true optimum may sit inside several chords);
+//! the relaxed optimum is a lower bound
 //! on the true one; [`Allocation::lower_bound`] reports it, so the gap
 //! `objective - lower_bound` certifies how far from optimal the answer can
 //! be (zero in the convex case, up to rounding).
@@ -265,19 +267,112 @@ pub fn solve(models: &[Model], floors: &[f64], capacity: f64) -> Result<Allocati
     } else {
         Method::ConvexEnvelope
     };
-    let weights = kkt(&curves, capacity);
-    let objective = models.iter().zip(&weights).map(|(m, &w)| m.value(w)).sum();
+    let mut weights = kkt(&curves, capacity);
     let lower_bound = curves
         .iter()
         .zip(&weights)
         .map(|(c, &w)| c.envelope(w))
         .sum();
+    if method == Method::ConvexEnvelope {
+        weights = settle_partial(&curves, weights, capacity);
+    }
+    let objective = models.iter().zip(&weights).map(|(m, &w)| m.value(w)).sum();
     Ok(Allocation {
         weights,
         objective,
         lower_bound,
         method,
     })
+}
+
+/// The relaxed answer may leave one app `p` inside its chord (where the
+/// model lies above its envelope). Its weight is then chosen by a 1-D
+/// search of `D_p(x) + V(C - x)`, `V` the re-solved optimum of the others
+/// (a 65-point scan of `p`'s domain plus both chord ends, refined by golden
+/// section around the best), keeping the relaxed answer if nothing beats it.
+fn settle_partial(curves: &[Curve], weights: Vec<f64>, capacity: f64) -> Vec<f64> {
+    let true_obj =
+        |w: &[f64]| -> f64 { curves.iter().zip(w).map(|(c, &x)| c.model.value(x)).sum() };
+    let Some(p) = (0..curves.len()).find(|&i| curves[i].in_chord(weights[i])) else {
+        return weights;
+    };
+    let Some((a, b)) = curves[p].chord else {
+        return weights;
+    };
+    let floor_rest: f64 = (0..curves.len())
+        .filter(|&i| i != p)
+        .map(|i| curves[i].lo)
+        .sum();
+    let with_p_at = |x: f64| -> Option<(f64, Vec<f64>)> {
+        let left = capacity - x;
+        if left < floor_rest - 1e-12 {
+            return None;
+        }
+        let spare = (left - floor_rest).max(0.0);
+        let rest: Vec<Curve> = (0..curves.len())
+            .filter(|&i| i != p)
+            .map(|i| Curve::new(curves[i].model, curves[i].lo, curves[i].lo + spare))
+            .collect();
+        let mut w = if rest.is_empty() {
+            Vec::new()
+        } else {
+            kkt(&rest, left)
+        };
+        w.insert(p, x);
+        Some((true_obj(&w), w))
+    };
+    let (lo, hi) = (curves[p].lo, curves[p].hi);
+    let mut best_obj = true_obj(&weights);
+    let mut best = weights;
+    let mut best_x = None;
+    let consider = |x: f64, best_obj: &mut f64, best: &mut Vec<f64>| {
+        if let Some((obj, w)) = with_p_at(x) {
+            if obj < *best_obj {
+                *best_obj = obj;
+                *best = w;
+                return true;
+            }
+        }
+        false
+    };
+    const SCAN: usize = 64;
+    let step = (hi - lo) / SCAN as f64;
+    for k in 0..=SCAN {
+        let x = lo + step * k as f64;
+        if consider(x, &mut best_obj, &mut best) {
+            best_x = Some(x);
+        }
+    }
+    for x in [a, b] {
+        if consider(x, &mut best_obj, &mut best) {
+            best_x = None; // a chord end: nothing to refine
+        }
+    }
+    if let Some(x0) = best_x {
+        // golden section on [x0 - step, x0 + step]
+        let f = |x: f64| with_p_at(x).map_or(f64::INFINITY, |(o, _)| o);
+        let (mut l, mut r) = ((x0 - step).max(lo), (x0 + step).min(hi));
+        let g = 0.5 * (5f64.sqrt() - 1.0);
+        let (mut x1, mut x2) = (r - g * (r - l), l + g * (r - l));
+        let (mut f1, mut f2) = (f(x1), f(x2));
+        for _ in 0..60 {
+            if f1 < f2 {
+                r = x2;
+                x2 = x1;
+                f2 = f1;
+                x1 = r - g * (r - l);
+                f1 = f(x1);
+            } else {
+                l = x1;
+                x1 = x2;
+                f1 = f2;
+                x2 = l + g * (r - l);
+                f2 = f(x2);
+            }
+        }
+        consider(0.5 * (l + r), &mut best_obj, &mut best);
+    }
+    best
 }
 
 /// Bisection on the multiplier, then the unpinned remainder shared out.
