@@ -167,6 +167,20 @@ impl Curve {
         }
     }
 
+    /// `dw/dtau` at a point `w = at(tau)`: `1 / D''(w)` strictly inside the
+    /// domain on the model, 0 at a bound or on a chord (Newton's slope).
+    fn rate(&self, w: f64) -> f64 {
+        if w <= self.lo || w >= self.hi || self.in_chord(w) {
+            return 0.0;
+        }
+        let k = self.model.curvature(w);
+        if k > 0.0 {
+            1.0 / k
+        } else {
+            0.0
+        }
+    }
+
     /// The interior of the chord, if `x` lies in it.
     fn in_chord(&self, x: f64) -> bool {
         matches!(self.chord, Some((a, b)) if x > a + 1e-12 && x < b - 1e-12)
@@ -375,7 +389,33 @@ fn settle_partial(curves: &[Curve], weights: Vec<f64>, capacity: f64) -> Vec<f64
     best
 }
 
-/// Bisection on the multiplier, then the unpinned remainder shared out.
+/// The weights at a multiplier whose sum is within rounding of the
+/// capacity; the residue goes to the apps strictly inside their domain in
+/// proportion to `1 / D''` (a last Newton step), else to the largest.
+fn settle_exact(curves: &[Curve], tau: f64, capacity: f64) -> Vec<f64> {
+    let mut w: Vec<f64> = curves.iter().map(|c| c.at(tau)).collect();
+    let rates: Vec<f64> = curves.iter().zip(&w).map(|(c, &x)| c.rate(x)).collect();
+    let total: f64 = rates.iter().sum();
+    let residue = capacity - w.iter().sum::<f64>();
+    if total > 0.0 {
+        for (x, r) in w.iter_mut().zip(&rates) {
+            *x += residue * r / total;
+        }
+    }
+    fix_sum(curves, &mut w, capacity);
+    w
+}
+
+/// Puts the last rounding error of the sum on the largest weight.
+fn fix_sum(curves: &[Curve], w: &mut [f64], capacity: f64) {
+    let diff = capacity - w.iter().sum::<f64>();
+    if let Some((i, _)) = w.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+        w[i] = (w[i] + diff).max(curves[i].lo);
+    }
+}
+
+/// The multiplier by safeguarded Newton, then the unpinned remainder
+/// shared out.
 fn kkt(curves: &[Curve], capacity: f64) -> Vec<f64> {
     let sum_at = |tau: f64| curves.iter().map(|c| c.at(tau)).sum::<f64>();
     let slope_lo = |c: &Curve| {
@@ -396,20 +436,43 @@ fn kkt(curves: &[Curve], capacity: f64) -> Vec<f64> {
         .fold(f64::NEG_INFINITY, f64::max);
     t_hi += 1.0 + t_hi.abs();
     t_lo -= 1.0 + t_lo.abs();
-    // invariant: sum_at(t_lo) <= capacity <= sum_at(t_hi)
-    for _ in 0..200 {
-        let mid = 0.5 * (t_lo + t_hi);
-        if mid <= t_lo || mid >= t_hi {
+    // invariant: sum_at(t_lo) <= capacity <= sum_at(t_hi). Safeguarded
+    // Newton on tau (S'(tau) = sum of 1 / D_i'' over apps strictly inside
+    // their domain); a step leaving the bracket, or no slope (linear
+    // models, chords), falls back to bisection. Done when a point meets the
+    // capacity within `tol`, or the bracket closes on a jump of S.
+    let sum_rate = |tau: f64| -> (f64, f64) {
+        curves.iter().fold((0.0, 0.0), |(s, r), c| {
+            let w = c.at(tau);
+            (s + w, r + c.rate(w))
+        })
+    };
+    let tol = 1e-10 * capacity;
+    let (mut t, mut newton) = (0.5 * (t_lo + t_hi), false);
+    let (mut f_lo, mut f_hi) = (sum_at(t_lo) - capacity, sum_at(t_hi) - capacity);
+    for step in 0..200 {
+        if f_hi - f_lo <= tol || f_lo == 0.0 || f_hi == 0.0 {
             break;
         }
-        let s = sum_at(mid);
-        if s <= capacity {
-            t_lo = mid;
+        if !(newton && t > t_lo && t < t_hi) || step % 8 == 7 {
+            t = 0.5 * (t_lo + t_hi);
+            if t <= t_lo || t >= t_hi {
+                break;
+            }
+        }
+        let (s, r) = sum_rate(t);
+        let f = s - capacity;
+        if f.abs() <= tol {
+            return settle_exact(curves, t, capacity);
+        }
+        if f < 0.0 {
+            (t_lo, f_lo) = (t, f);
         } else {
-            t_hi = mid;
+            (t_hi, f_hi) = (t, f);
         }
-        if s == capacity {
-            break;
+        newton = r > 0.0;
+        if newton {
+            t -= f / r;
         }
     }
     let mut w: Vec<f64> = curves.iter().map(|c| c.at(t_lo)).collect();
@@ -451,10 +514,6 @@ fn kkt(curves: &[Curve], capacity: f64) -> Vec<f64> {
             w[i] += rem.min(top[i] - w[i]);
         }
     }
-    // Rounding: make the sum exact on the largest weight.
-    let diff = capacity - w.iter().sum::<f64>();
-    if let Some((i, _)) = w.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
-        w[i] = (w[i] + diff).max(curves[i].lo);
-    }
+    fix_sum(curves, &mut w, capacity);
     w
 }

@@ -40,7 +40,7 @@ proptest! {
 
     #[test]
     fn convex_is_optimal(models in prop::collection::vec(convex_model(), 1..20), cap in 0.3..1.0f64, fl in 0.0..0.02f64) {
-        let floors = vec![fl; models.len()];
+        let floors = vec![fl * cap; models.len()];
         let a = solve(&models, &floors, cap).unwrap();
         prop_assert_eq!(a.method, Method::Kkt);
         check_constraints(&a.weights, &floors, cap);
