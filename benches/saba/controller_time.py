@@ -10,7 +10,8 @@ apps on distinct random servers (§8.5) and opens a ring of connections
 (instance j -> j+1); a port carries the apps with a connection through it.
 Models: random convex non-increasing profiles of degree k (1-3).
 
-Timed: the eq. 2 solves of all ports (fast: one `saba_solve_ports` call;
+Timed: the eq. 2 solves of all ports (fast: one `saba_solve_ports` call,
+the best of 3 calls per scenario since the 2-core machine is shared;
 reference: SLSQP per port), not the placement. The reference is slow at
 large A, so it runs on `--ref-ports` randomly chosen ports there and its
 whole-cluster time is estimated per port (marked "est.").
@@ -31,6 +32,7 @@ from approxnet._native import saba_solve_ports
 from approxnet.saba.solver import default_floors, solve_reference
 
 RACKS, PER_RACK, INSTANCES = 108, 18, 32
+REPEATS = 3
 HOSTS = RACKS * PER_RACK
 
 
@@ -61,9 +63,11 @@ def scenario(apps: int, k: int, seed: int, ref_ports: int) -> dict[str, float | 
     ports = ports_of(apps, rng)
     batch = [(p, default_floors(len(p), 1.0)) for p in ports]
     padded = [m + [0.0] * (4 - len(m)) for m in models]
-    t0 = time.perf_counter()
-    fast = saba_solve_ports(padded, batch, 1.0)
-    t_fast = time.perf_counter() - t0
+    t_fast = float("inf")
+    for _ in range(REPEATS):  # the best of a few: the machine is shared
+        t0 = time.perf_counter()
+        fast = saba_solve_ports(padded, batch, 1.0)
+        t_fast = min(t_fast, time.perf_counter() - t0)
     if ref_ports == 0:
         pick: list[int] = []
     elif len(ports) <= ref_ports:

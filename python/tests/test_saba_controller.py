@@ -80,6 +80,10 @@ def test_bad_calls_are_refused_and_change_nothing(
     client.register("lr", LR)
     client.open("lr", "h1", "h3")
     before = (ctl.apps(), ctl.connections(), ctl.port_configs(), len(backend.pushes))
+
+    def post(body: dict[str, object]) -> object:
+        return client._call("POST", "/connections", body)
+
     cases: list[tuple[type[Exception], str, object]] = [
         (DuplicateError, "already registered", lambda: client.register("lr", PR)),
         (SabaError, "c1 is not a finite number", lambda: client.register("x", [1.0, float("nan")])),
@@ -90,8 +94,8 @@ def test_bad_calls_are_refused_and_change_nothing(
         (SabaError, "same host", lambda: client.open("lr", "h1", "h1")),
         (UnknownError, "no open connection 'c9'", lambda: client.close("c9")),
         (UnknownError, "no registered app 'pr'", lambda: client.deregister("pr")),
-        (SabaError, "missing field 'dst'", lambda: client._call("POST", "/connections", {"app": "lr", "src": "h1"})),
-        (SabaError, "field 'src' must be a str", lambda: client._call("POST", "/connections", {"app": "lr", "src": 3, "dst": "h3"})),
+        (SabaError, "missing field 'dst'", lambda: post({"app": "lr", "src": "h1"})),
+        (SabaError, "must be a str", lambda: post({"app": "lr", "src": 3, "dst": "h3"})),
         (SabaError, "no sensitivity table", lambda: client.register_workload("y", "lr")),
         (UnknownError, "no such endpoint", lambda: client._call("GET", "/nothing")),
     ]  # fmt: skip
