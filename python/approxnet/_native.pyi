@@ -463,4 +463,5 @@ def saba_solve_ports(
     coeffs: list[list[float]],
     ports: list[tuple[list[int], list[float]]],
     capacity: float,
+    threads: int = 0,
 ) -> list[list[float]]: ...

@@ -142,7 +142,7 @@ def test_restart_recovers_the_same_allocation(tmp_path: Path) -> None:
 def test_reference_and_fast_controllers_agree() -> None:
     configs = []
     for solver in ("fast", "reference"):
-        ctl = Controller(topology(), solver=solver, queues=2)  # type: ignore[arg-type]
+        ctl = Controller(topology(), solver=solver, queues=2)
         for name, c in (("lr", LR), ("pr", PR), ("sort", SORT)):
             ctl.register(name, c)
             ctl.open_connection(name, "h1", "h3")

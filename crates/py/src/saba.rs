@@ -46,13 +46,16 @@ pub(crate) fn saba_solve(
 }
 
 /// Eq. 2 for many ports: `coeffs` holds every app's model once; each port
-/// is `(app indices, floors)`. Returns each port's weights, in order.
+/// is `(app indices, floors)`. Returns each port's weights, in order. The
+/// ports are shared out over `threads` threads (0: one per CPU).
 #[pyfunction]
+#[pyo3(signature = (coeffs, ports, capacity, threads = 0))]
 pub(crate) fn saba_solve_ports(
     py: Python<'_>,
     coeffs: Vec<Vec<f64>>,
     ports: Vec<(Vec<usize>, Vec<f64>)>,
     capacity: f64,
+    threads: usize,
 ) -> PyResult<Vec<Vec<f64>>> {
     let ms = models(&coeffs)?;
     for (p, (apps, _)) in ports.iter().enumerate() {
@@ -63,19 +66,44 @@ pub(crate) fn saba_solve_ports(
             )));
         }
     }
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    let chunk = ports.len().div_ceil(threads.max(1)).max(1);
     py.allow_threads(|| {
-        let mut buf = Vec::new();
-        ports
-            .iter()
-            .enumerate()
-            .map(|(p, (apps, floors))| {
-                buf.clear();
-                buf.extend(apps.iter().map(|&a| ms[a]));
-                solve(&buf, floors, capacity)
-                    .map(|a| a.weights)
-                    .map_err(|e| format!("port {p}: {e}"))
-            })
-            .collect::<Result<Vec<_>, String>>()
+        let solve_chunk = |offset: usize, part: &[(Vec<usize>, Vec<f64>)]| {
+            let mut buf = Vec::new();
+            part.iter()
+                .enumerate()
+                .map(|(i, (apps, floors))| {
+                    buf.clear();
+                    buf.extend(apps.iter().map(|&a| ms[a]));
+                    solve(&buf, floors, capacity)
+                        .map(|a| a.weights)
+                        .map_err(|e| format!("port {}: {e}", offset + i))
+                })
+                .collect::<Result<Vec<_>, String>>()
+        };
+        if threads <= 1 || ports.len() < 64 {
+            return solve_chunk(0, &ports);
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ports
+                .chunks(chunk)
+                .enumerate()
+                .map(|(k, part)| scope.spawn(move || solve_chunk(k * chunk, part)))
+                .collect();
+            let mut out = Vec::with_capacity(ports.len());
+            for h in handles {
+                out.extend(
+                    h.join()
+                        .map_err(|_| "a solver thread panicked".to_string())??,
+                );
+            }
+            Ok(out)
+        })
     })
     .map_err(SabaError::new_err)
 }

@@ -448,7 +448,15 @@ fn kkt(curves: &[Curve], capacity: f64) -> Vec<f64> {
         })
     };
     let tol = 1e-10 * capacity;
-    let (mut t, mut newton) = (0.5 * (t_lo + t_hi), false);
+    // Start from the mean marginal slope at the equal split above the
+    // floors: near the answer when the models are alike.
+    let equal = (capacity - curves.iter().map(|c| c.lo).sum::<f64>()) / curves.len() as f64;
+    let start = curves
+        .iter()
+        .map(|c| c.model.slope(c.lo + equal.max(0.0)))
+        .sum::<f64>()
+        / curves.len() as f64;
+    let (mut t, mut newton) = (start, start > t_lo && start < t_hi);
     let (mut f_lo, mut f_hi) = (sum_at(t_lo) - capacity, sum_at(t_hi) - capacity);
     for step in 0..200 {
         if f_hi - f_lo <= tol || f_lo == 0.0 || f_hi == 0.0 {

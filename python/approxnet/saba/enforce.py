@@ -150,7 +150,7 @@ class HtbBackend:
         link, dev = c.rate_bps, c.ifname
         b = self._burst(link)
         cmds = [
-            f"qdisc replace dev {dev} root handle 1: htb default ff",
+            f"qdisc add dev {dev} root handle 1: htb default ff",
             f"class add dev {dev} parent 1: classid 1:1 htb rate {link}bit ceil {link}bit "
             f"burst {b} cburst {b}",
         ]
@@ -192,6 +192,8 @@ class HtbBackend:
             ns = self.namespace(c.switch)
             cmds = by_ns.setdefault(ns, [])
             if c.key not in self._installed:
+                # whatever was there goes (HTB cannot be changed into this tree)
+                shell.run(["tc", "-n", ns, "qdisc", "del", "dev", c.ifname, "root"], check=False)
                 cmds += self.install_commands(c)
             cmds += self.change_commands(c)
             f = self.filter_commands(c)
