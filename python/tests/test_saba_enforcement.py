@@ -2,7 +2,7 @@
 apps' backlogged TCP flows share a 100 Mbit/s switch port at weights
 0.6 / 0.3 / 0.1; a live `tc class change` to 0.1 / 0.3 / 0.6; then one
 app idle and the others taking its share. The testbed is named
-``se<pid>``, bounded (three 2 s windows, ~20 s in all) and removed in a
+``se<pid>``, bounded (three 2 s windows, ~25 s in all) and removed in a
 ``finally``."""
 
 from __future__ import annotations
@@ -39,9 +39,7 @@ def test_weights_are_enforced_changed_live_and_work_conserving() -> None:
         for window, weights in ((first, (0.6, 0.3, 0.1)), (second, (0.1, 0.3, 0.6))):
             assert window.bps > 0.6 * 20e6, window  # the port is the bottleneck
             for app, w in enumerate(weights):
-                # 5 points of the link: under this machine's load (2 shared
-                # cores) the 0.1 app got up to 0.123 (docs/experiments/saba.md)
-                assert window.shares[app] == pytest.approx(w, abs=0.05), window
+                assert window.shares[app] == pytest.approx(w, rel=0.05), window
         # the change was live: only `class change`, nothing rebuilt or re-filtered
         later = [line for _, cmds in backend.log[installed:] for line in cmds]
         assert later and all(line.startswith("class change ") for line in later)
@@ -49,7 +47,8 @@ def test_weights_are_enforced_changed_live_and_work_conserving() -> None:
         (idle,) = run_phase(tb, 3, Phase((0, 1)), 5700)
         assert idle.shares[2] == 0.0
         assert idle.bps > max(0.6 * 20e6, 0.9 * first.bps)  # the idle share is used
-        assert idle.shares[0] / idle.shares[1] == pytest.approx(2.0, rel=0.15)
+        assert idle.shares[0] == pytest.approx(2 / 3, rel=0.05)
+        assert idle.shares[1] == pytest.approx(1 / 3, rel=0.05)
     finally:
         tb.down()
     assert not lifecycle.list_namespaces(cfg.prefix)

@@ -84,7 +84,7 @@ class Phase:
     senders: tuple[int, ...]
     windows: int = 1
     window: float = 2.0
-    warmup: float = 1.0
+    warmup: float = 2.0
     settle: float = 0.5
 
     @property
