@@ -16,6 +16,7 @@ from ..saba.enforce import Backend, HtbBackend, JsonBackend, NullBackend
 from ..saba.service import Service, serve
 from ..saba.store import Store
 from ..saba.topology import TestbedTopology
+from ..saba.workloads import WORKLOADS
 
 __all__ = ["group"]
 
@@ -37,6 +38,7 @@ def group() -> None:
       approxnet saba solve --model 5,-8,3 --model 1.5,-0.5
       approxnet saba controller --topology python/approxnet/testbed/examples/dumbbell.toml
       approxnet saba ports --url http://127.0.0.1:7800
+      approxnet saba profile shuffle --nodes 4 --out results/saba/profile_shuffle.json
     """
 
 
@@ -140,3 +142,50 @@ def ports_cmd(url: str) -> None:
     from ..saba.client import SabaClient
 
     click.echo(json.dumps(SabaClient(url).ports(), indent=1))
+
+
+@group.command("profile")
+@click.argument("workload", type=click.Choice(sorted(WORKLOADS)))
+@click.option("--nodes", type=click.IntRange(2, 16), default=4, show_default=True)
+@click.option("--link", default="200mbit", show_default=True, help="every host's link rate")
+@click.option("--scale", type=click.FloatRange(0.01, 100), default=1.0, help="dataset size x")
+@click.option("--table", "table_path", default="saba-sensitivity.db", show_default=True)
+@click.option("--out", "out_path", type=click.Path(), help="also write the profile as JSON")
+def profile_cmd(
+    workload: str, nodes: int, link: str, scale: float, table_path: str, out_path: str | None
+) -> None:
+    """Profile WORKLOAD on a fresh namespace testbed (root): completion time
+    at each bandwidth share, slowdowns, eq. 1 fits of degree 1-3 with R²,
+    stored in the sensitivity table."""
+    import os
+
+    from ..saba.profiler import cluster, profile
+    from ..testbed import lifecycle
+
+    w = WORKLOADS[workload].scaled(scale)
+    cfg = cluster(f"sp{os.getpid() % 100000}", nodes, link)
+    tb = lifecycle.up(cfg)
+    try:
+        p = profile(
+            tb,
+            w,
+            table=SensitivityTable(table_path),
+            dataset=f"{scale:g}x",
+            progress=lambda s, t: click.echo(f"share {s:4.2f}: {t:7.2f} s", err=True),
+        )
+    finally:
+        tb.down()
+    doc = {
+        "workload": workload,
+        "nodes": nodes,
+        "link": link,
+        "scale": scale,
+        "times": {str(k): v for k, v in p.times.items()},
+        "slowdowns": p.samples,
+        "models": {str(k): {"coeffs": m.coeffs, "r2": m.r2} for k, m in p.models.items()},
+    }
+    text = json.dumps(doc, indent=1)
+    if out_path:
+        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(out_path).write_text(text + "\n")
+    click.echo(text)
