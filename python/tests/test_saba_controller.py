@@ -11,7 +11,7 @@ import pytest
 from approxnet import testbed as tb
 from approxnet.saba import SabaError, TopologyError
 from approxnet.saba.client import SabaClient
-from approxnet.saba.controller import Controller, DuplicateError, UnknownError
+from approxnet.saba.controller import Controller, DuplicateError, UnknownError, publish_mapping
 from approxnet.saba.enforce import JsonBackend, MemoryBackend
 from approxnet.saba.service import Service
 from approxnet.saba.store import Store
@@ -149,3 +149,24 @@ def test_reference_and_fast_controllers_agree() -> None:
         configs.append(dict(ctl.port_configs()[0].app_weights))
     for app, w in configs[0].items():
         assert configs[1][app] == pytest.approx(w, abs=1e-4)
+
+
+def test_distributed_controllers_split_the_ports(tmp_path: Path) -> None:
+    models = {"lr": LR, "pr": PR, "sort": SORT}
+    shared = Store(tmp_path / "shared.db")
+    publish_mapping(shared, models, levels=8)
+    central = Controller(topology(), queues=2)
+    left = Controller(topology(), queues=2, switches={"left"}, shared_pls=shared)
+    right = Controller(topology(), queues=2, switches={"right"}, shared_pls=shared)
+    for ctl in (central, left, right):
+        for name, c in models.items():
+            ctl.register(name, c)
+        ctl.open_connection("lr", "h1", "h3")
+        ctl.open_connection("pr", "h2", "h3")
+        ctl.open_connection("sort", "h3", "h1")
+    assert {c.switch for c in left.port_configs()} == {"left"}
+    assert {c.switch for c in right.port_configs()} == {"right"}
+    both = sorted(left.port_configs() + right.port_configs(), key=lambda c: c.key)
+    assert both == central.port_configs()
+    with pytest.raises(UnknownError, match="no PL in the shared mapping"):
+        left.register("newcomer", PR)

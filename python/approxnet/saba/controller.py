@@ -10,6 +10,12 @@ connections, and the weights of every switch output port they cross.
   groups the port's PLs into its queues, sums the apps' weights per queue
   and pushes the port configurations to the enforcement backend.
 
+Distributed mode (§5.4): a controller given `switches` configures only
+the ports of those switches (every controller sees the lifecycle calls of
+the connections that cross its switches), and with `shared_pls` (a store
+both controllers read) it takes the app -> PL mapping and the PL centroids
+published offline by :func:`publish_mapping` instead of running K-means.
+
 Every call validates its input before it changes anything; state changes
 go to the store in one transaction (see :mod:`.store`) and a restarted
 controller rebuilds the same allocation from it. Thread-safe (one lock).
@@ -20,7 +26,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .._native import saba_solve_ports
@@ -33,7 +39,14 @@ from .solver import Solver, default_floors, solve_reference
 from .store import AppRow, ConnectionRow, Store
 from .topology import Port, Topology
 
-__all__ = ["Controller", "AppInfo", "ConnectionInfo", "UnknownError", "DuplicateError"]
+__all__ = [
+    "Controller",
+    "AppInfo",
+    "ConnectionInfo",
+    "UnknownError",
+    "DuplicateError",
+    "publish_mapping",
+]
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 #: The smallest rate a queue is given (HTB needs a positive rate).
@@ -83,6 +96,8 @@ class Controller:
         capacity: float = 1.0,
         solver: Solver = "fast",
         seed: int = 0,
+        switches: Collection[str] | None = None,
+        shared_pls: Store | None = None,
     ) -> None:
         if not 1 <= levels <= MAX_LEVELS:
             raise SabaError(f"levels must be 1..{MAX_LEVELS}, got {levels}")
@@ -98,6 +113,8 @@ class Controller:
         self.levels, self.queues, self.capacity = levels, queues, capacity
         self.solver: Solver = solver
         self.seed = seed
+        self.switches = None if switches is None else frozenset(switches)
+        self.shared_pls = shared_pls
         self._lock = threading.RLock()
         self._apps: dict[str, tuple[float, ...]] = {}
         self._conns: dict[str, ConnectionInfo] = {}
@@ -120,6 +137,8 @@ class Controller:
             if not isinstance(coeffs, list | tuple):
                 raise SabaError(f"coeffs must be a list of numbers, got {coeffs!r}")
             validate(coeffs)
+            if self.shared_pls is not None and name not in self.shared_pls.read_pls()[0]:
+                raise UnknownError(f"app {name!r} has no PL in the shared mapping (publish it)")
             c = tuple(float(x) for x in coeffs)
             with self.store.transaction() as db:
                 self.store.add_app(db, AppRow(name, c))
@@ -221,7 +240,11 @@ class Controller:
     def _recluster(self, reallocate: bool = True) -> set[str]:
         """K-means and the hierarchy again; the ports whose apps changed PL."""
         old = self._pl
-        self._pl, centroids = apps_to_pls(self._apps, self.levels, self.seed)
+        if self.shared_pls is not None:
+            shared, centroids = self.shared_pls.read_pls()
+            self._pl = {a: shared[a] for a in self._apps if a in shared}
+        else:
+            self._pl, centroids = apps_to_pls(self._apps, self.levels, self.seed)
         self._hierarchy = PlHierarchy(centroids, min(self.queues, max(len(centroids), 1)))
         moved = {a for a in self._pl if old.get(a) != self._pl[a]}
         touched = {p for (p, a) in self._on_port if a in moved}
@@ -231,11 +254,14 @@ class Controller:
             self._reallocate(touched)
         return touched
 
+    def _owns(self, key: str) -> bool:
+        return self.switches is None or self._ports[key].switch in self.switches
+
     def _apps_at(self, key: str) -> list[str]:
         return sorted({a for (p, a) in self._on_port if p == key})
 
     def _reallocate(self, keys: Iterable[str]) -> list[str]:
-        keys = sorted(set(keys))
+        keys = sorted(k for k in set(keys) if self._owns(k))
         per_port = [self._apps_at(k) for k in keys]
         weights = self._solve(per_port)
         new = [self._config(k, apps, w) for k, apps, w in zip(keys, per_port, weights, strict=True)]
@@ -275,3 +301,16 @@ class Controller:
             for i, (group, w) in enumerate(zip(q.pls, q.weights, strict=True))
         )
         return PortConfig(port.switch, port.ifname, port.rate_bps, queues, tuple(app_w.items()))
+
+
+def publish_mapping(
+    store: Store, coeffs: Mapping[str, Sequence[float]], levels: int = 8, seed: int = 0
+) -> dict[str, int]:
+    """The offline step of the distributed mode (§5.4): K-means of every
+    profiled app's model into PLs, written to the shared store with the PL
+    centroids (from which each controller builds the same hierarchy)."""
+    for c in coeffs.values():
+        validate(c)
+    pl_of, centroids = apps_to_pls(coeffs, levels, seed)
+    store.publish_pls(pl_of, centroids)
+    return pl_of

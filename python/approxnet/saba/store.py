@@ -9,6 +9,9 @@ Schema::
     connections(id TEXT PRIMARY KEY, app TEXT REFERENCES apps(name),
                 src TEXT, dst TEXT, opened REAL)
     meta(key TEXT PRIMARY KEY, value TEXT)   -- next_connection: the id counter
+    pl_map(app TEXT PRIMARY KEY, pl INTEGER) -- distributed mode (§5.4): the
+    pl_centroids(pl INTEGER PRIMARY KEY,     --   app -> PL mapping and PL
+                 coeffs TEXT)                --   centroids, published offline
 
 Each lifecycle call is one transaction: a call that fails leaves no trace.
 """
@@ -33,6 +36,8 @@ CREATE TABLE IF NOT EXISTS connections (
     id TEXT PRIMARY KEY, app TEXT NOT NULL REFERENCES apps(name),
     src TEXT NOT NULL, dst TEXT NOT NULL, opened REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pl_map (app TEXT PRIMARY KEY, pl INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS pl_centroids (pl INTEGER PRIMARY KEY, coeffs TEXT NOT NULL);
 """
 
 
@@ -113,6 +118,23 @@ class Store:
         """Every open connection, in the order opened."""
         rows = self._db.execute("SELECT id, app, src, dst FROM connections ORDER BY opened, id")
         return [ConnectionRow(*r) for r in rows]
+
+    def publish_pls(self, pl_of: dict[str, int], centroids: list[list[float]]) -> None:
+        """Replaces the shared app -> PL mapping and the PL centroids."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM pl_map")
+            db.execute("DELETE FROM pl_centroids")
+            db.executemany("INSERT INTO pl_map VALUES (?, ?)", sorted(pl_of.items()))
+            db.executemany(
+                "INSERT INTO pl_centroids VALUES (?, ?)",
+                [(i, json.dumps(c)) for i, c in enumerate(centroids)],
+            )
+
+    def read_pls(self) -> tuple[dict[str, int], list[list[float]]]:
+        """The shared app -> PL mapping and the PL centroids."""
+        pl_of = dict(self._db.execute("SELECT app, pl FROM pl_map").fetchall())
+        rows = self._db.execute("SELECT coeffs FROM pl_centroids ORDER BY pl").fetchall()
+        return pl_of, [json.loads(r[0]) for r in rows]
 
     def close(self) -> None:
         """Closes the file."""
