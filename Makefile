@@ -68,8 +68,8 @@ setup: setup-python
 # native module approxnet._native from crates/py). Rebuilt only when a Rust
 # source the module is made of, a manifest or pyproject.toml changed, or
 # when the built module is missing.
-PY_NATIVE_DEPS := $(shell find crates/py/src crates/phy/src crates/proto/src crates/sim/src crates/net/src -type f 2>/dev/null) \
-  $(wildcard data/workloads/*) crates/py/Cargo.toml crates/phy/Cargo.toml crates/proto/Cargo.toml crates/sim/Cargo.toml crates/net/Cargo.toml Cargo.toml Cargo.lock pyproject.toml
+PY_NATIVE_DEPS := $(shell find crates/*/src -type f 2>/dev/null) \
+  $(wildcard data/workloads/*) $(wildcard crates/*/Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
 setup-python: $(VENV)/.built
 	@ls python/approxnet/_native*.so >/dev/null 2>&1 || { rm -f $(VENV)/.built; $(MAKE) --no-print-directory $(VENV)/.built; }

@@ -23,6 +23,7 @@ mod event;
 mod harness;
 mod job;
 mod net;
+mod saba;
 mod sim;
 
 use pyo3::prelude::*;
@@ -48,5 +49,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::sim_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_sizes, m)?)?;
     approx_types::register(m)?;
+    saba::register(m)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 """The ``approxnet`` command line: a thin layer over the library.
 
 One module per command group: :mod:`.sim`, :mod:`.perf`, :mod:`.testbed`,
-:mod:`.repro`, :mod:`.analytics`, :mod:`.train`. Every error becomes one line
+:mod:`.repro`, :mod:`.analytics`, :mod:`.train`, :mod:`.saba`. Every error becomes one line
 ``Error: ...`` on stderr and a non-zero exit status: 2 for bad arguments,
 1 for everything else.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from .._native import ApproxnetError, __version__
-from . import analytics, perf, repro, sim, testbed, train
+from . import analytics, perf, repro, saba, sim, testbed, train
 
 __all__ = ["cli", "main"]
 
@@ -74,6 +74,7 @@ def cli() -> None:
       approxnet testbed up python/approxnet/testbed/examples/dumbbell.toml
       approxnet analytics run --records 200000 --sources 4 --emax 0.05
       approxnet train compare --mode testbed --epochs 30 -p 0.1
+      approxnet saba controller --topology python/approxnet/testbed/examples/dumbbell.toml
     """
 
 
@@ -83,6 +84,7 @@ cli.add_command(testbed.group, "testbed")
 cli.add_command(repro.command, "repro")
 cli.add_command(analytics.group, "analytics")
 cli.add_command(train.group, "train")
+cli.add_command(saba.group, "saba")
 
 
 def main() -> None:

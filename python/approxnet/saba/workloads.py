@@ -1,0 +1,150 @@
+"""Distributed workloads that really run as processes on the namespace
+testbed, over kernel TCP, for the profiler (seed 003 §4.1).
+
+Every workload is the same staged job with different phase lengths: `n`
+worker processes (one per host) form a ring; each of `rounds` rounds is
+a compute phase of `compute_ms` (SHA-256 over a buffer: real CPU work)
+followed by a communication phase in which each worker sends `bytes` to
+its successor and receives as much from its predecessor. Completion time
+is from the moment the workers start together (a barrier around the ring,
+after every connection is up, so process start-up is not counted) to the
+last worker's end; all workers share the host's clock.
+
+* ``shuffle`` (Sort-like, communication-bound): 4 rounds, 4 MB, no compute;
+* ``iterative`` (PR-like): 6 rounds of 150 ms compute and 0.5 MB.
+
+`scale` multiplies the data (the dataset-size parameter); the node count
+is the number of hosts given.
+
+    python -m approxnet.saba.workloads --index I --hosts A,B,... --port P \
+        --rounds R --bytes N --compute-ms C     # one worker (internal)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+__all__ = ["Workload", "WORKLOADS", "worker_argv"]
+
+CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Phase lengths of a staged job."""
+
+    name: str
+    rounds: int
+    bytes: int
+    compute_ms: float
+
+    def scaled(self, scale: float) -> Workload:
+        """The same job on `scale` times the data (compute scales too)."""
+        return Workload(self.name, self.rounds, int(self.bytes * scale), self.compute_ms * scale)
+
+
+WORKLOADS: dict[str, Workload] = {
+    "shuffle": Workload("shuffle", rounds=4, bytes=4_000_000, compute_ms=0.0),
+    "iterative": Workload("iterative", rounds=6, bytes=500_000, compute_ms=150.0),
+}
+
+
+def worker_argv(w: Workload, index: int, hosts: list[str], port: int) -> list[str]:
+    """The command line of worker `index`."""
+    return [
+        sys.executable, "-m", "approxnet.saba.workloads", "--index", str(index),
+        "--hosts", ",".join(hosts), "--port", str(port), "--rounds", str(w.rounds),
+        "--bytes", str(w.bytes), "--compute-ms", str(w.compute_ms),
+    ]  # fmt: skip
+
+
+def _compute(ms: float) -> None:
+    end = time.perf_counter() + ms / 1000.0
+    block = bytes(1 << 14)
+    while time.perf_counter() < end:
+        block = hashlib.sha256(block).digest() * 512
+
+
+def _recv_exact(sock: socket.socket, n: int) -> None:
+    while n > 0:
+        got = sock.recv(min(n, 1 << 20))
+        if not got:
+            raise ConnectionError("peer closed early")
+        n -= len(got)
+
+
+def _send(sock: socket.socket, n: int) -> None:
+    buf = bytes(CHUNK)
+    while n > 0:
+        k = min(n, CHUNK)
+        sock.sendall(buf[:k])
+        n -= k
+
+
+def run_worker(
+    index: int, hosts: list[str], port: int, rounds: int, nbytes: int, cms: float
+) -> None:
+    """One worker: accept the predecessor, connect to the successor, then
+    `rounds` of compute + exchange."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("0.0.0.0", port))
+    srv.listen(1)
+    srv.settimeout(60)
+    nxt = hosts[(index + 1) % len(hosts)]
+    out = socket.socket()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            out.connect((nxt, port))
+            break
+        except (ConnectionRefusedError, OSError):
+            if time.monotonic() > deadline:
+                raise
+            out.close()
+            out = socket.socket()
+            time.sleep(0.02)
+    inc, _ = srv.accept()
+    # a barrier: one byte around the ring, so every worker starts together
+    if index == 0:
+        out.sendall(b"s")
+        _recv_exact(inc, 1)
+    else:
+        _recv_exact(inc, 1)
+        out.sendall(b"s")
+    start = time.time()
+    for _ in range(rounds):
+        _compute(cms)
+        t = threading.Thread(target=_send, args=(out, nbytes))
+        t.start()
+        _recv_exact(inc, nbytes)
+        t.join()
+    out.close()
+    inc.close()
+    srv.close()
+    print(json.dumps({"start": start, "end": time.time()}), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Worker entry point."""
+    ap = argparse.ArgumentParser(prog="python -m approxnet.saba.workloads")
+    ap.add_argument("--index", type=int, required=True)
+    ap.add_argument("--hosts", required=True)
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--rounds", type=int, required=True)
+    ap.add_argument("--bytes", type=int, required=True)
+    ap.add_argument("--compute-ms", type=float, required=True)
+    a = ap.parse_args(argv)
+    run_worker(a.index, a.hosts.split(","), a.port, a.rounds, a.bytes, a.compute_ms)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
