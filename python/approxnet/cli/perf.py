@@ -3,12 +3,12 @@ real runtime (crates/net), passing every option through."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import click
+
+from ..binaries import find_tool
 
 __all__ = ["command", "find_binary"]
 
@@ -18,19 +18,7 @@ MODES = ("server", "client", "tcp-server", "tcp-client")
 def find_binary(explicit: str | None = None) -> Path | None:
     """``explicit``, else ``$APPROXNET_PERF``, else ``approxnet-perf`` on
     PATH, else a release build in this checkout's target directories."""
-    for cand in (explicit, os.environ.get("APPROXNET_PERF")):
-        if cand:
-            p = Path(cand)
-            return p if p.is_file() else None
-    which = shutil.which("approxnet-perf")
-    if which:
-        return Path(which)
-    root = Path(__file__).resolve().parents[3]
-    for target in ("target", "target-net"):
-        p = root / target / "release" / "approxnet-perf"
-        if p.is_file():
-            return p
-    return None
+    return find_tool("approxnet-perf", "APPROXNET_PERF", explicit)
 
 
 @click.command(
