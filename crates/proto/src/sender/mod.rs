@@ -155,6 +155,10 @@ pub(crate) struct SendJob {
     /// before they left).
     unsent_bytes: u64,
     pub(crate) job_acked: bool,
+    /// The application ended the stream (`SendSide::end_stream`): the
+    /// job's N shrank to what was produced, and it may finish only once
+    /// the receiver acknowledged the JOB carrying the new counts.
+    pub(crate) ended: bool,
     pub(crate) control_sent: Option<Instant>,
     pub(crate) done: bool,
     pub(crate) fin_acked: bool,
@@ -337,7 +341,8 @@ impl SendSide {
         let mut out = Vec::new();
         for ji in 0..self.jobs.len() {
             let j = &self.jobs[ji];
-            if j.done || !(j.unresolved == 0 || j.satisfied()) {
+            // An ended stream waits for its new counts to be known.
+            if j.done || (j.ended && !j.job_acked) || !(j.unresolved == 0 || j.satisfied()) {
                 continue;
             }
             self.stop_job(ji);
