@@ -231,7 +231,11 @@ fn udplite(cscov: Option<i32>, recv_cscov: Option<i32>, bind: Option<&str>) -> U
 fn udplite_run(link: &Link, n: usize, payload: Vec<u8>, cscov: i32) -> (Vec<Vec<u8>>, u64) {
     let rx = link.within(1, move || {
         let s = udplite(None, Some(8), Some(&format!("{IP_B}:7900")));
-        (s, snmp("UdpLite", "InErrors"), snmp("UdpLite", "InCsumErrors"))
+        (
+            s,
+            snmp("UdpLite", "InErrors"),
+            snmp("UdpLite", "InCsumErrors"),
+        )
     });
     let (rx, errors_before, csum_before) = rx.join().unwrap();
     let sent = payload.clone();
