@@ -246,37 +246,59 @@ impl SapSocket {
                 bytes: payload,
             }),
             Event::ConnectionLost { reason } => self.lost = Some(reason),
+            // The peer's stream ended without its FIN (it fell silent, or
+            // reset): nothing more will come.
+            Event::JobComplete {
+                role: Role::Receiver,
+                outcome: Err(f),
+                ..
+            } => self.lost = Some(f),
             _ => {}
         }
     }
 
-    /// Closes (the paper's FIN then `sap_close`): ends this side's stream
-    /// at what was sent, waits until every precise datagram is
-    /// acknowledged, then closes the connection with FIN and waits for its
+    /// Ends this side's stream at what was sent and waits up to `timeout`
+    /// until every precise datagram of it is acknowledged (approximate ones
+    /// are not waited for). A later send opens a new stream.
+    pub fn flush(&mut self, timeout: Duration) -> Result<(), CloseError> {
+        if let Some(f) = &self.lost {
+            return Err(CloseError::Lost(f.clone()));
+        }
+        let Some(job) = self.tx_job.take() else {
+            return Ok(());
+        };
+        if let Err(e) = self.ep.end_stream(self.conn, job) {
+            return match e {
+                crate::SendJobError::Io(i) => Err(CloseError::Io(i)),
+                crate::SendJobError::Job(_) => Err(CloseError::Lost(JobFailure::Reset)),
+            };
+        }
+        if self.wait_sender_done(job, timeout)? {
+            Ok(())
+        } else {
+            Err(CloseError::Unacknowledged)
+        }
+    }
+
+    /// Closes (the paper's FIN then `sap_close`): [`SapSocket::flush`],
+    /// then closes the connection with FIN and waits for its
     /// acknowledgement, all within `timeout`. Datagrams that arrive
     /// meanwhile stay readable with [`SapSocket::recv`].
     pub fn close(&mut self, timeout: Duration) -> Result<(), CloseError> {
         let deadline = Instant::now() + timeout;
+        self.flush(timeout)?;
         self.closed = true;
+        self.ep.close(self.conn)?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let finished = self.ep.finish(left)?;
+        while let Some((_, ev)) = self.ep.poll_event() {
+            self.take(ev);
+        }
+        // Gone without the FIN's acknowledgement: the peer fell silent.
         if let Some(f) = &self.lost {
             return Err(CloseError::Lost(f.clone()));
         }
-        if let Some(job) = self.tx_job.take() {
-            if let Err(e) = self.ep.end_stream(self.conn, job) {
-                return match e {
-                    crate::SendJobError::Io(i) => Err(CloseError::Io(i)),
-                    crate::SendJobError::Job(_) => Err(CloseError::Lost(JobFailure::Reset)),
-                };
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.wait_sender_done(job, left)? {
-                true => {}
-                false => return Err(CloseError::Unacknowledged),
-            }
-        }
-        self.ep.close(self.conn)?;
-        let left = deadline.saturating_duration_since(Instant::now());
-        if self.ep.finish(left)? {
+        if finished {
             Ok(())
         } else {
             Err(CloseError::FinUnacknowledged)

@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn integrity_retries_then_drops_and_never_delivers_damage() {
-        let mut ch = Channel::new(&ChannelSpec::FlipAt(10), 1);
+        let mut ch = Channel::new(&ChannelSpec::parse("flip-at:10").unwrap(), 1);
         let mut out = Vec::new();
         let fate = send_frame(LinkMode::Integrity, 7, &mut ch, false, &frame(), &mut out);
         assert_eq!(fate.tries, 8);
@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn approximate_delivers_damage_once() {
-        let mut ch = Channel::new(&ChannelSpec::FlipAt(10), 1);
+        let mut ch = Channel::new(&ChannelSpec::parse("flip-at:10").unwrap(), 1);
         let mut out = Vec::new();
         let fate = send_frame(LinkMode::Approximate, 7, &mut ch, false, &frame(), &mut out);
         assert_eq!(fate.tries, 1);

@@ -31,8 +31,9 @@ pub(crate) enum ChannelSpec {
         p_bg: f64,
     },
     /// Tests: bit 0 of byte `offset` of the IP payload in every
-    /// transmission long enough to have it.
-    FlipAt(usize),
+    /// transmission of at least `min_len` bytes (and long enough to have
+    /// that byte).
+    FlipAt { offset: usize, min_len: usize },
 }
 
 impl ChannelSpec {
@@ -55,12 +56,18 @@ impl ChannelSpec {
                 p_gb: prob("P(good->bad)", gb)?,
                 p_bg: prob("P(bad->good)", bg)?,
             }),
-            ["flip-at", n] => n
-                .parse()
-                .map(ChannelSpec::FlipAt)
-                .map_err(|_| format!("--channel flip-at: `{n}` is not a byte offset")),
+            ["flip-at", n, rest @ ..] if rest.len() <= 1 => {
+                let num = |v: &str, what: &str| {
+                    v.parse::<usize>()
+                        .map_err(|_| format!("--channel flip-at: `{v}` is not a {what}"))
+                };
+                Ok(ChannelSpec::FlipAt {
+                    offset: num(n, "byte offset")?,
+                    min_len: rest.first().map_or(Ok(0), |m| num(m, "frame length"))?,
+                })
+            }
             _ => Err(format!(
-                "--channel `{s}`: expected ber:P, ge:GOOD:BAD:P_GB:P_BG or flip-at:N"
+                "--channel `{s}`: expected ber:P, ge:GOOD:BAD:P_GB:P_BG or flip-at:N[:MIN_LEN]"
             )),
         }
     }
@@ -82,7 +89,7 @@ impl ChannelSpec {
                 };
                 Some(good * (1.0 - share_bad) + bad * share_bad)
             }
-            ChannelSpec::FlipAt(_) => None,
+            ChannelSpec::FlipAt { .. } => None,
         }
     }
 }
@@ -118,7 +125,10 @@ enum Kind {
         in_bad: bool,
         rng: Rng,
     },
-    FlipAt(usize),
+    FlipAt {
+        offset: usize,
+        min_len: usize,
+    },
 }
 
 impl Channel {
@@ -141,7 +151,7 @@ impl Channel {
                 in_bad: false,
                 rng: Rng::new(seed ^ 0xa076_1d64_78bd_642f),
             },
-            ChannelSpec::FlipAt(n) => Kind::FlipAt(n),
+            ChannelSpec::FlipAt { offset, min_len } => Kind::FlipAt { offset, min_len },
         };
         Channel { kind }
     }
@@ -156,9 +166,9 @@ impl Channel {
     pub(crate) fn transmit(&mut self, frame: &mut [u8]) -> Damage {
         let header = ip_header_len(frame);
         match &mut self.kind {
-            Kind::FlipAt(offset) => {
+            Kind::FlipAt { offset, min_len } => {
                 let at = header + *offset;
-                if at < frame.len() {
+                if at < frame.len() && frame.len() >= *min_len {
                     frame[at] ^= 1;
                     Damage {
                         header_hit: false,
@@ -254,7 +264,7 @@ mod tests {
         let d = ch.transmit(&mut f);
         assert!(d.header_hit);
         assert_eq!(d.flips, 64, "the 8 bytes after the header");
-        let mut ch = Channel::new(&ChannelSpec::FlipAt(3), 1);
+        let mut ch = Channel::new(&ChannelSpec::parse("flip-at:3").unwrap(), 1);
         let mut f = ipv4(28);
         let d = ch.transmit(&mut f);
         assert_eq!(
@@ -267,6 +277,11 @@ mod tests {
         assert_eq!(f[23], 1);
         let mut short = ipv4(22);
         assert!(ch.transmit(&mut short).clean());
+        let mut ch = Channel::new(&ChannelSpec::parse("flip-at:3:100").unwrap(), 1);
+        assert!(ch.transmit(&mut ipv4(99)).clean(), "shorter than MIN_LEN");
+        assert!(!ch.transmit(&mut ipv4(100)).clean());
+        assert!(ChannelSpec::parse("flip-at:3:x").is_err());
+        assert!(ChannelSpec::parse("flip-at:3:4:5").is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! approxnet-link --a-netns NS --a-dev DEV --b-netns NS --b-dev DEV
-//!     [--mode integrity|approximate] [--channel ber:P | ge:GOOD:BAD:P_GB:P_BG | flip-at:N]
+//!     [--mode integrity|approximate] [--channel ber:P | ge:GOOD:BAD:P_GB:P_BG | flip-at:N[:MIN]]
 //!     [--rate-mbps R] [--overhead-bytes B] [--retry-limit 7] [--damage both|a-to-b|b-to-a]
 //!     [--seed S] [--stats PATH]
 //! ```
@@ -45,7 +45,7 @@ approxnet-link: relay between two TUN devices emulating an error-prone link
                                approximate: one try, delivered as received
   --channel ber:P              independent bit errors (default ber:0)
             ge:GOOD:BAD:P_GB:P_BG  Gilbert-Elliott, state changes per transmission
-            flip-at:N          bit 0 of IP-payload byte N in every frame (tests)
+            flip-at:N[:MIN]    bit 0 of IP-payload byte N of every frame of MIN+ bytes (tests)
   --rate-mbps R                link rate (0: no serialisation delay; default 0)
   --overhead-bytes B           per-try bytes on the air besides the frame (0)
   --damage both|a-to-b|b-to-a  which directions the channel damages (both)
