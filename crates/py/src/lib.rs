@@ -22,6 +22,7 @@ mod event;
 mod harness;
 mod job;
 mod net;
+mod sap;
 mod sim;
 
 use pyo3::prelude::*;
@@ -43,5 +44,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_sizes, m)?)?;
+    sap::register(m)?;
     Ok(())
 }
