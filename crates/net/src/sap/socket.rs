@@ -36,6 +36,7 @@ pub struct Datagram {
 pub struct SapListener {
     ep: Endpoint,
     cfg: SapConfig,
+    conn: Option<ConnectionHandle>,
 }
 
 impl SapListener {
@@ -44,6 +45,7 @@ impl SapListener {
         Ok(SapListener {
             ep: Endpoint::bind(addr, cfg.runtime())?,
             cfg,
+            conn: None,
         })
     }
 
@@ -52,11 +54,25 @@ impl SapListener {
         self.ep.local_addr()
     }
 
-    /// Waits up to `timeout` (None: without bound) for a peer's handshake;
-    /// the socket takes the listener's port (one connection per socket, as
-    /// in the paper: no multiplexing).
+    /// Drives the handshake for up to `timeout` (None: without bound);
+    /// true once a peer connected (then [`SapListener::accept`] returns at
+    /// once). A peer counts once its stream is announced (the core keeps
+    /// no state for a handshake alone).
+    pub fn poll_accept(&mut self, timeout: Option<Duration>) -> Result<bool, SapError> {
+        if self.conn.is_none() {
+            self.conn = self.ep.accept(timeout)?;
+        }
+        Ok(self.conn.is_some())
+    }
+
+    /// Waits up to `timeout` (None: without bound) for a peer; the socket
+    /// takes the listener's port (one connection per socket, as in the
+    /// paper: no multiplexing).
     pub fn accept(mut self, timeout: Option<Duration>) -> Result<SapSocket, SapError> {
-        let conn = self.ep.accept(timeout)?.ok_or(SapError::NoPeer)?;
+        if !self.poll_accept(timeout)? {
+            return Err(SapError::NoPeer);
+        }
+        let conn = self.conn.ok_or(SapError::NoPeer)?;
         Ok(SapSocket::new(self.ep, conn, self.cfg))
     }
 }
@@ -342,6 +358,11 @@ impl SapSocket {
     /// The local address.
     pub fn local_addr(&self) -> SocketAddr {
         self.ep.local_addr()
+    }
+
+    /// Whether this side closed ([`SapSocket::close`]).
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// The peer's address (None once the connection is gone).
