@@ -392,7 +392,8 @@ fn a_known_job_announced_with_other_counts_is_dropped_unless_it_shrinks() {
     );
     // Shrinking (an ended stream) is taken: later DATA past the new end
     // is out of range.
-    pair.server.handle_datagram(pair.now, CLIENT_ADDR, &job(8, 4));
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &job(8, 4));
     assert_eq!(pair.server.stats().dropped(DropReason::Inconsistent), 3);
     let mut h = data;
     h.msg_id = 9;

@@ -143,3 +143,25 @@ fn end_stream_is_checked() {
     let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
     assert_eq!(r.groups[0].messages, 0);
 }
+
+#[test]
+fn an_ended_stream_still_sends_what_was_queued() {
+    // A slow link: 300 approximate datagrams handed over at once queue in
+    // the sender; ending the stream right away must not discard them.
+    let mut slow = link(0.0);
+    slow.rate = approxnet_proto::Rate::mbps(50.0);
+    let mut pair = Pair::symmetric(cfg(), slow, 14);
+    let (h, job) = open(&mut pair);
+    let msgs = (0..300).map(|i| datagram(APPROX, i)).collect();
+    pair.client.push_messages(pair.now, h, job, msgs).unwrap();
+    pair.client.end_stream(pair.now, h, job).unwrap();
+    assert!(
+        pair.run_until(Duration::from_secs(2), |p| p.job_done_at_client(job)
+            && p.job_done_at_server(job))
+    );
+    let s = outcome(&pair.client_events, job, Role::Sender).unwrap();
+    assert_eq!(s.unsent_bytes, 0, "{s:?}");
+    assert_eq!(s.packets, 300);
+    let approx = delivered(&pair.server_events).len();
+    assert!(approx > 250, "{approx} delivered");
+}

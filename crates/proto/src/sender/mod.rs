@@ -341,8 +341,16 @@ impl SendSide {
         let mut out = Vec::new();
         for ji in 0..self.jobs.len() {
             let j = &self.jobs[ji];
-            // An ended stream waits for its new counts to be known.
-            if j.done || (j.ended && !j.job_acked) || !(j.unresolved == 0 || j.satisfied()) {
+            // An ended stream finishes once the receiver knows its new
+            // counts and every message it was handed was sent and
+            // resolved: the application ended it, so it does not stop at
+            // its MSR with datagrams still queued (SAP's close sends them).
+            let finished = if j.ended {
+                j.job_acked && j.unresolved == 0
+            } else {
+                j.unresolved == 0 || j.satisfied()
+            };
+            if j.done || !finished {
                 continue;
             }
             self.stop_job(ji);

@@ -100,7 +100,9 @@ impl SendSide {
     /// each group's N becomes its produced count and its must-deliver
     /// `ceil(MSR * produced)`. The JOB is announced again with the new
     /// counts (the caller queues it); the job finishes once the receiver
-    /// acknowledged that JOB and the new guarantee holds. Returns whether
+    /// acknowledged that JOB and every message handed over was sent and
+    /// resolved (delivered, or lost and given up under its MSR) — not at
+    /// its MSR with messages still queued. Returns whether
     /// anything changed (ending an ended stream is a no-op).
     pub(crate) fn end_stream(&mut self, job: u32) -> Result<bool, JobError> {
         let ji = self.job_index(job).ok_or(JobError::UnknownJob(job))?;
