@@ -130,3 +130,22 @@ fn a_mode_switch_never_changes_a_datagram_already_handed_over() {
         assert_eq!(a.precise_len, 100, "its own prefix, not the new mode's");
     }
 }
+
+#[test]
+fn a_sender_that_only_sends_outlives_the_idle_timeout() {
+    // The application sends for three idle timeouts without ever calling
+    // recv: each send must also read the peer's ACKs, or the sender would
+    // think its peer silent and drop the connection.
+    let mut cfg = SapConfig::default();
+    cfg.runtime.proto.idle_timeout = approxnet_proto::Duration::from_millis(200);
+    let listener = SapListener::bind("127.0.0.1:0".parse().unwrap(), cfg.clone()).unwrap();
+    let addr = listener.local_addr();
+    let rx = thread::spawn(move || drain(listener.accept(BOUND).expect("a peer")));
+    let mut tx = SapSocket::connect("127.0.0.1:0".parse().unwrap(), addr, cfg).unwrap();
+    for i in 0..60 {
+        tx.send(&datagram(i, 500)).expect("the connection stays up");
+        thread::sleep(Duration::from_millis(10)); // production pace
+    }
+    tx.close(Duration::from_secs(10)).unwrap();
+    assert_eq!(rx.join().unwrap().len(), 60);
+}

@@ -167,7 +167,15 @@ impl SapSocket {
             precise_len,
         };
         let job = self.stream()?;
-        match self.ep.push_messages(self.conn, job, vec![msg.clone()]) {
+        let pushed = self.ep.push_messages(self.conn, job, vec![msg.clone()]);
+        // A sender that only sends must still read its ACKs (else its
+        // peer looks silent after the idle timeout): one non-blocking
+        // round of I/O per datagram, events filed.
+        self.ep.drive(Some(Duration::ZERO))?;
+        while let Some((_, ev)) = self.ep.poll_event() {
+            self.take(ev);
+        }
+        match pushed {
             Ok(Pushed::Queued(_)) => Ok(()),
             // The stream filled a group: end it, wait until its precise
             // datagrams are all acknowledged (order across streams), then
