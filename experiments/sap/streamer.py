@@ -8,7 +8,8 @@ intact and measures the BER inside damaged ones. Root only.
 
     sudo .venv/bin/python experiments/sap/streamer.py            # full grid
     sudo .venv/bin/python experiments/sap/streamer.py --quick    # 2 settings
-Results: experiments/sap/results/streamer.json and a table on stdout.
+    sudo .venv/bin/python experiments/sap/streamer.py --link-mode integrity
+Results: experiments/sap/results/streamer_<link mode>.json and a table.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def expected(ber: float) -> dict[str, float]:
     return {"lost": 1 - keep, "damaged": keep * (1 - clean), "intact": keep * clean}
 
 
-def one(ber: float, rate: int, count: int, seed: int) -> dict[str, Any]:
+def one(ber: float, rate: int, count: int, seed: int, mode: str) -> dict[str, Any]:
     cfg = tbm.parse(
         {
             # One queue per port: SAP has no priority queues, and seed 000's
@@ -54,7 +55,7 @@ def one(ber: float, rate: int, count: int, seed: int) -> dict[str, Any]:
                 {
                     "name": "w",
                     "rate": f"{rate}mbit",
-                    "wireless": {"mode": "approximate", "channel": f"ber:{ber:g}", "seed": seed},
+                    "wireless": {"mode": mode, "channel": f"ber:{ber:g}", "seed": seed},
                 },
             ],
         }
@@ -86,6 +87,9 @@ def one(ber: float, rate: int, count: int, seed: int) -> dict[str, Any]:
     return {
         "ber": ber,
         "rate_mbps": rate,
+        "link_mode": mode,
+        "retried": link["retried"] / max(link["frames"], 1),
+        "tries_per_frame": link["tries"] / max(link["frames"], 1),
         "lost": got["lost"] / n,
         "damaged": got["damaged"] / n,
         "intact": got["intact"] / n,
@@ -102,6 +106,12 @@ def main() -> int:
     p.add_argument("--count", type=int, default=2000)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--quick", action="store_true", help="BER 1e-5 and 1e-4 at 54 Mbit/s only")
+    p.add_argument(
+        "--link-mode",
+        choices=("approximate", "integrity"),
+        default="approximate",
+        help="integrity: the link retries damaged frames (Fig. 2: frames retransmitted)",
+    )
     a = p.parse_args()
     grid = [(b, r) for r in RATES_MBPS for b in BERS]
     if a.quick:
@@ -109,22 +119,22 @@ def main() -> int:
     rows = []
     print(
         f"{'BER':>8} {'Mbit/s':>6} | {'lost':>6} {'damaged':>8} {'intact':>7} | "
-        f"{'exp. lost':>9} {'exp. dmg':>8} | BER in damaged"
+        f"{'exp. lost':>9} {'exp. dmg':>8} | BER in damaged | retried tries/frame"
     )
     for ber, rate in grid:
         t0 = time.monotonic()
-        r = one(ber, rate, a.count, a.seed)
+        r = one(ber, rate, a.count, a.seed, a.link_mode)
         e = r["expected"]
         print(
             f"{ber:8.0e} {rate:6d} | {r['lost']:6.3f} {r['damaged']:8.3f} {r['intact']:7.3f} | "
-            f"{e['lost']:9.3f} {e['damaged']:8.3f} | {r['ber_in_damaged']:.2e}  "
-            f"({time.monotonic() - t0:.0f} s)",
+            f"{e['lost']:9.3f} {e['damaged']:8.3f} | {r['ber_in_damaged']:14.2e} | "
+            f"{r['retried']:7.3f} {r['tries_per_frame']:11.2f}  ({time.monotonic() - t0:.0f} s)",
             flush=True,
         )
         rows.append(r)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    (out / "streamer.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / f"streamer_{a.link_mode}.json").write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 
 

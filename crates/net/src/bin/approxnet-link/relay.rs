@@ -60,6 +60,7 @@ pub(crate) fn run(mut d: Direction<'_>, stop: &AtomicBool) -> Result<(), String>
             &mut out,
         );
         LinkStats::add(&s.tries, u64::from(fate.tries));
+        LinkStats::add(&s.retried, u64::from(fate.tries > 1));
         let cost = d.air.cost(len, fate.tries);
         LinkStats::add(&s.airtime_ns, cost.as_nanos() as u64);
         let now = Instant::now();

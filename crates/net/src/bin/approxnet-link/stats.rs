@@ -11,6 +11,8 @@ pub(crate) struct LinkStats {
     pub(crate) bytes: AtomicU64,
     /// Transmissions on the air (first tries and retries).
     pub(crate) tries: AtomicU64,
+    /// Frames that needed at least one retry (integrity mode).
+    pub(crate) retried: AtomicU64,
     /// Frames delivered exactly as sent.
     pub(crate) intact: AtomicU64,
     /// Frames delivered with flipped bits (approximate mode).
@@ -41,6 +43,7 @@ impl LinkStats {
             ("frames", &self.frames),
             ("bytes", &self.bytes),
             ("tries", &self.tries),
+            ("retried", &self.retried),
             ("intact", &self.intact),
             ("damaged", &self.damaged),
             ("dropped_retries", &self.dropped_retries),
