@@ -538,9 +538,9 @@ def test_failed_up_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     real_build = plan.build
 
-    def broken(config: tbm.Config) -> list[plan.Step]:
+    def broken(config: tbm.Config, link_binary: str = "approxnet-link") -> list[plan.Step]:
         return [
-            *real_build(config)[:5],
+            *real_build(config, link_binary)[:5],
             plan.Step(("ip", "-n", config.namespace("h1"), "link", "set", "nosuchdev", "up")),
         ]
 
