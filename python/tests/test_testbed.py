@@ -689,9 +689,7 @@ def test_wireless_link_damages_frames_the_udp_checksum_then_drops() -> None:
     # ~11 % of 1500-byte frames take a bit error at BER 1e-5; plain UDP's
     # checksum drops them in the receiving kernel.
     cfg = tbm.parse(
-        _wireless_doc(
-            _testbed_name("w"), {"mode": "approximate", "channel": "ber:1e-5", "seed": 4}
-        )
+        _wireless_doc(_testbed_name("w"), {"mode": "approximate", "channel": "ber:1e-5", "seed": 4})
     )
     try:
         tb = tbm.up(cfg)
