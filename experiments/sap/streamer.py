@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import select
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from approxnet import testbed as tbm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import run_pair, wireless_testbed  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 BERS = (0.0, 1e-6, 1e-5, 1e-4, 3e-4)
@@ -45,44 +46,19 @@ def expected(ber: float) -> dict[str, float]:
 
 
 def one(ber: float, rate: int, count: int, seed: int, mode: str) -> dict[str, Any]:
-    cfg = tbm.parse(
-        {
-            # One queue per port: SAP has no priority queues, and seed 000's
-            # layout would give approximate DSCPs a few-frame queue.
-            "testbed": {"name": "sapstream", "queues": 1},
-            "host": [
-                {"name": "s", "rate": "1gbit"},
-                {
-                    "name": "w",
-                    "rate": f"{rate}mbit",
-                    "wireless": {"mode": mode, "channel": f"ber:{ber:g}", "seed": seed},
-                },
-            ],
-        }
-    )
-    py = [sys.executable, "-m", "approxnet.sap.streamer"]
+    cfg = wireless_testbed("sapstream", rate, mode, ber, seed)
     with tbm.up(cfg) as tb:
         port = f"{tb.address('w')}:7960"
         common = ["--count", str(count), "--seed", str(seed), "--size", str(SIZE)]
-        rx = tb.exec("w", [*py, "recv", "--bind", port, *common], stdout=subprocess.PIPE, text=True)
-        assert rx.stdout is not None
-        ready, _, _ = select.select([rx.stdout], [], [], 30)
-        if not ready or rx.stdout.readline().strip() != "ready":
-            rx.kill()
-            raise RuntimeError("streamer receiver did not start")
         mbps = 0.8 * rate
-        tx = tb.run(
-            "s",
-            [*py, "send", "--peer", port, "--mbps", str(mbps), *common],
-            timeout=count * SIZE * 8 / (mbps * 1e6) + 60,
-            capture_output=True,
-            text=True,
+        got, sent = run_pair(
+            tb,
+            "approxnet.sap.streamer",
+            ["recv", "--bind", port, *common],
+            ["send", "--peer", port, "--mbps", str(mbps), *common],
+            timeout_s=count * SIZE * 8 / (mbps * 1e6) + 60,
         )
-        out, _ = rx.communicate(timeout=120)
         link = tb.link_stats("w")["b_to_a"]
-    got = json.loads(out.splitlines()[-1])
-    if tx.returncode != 0:
-        got["sender_error"] = tx.stderr.strip()[-300:]
     n = got["count"]
     return {
         "ber": ber,
@@ -97,6 +73,7 @@ def one(ber: float, rate: int, count: int, seed: int, mode: str) -> dict[str, An
         "flagged_damaged": got["flagged_damaged"],
         "expected": expected(ber),
         "link": link,
+        "sender": sent,
         "raw": got,
     }
 
