@@ -111,7 +111,8 @@ def main() -> int:
         rows.append(r)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    (out / f"streamer_{a.link_mode}.json").write_text(json.dumps(rows, indent=1) + "\n")
+    name = f"streamer_{a.link_mode}{'_quick' if a.quick else ''}.json"
+    (out / name).write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 
 
