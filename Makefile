@@ -34,7 +34,7 @@ test-rust:
 # python/approxnet in editable mode with the freshly built _native module).
 # The testbed smoke tests drive the real binary (release, as documented).
 test-python: setup-python lint-python
-	$(CARGO) build --release -q -p approxnet-net --bin approxnet-perf
+	$(CARGO) build --release -q -p approxnet-net --bin approxnet-perf --bin approxnet-link
 	$(PY) -m pytest -q -W error python/tests
 
 # The wheel a user installs, from a fresh virtualenv outside the checkout.

@@ -1,5 +1,6 @@
 """Where the project's command-line tools are: ``approxnet-perf`` (the real
-runtime's load generator) and ``approxnet-sim`` (the simulator).
+runtime's load generator), ``approxnet-sim`` (the simulator) and
+``approxnet-link`` (the testbed's error-prone link relay).
 
 One lookup order for every caller (the CLI, the experiments, the demo):
 an explicit path, else ``$APPROXNET_PERF`` / ``$APPROXNET_SIM``, else the
@@ -23,6 +24,7 @@ from pathlib import Path
 TOOLS = {
     "approxnet-perf": ("approxnet-net", "target-net"),
     "approxnet-sim": ("approxnet-sim", "target-sim"),
+    "approxnet-link": ("approxnet-net", "target-net"),
 }
 
 #: the checkout this package was installed from (editable installs)
@@ -35,9 +37,12 @@ def env_var(tool: str) -> str:
     return tool.replace("-", "_").upper()
 
 
-def find(tool: str, explicit: str | os.PathLike[str] | None = None) -> Path | None:
+def find(
+    tool: str, explicit: str | os.PathLike[str] | None = None, debug: bool = False
+) -> Path | None:
     """``tool``'s executable, or None. An explicit path or the environment
-    variable, when given, is the only candidate."""
+    variable, when given, is the only candidate; ``debug`` also accepts a
+    debug build in ``target/debug`` (last)."""
     _check(tool)
     for cand in (explicit, os.environ.get(env_var(tool))):
         if cand:
@@ -46,8 +51,11 @@ def find(tool: str, explicit: str | os.PathLike[str] | None = None) -> Path | No
     which = shutil.which(tool)
     if which:
         return Path(which)
-    for target in ("target", TOOLS[tool][1]):
-        p = CHECKOUT / target / "release" / tool
+    builds = [("target", "release"), (TOOLS[tool][1], "release")]
+    if debug:
+        builds.append(("target", "debug"))
+    for target, profile in builds:
+        p = CHECKOUT / target / profile / tool
         if p.is_file() and os.access(p, os.X_OK):
             return p
     return None

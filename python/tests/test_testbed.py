@@ -539,9 +539,9 @@ def test_failed_up_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     real_build = plan.build
 
-    def broken(config: tbm.Config) -> list[plan.Step]:
+    def broken(config: tbm.Config, link_binary: str = "approxnet-link") -> list[plan.Step]:
         return [
-            *real_build(config)[:5],
+            *real_build(config, link_binary)[:5],
             plan.Step(("ip", "-n", config.namespace("h1"), "link", "set", "nosuchdev", "up")),
         ]
 
@@ -637,3 +637,82 @@ def test_cli_up_exec_down(tmp_path: Path) -> None:
     finally:
         tbm.down(name)
         assert tbm.list_namespaces(tbm.config.namespace_prefix(name)) == []
+
+
+# --------------------------------------------------------------------------
+# wireless access links (approxnet-link, seed 002)
+
+
+def _wireless_doc(name: str, wireless: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "testbed": {"name": name},
+        "host": [
+            {"name": "a", "rate": "100mbit"},
+            {"name": "w", "rate": "100mbit", "wireless": wireless},
+        ],
+    }
+
+
+def test_wireless_host_plan_runs_the_relay_in_its_namespace() -> None:
+    cfg = tbm.parse(_wireless_doc("wl", {"mode": "approximate", "channel": "ber:1e-5"}))
+    steps = plan.build(cfg, "/bin/approxnet-link")
+    relay = [s for s in steps if s.background]
+    assert len(relay) == 1
+    line = " ".join(relay[0].argv)
+    assert line.startswith("ip netns exec anx-wl-w /bin/approxnet-link --a-dev eth0")
+    assert "--b-netns anx-wl-sw --b-dev w --mode approximate --channel ber:1e-5" in line
+    assert "--rate-mbps 100 --retry-limit 7" in line
+    lines = [" ".join(s.argv) for s in steps]
+    assert not any("neigh" in x and "dev w" in x for x in lines), "a TUN port has no neighbours"
+    assert not any("ethtool" in x and "anx-wl-w" in x for x in lines)
+
+
+@pytest.mark.parametrize(
+    ("wireless", "key"),
+    [
+        ({"mode": "lossy"}, "host[1].wireless.mode"),
+        ({"channel": "ber:2"}, "host[1].wireless.channel"),
+        ({"channel": "ge:0:0.1:0.5"}, "host[1].wireless.channel"),
+        ({"channel": "noise"}, "host[1].wireless.channel"),
+        ({"retry_limit": -1}, "host[1].wireless.retry_limit"),
+        ({"color": "red"}, "host[1].wireless.color"),
+    ],
+)
+def test_bad_wireless_settings_name_the_key(wireless: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        tbm.parse(_wireless_doc("wl", wireless))
+    assert err.value.key == key
+
+
+@namespaces
+def test_wireless_link_damages_frames_the_udp_checksum_then_drops() -> None:
+    _remove_stale_test_testbeds()
+    # ~11 % of 1500-byte frames take a bit error at BER 1e-5; plain UDP's
+    # checksum drops them in the receiving kernel.
+    cfg = tbm.parse(
+        _wireless_doc(_testbed_name("w"), {"mode": "approximate", "channel": "ber:1e-5", "seed": 4})
+    )
+    try:
+        tb = tbm.up(cfg)
+    except tbm.TestbedError as exc:
+        if "approxnet-link" in str(exc):
+            pytest.skip(str(exc))
+        raise
+    with tb:
+        sent, received = _udp(tb, "a", "w", 400, 0x00, port=5100)
+        # The receiver stopped after 0.5 s of silence; the relay's counters
+        # (rewritten every 200 ms) then hold every frame it passed.
+        deadline = time.monotonic() + WAIT_S
+        while (stats := tb.link_stats("w")["b_to_a"])["intact"] < received:
+            assert time.monotonic() < deadline, f"relay counters {stats}, received {received}"
+            time.sleep(0.05)
+        assert sent == 400
+        assert 300 <= stats["frames"] <= 400, "our datagrams crossed the link (the switch may drop)"
+        assert stats["frames"] == stats["intact"] + stats["damaged"] + stats["dropped_header"]
+        assert stats["damaged"] > 10, stats
+        assert received == stats["intact"], "every damaged datagram was dropped, no other"
+        relay_pids = subprocess.run(
+            ["ip", "netns", "pids", tb.namespace("w")], capture_output=True, text=True, check=True
+        ).stdout.split()
+        assert relay_pids, "the relay runs inside the host's namespace"
+    assert tbm.list_namespaces(cfg.prefix) == []

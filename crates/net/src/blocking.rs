@@ -115,6 +115,16 @@ impl Endpoint {
         }
     }
 
+    /// Ends streaming job `job` of `h` at the messages pushed so far (see
+    /// `approxnet_proto::Endpoint::end_stream`); it then completes like any
+    /// job ([`Endpoint::wait_job`]).
+    pub fn end_stream(&mut self, h: ConnectionHandle, job: u32) -> Result<(), SendJobError> {
+        let now = self.d.now();
+        self.d.ep.end_stream(now, h, job)?;
+        self.d.service()?;
+        Ok(())
+    }
+
     /// Closes a connection once its jobs are done (FIN exchange follows).
     pub fn close(&mut self, h: ConnectionHandle) -> io::Result<()> {
         let now = self.d.now();
@@ -157,9 +167,12 @@ impl Endpoint {
     /// (at most `timeout`), receive, send again.
     pub fn drive(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         let seen = self.d.events.pushed();
+        let live = self.d.ep.connection_count();
         self.d.pump()?;
-        if self.d.events.pushed() != seen {
-            return Ok(()); // new events: let the caller look before blocking
+        // New events, or a connection that ended quietly (the peer's
+        // close): let the caller look before blocking.
+        if self.d.events.pushed() != seen || self.d.ep.connection_count() != live {
+            return Ok(());
         }
         let (want_write, timer) = self.d.wait_spec();
         let wait = match (timer, timeout) {

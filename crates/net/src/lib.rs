@@ -28,6 +28,7 @@ mod driver;
 pub mod error;
 mod events;
 pub mod perf;
+pub mod sap;
 pub mod stats;
 pub mod sys;
 

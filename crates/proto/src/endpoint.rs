@@ -336,6 +336,25 @@ impl Endpoint {
         r
     }
 
+    /// Ends streaming job `job` of `h` at the messages pushed so far: an
+    /// open-ended stream (announced with a large N) becomes a job of what
+    /// was produced, which then completes as any job does (its JOB is
+    /// announced again with the new counts first).
+    pub fn end_stream(
+        &mut self,
+        now: Instant,
+        h: ConnectionHandle,
+        job: u32,
+    ) -> Result<(), JobError> {
+        self.tick(now);
+        let i = self.index(h).ok_or(JobError::NoConnection)?;
+        let cfg = self.cfg;
+        let c = self.conns[i].as_mut().ok_or(JobError::NoConnection)?;
+        let r = c.end_stream(now, job, &cfg);
+        self.touched(i);
+        r
+    }
+
     /// Closes a connection once its jobs are done.
     pub fn close(&mut self, now: Instant, h: ConnectionHandle) {
         self.tick(now);

@@ -329,3 +329,76 @@ fn malformed_bundles_are_dropped_whole() {
         );
     }
 }
+
+#[test]
+fn a_mode_switch_mid_message_never_makes_approximate_bytes_precise() {
+    // A peer sends message 9 as two packets: the first approximate (no
+    // precise byte), the second precise whole. The delivered message's
+    // precise prefix is what is checked contiguously from its start: 0.
+    let (mut pair, mut h) = established();
+    h.msg_id = 9;
+    h.pkt_count = 2;
+    for (i, precise) in [(0u16, 0u16), (1, 100)] {
+        h.pkt_index = i;
+        h.seq = h.seq.wrapping_add(1000 + u32::from(i));
+        h.precise_len = precise;
+        pair.server
+            .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[i as u8 + 1; 100]));
+    }
+    let delivered = std::iter::from_fn(|| pair.server.poll_event())
+        .find_map(|(_, e)| match e {
+            Event::MessageDelivered {
+                msg: 9,
+                precise_len,
+                unchecked,
+                payload,
+                ..
+            } => Some((precise_len, unchecked, payload.len())),
+            _ => None,
+        })
+        .expect("message 9 delivered");
+    assert_eq!(delivered, (0, true, 200));
+}
+
+#[test]
+fn a_known_job_announced_with_other_counts_is_dropped_unless_it_shrinks() {
+    let (mut pair, data) = established(); // job of 10 messages, 5 must arrive
+    let job = |messages, must_deliver| {
+        let j = JobRepr {
+            tensor: None,
+            groups: vec![GroupDesc {
+                id: 0,
+                messages,
+                must_deliver,
+            }],
+        };
+        let mut body = vec![0u8; j.buffer_len()];
+        j.emit(&mut body);
+        let h = HeaderRepr {
+            ty: PacketTypeField(PacketType::Job),
+            precise_len: body.len() as u16,
+            ..data
+        };
+        craft(h, &body)
+    };
+    for (messages, must) in [(20, 10), (10, 6), (8, 7)] {
+        pair.server
+            .handle_datagram(pair.now, CLIENT_ADDR, &job(messages, must));
+    }
+    assert_eq!(
+        pair.server.stats().dropped(DropReason::Inconsistent),
+        3,
+        "growing, a higher must, a must above the old one"
+    );
+    // Shrinking (an ended stream) is taken: later DATA past the new end
+    // is out of range.
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &job(8, 4));
+    assert_eq!(pair.server.stats().dropped(DropReason::Inconsistent), 3);
+    let mut h = data;
+    h.msg_id = 9;
+    h.precise_len = 100;
+    pair.server
+        .handle_datagram(pair.now, CLIENT_ADDR, &craft(h, &[0; 100]));
+    assert_eq!(pair.server.stats().dropped(DropReason::OutOfRange), 1);
+}

@@ -108,8 +108,27 @@ pub(crate) enum Error {
     SendJob(SendJobError),
     /// A socket error (real runtime).
     Io(io::Error),
+    /// A SAP socket could not be opened or refused a datagram.
+    Sap(approxnet_net::sap::SapError),
+    /// Receiving on a SAP socket failed.
+    SapRecv(approxnet_net::sap::RecvError),
+    /// Flushing or closing a SAP socket did not complete.
+    SapClose(approxnet_net::sap::CloseError),
     /// Already a Python exception (raised by Python code the bindings called).
     Python(PyErr),
+}
+
+impl From<approxnet_net::sap::SapError> for Error {
+    fn from(e: approxnet_net::sap::SapError) -> Self {
+        use approxnet_net::sap::SapError as S;
+        match e {
+            S::Bind(b) => Error::Bind(b),
+            S::Connect(c) => Error::NetConnect(c),
+            S::Send(j) => Error::Job(j),
+            S::Io(i) => Error::Io(i),
+            other => Error::Sap(other),
+        }
+    }
 }
 
 impl From<BindError> for Error {
@@ -221,6 +240,15 @@ impl From<Error> for PyErr {
             Error::SendJob(SendJobError::Job(e)) => exc::JobError::new_err(e.to_string()),
             Error::SendJob(e) => exc::NetError::new_err(e.to_string()),
             Error::Io(e) => exc::NetError::new_err(format!("socket error: {e}")),
+            Error::Sap(e) => exc::TransferError::new_err(e.to_string()),
+            Error::SapRecv(approxnet_net::sap::RecvError::Io(e)) => {
+                exc::NetError::new_err(format!("socket error: {e}"))
+            }
+            Error::SapRecv(e) => exc::TransferError::new_err(e.to_string()),
+            Error::SapClose(approxnet_net::sap::CloseError::Io(e)) => {
+                exc::NetError::new_err(format!("socket error: {e}"))
+            }
+            Error::SapClose(e) => exc::TransferError::new_err(e.to_string()),
             Error::Python(e) => e,
         }
     }

@@ -24,6 +24,7 @@ mod harness;
 mod job;
 mod net;
 mod saba;
+mod sap;
 mod sim;
 
 use pyo3::prelude::*;
@@ -50,5 +51,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::sim_sizes, m)?)?;
     approx_types::register(m)?;
     saba::register(m)?;
+    sap::register(m)?;
     Ok(())
 }

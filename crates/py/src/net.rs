@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 const SLICE: Duration = Duration::from_millis(50);
 
 /// A timeout argument in seconds: `None` waits as long as it takes.
-fn timeout(field: &str, secs: Option<f64>) -> Result<Option<Duration>> {
+pub(crate) fn timeout(field: &str, secs: Option<f64>) -> Result<Option<Duration>> {
     match secs {
         None => Ok(None),
         Some(s) if (0.0..1e9).contains(&s) => Ok(Some(Duration::from_secs_f64(s))),
@@ -104,7 +104,7 @@ impl PySocketEndpoint {
     }
 }
 
-fn deadline(t: Option<Duration>) -> Option<Instant> {
+pub(crate) fn deadline(t: Option<Duration>) -> Option<Instant> {
     t.map(|t| Instant::now() + t)
 }
 

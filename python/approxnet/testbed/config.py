@@ -18,6 +18,9 @@ Schema (every key but `testbed.name` and `host.rate` has a default)::
     switch = "left"        # optional when there is a single switch
     rate = "10gbit"        # link rate, both directions
     loss = 0.0             # random loss per direction, 0 <= loss < 1
+    # optional: the access link is approxnet-link (an error-prone wireless
+    # last hop on TUN devices) instead of a veth; see docs/testbed.md
+    wireless = { mode = "approximate", channel = "ber:1e-5", retry_limit = 7, seed = 1 }
 
     [[trunk]]              # switch-to-switch link; switches must form a tree
     between = ["left", "right"]
@@ -52,6 +55,24 @@ MAX_QUEUES = 8
 DEFAULT_SWITCH = "sw"
 
 
+#: Link modes of approxnet-link (crates/net/src/bin/approxnet-link/arq.rs).
+WIRELESS_MODES = ("integrity", "approximate")
+#: Channel kinds and how many probabilities each takes.
+WIRELESS_CHANNELS = {"ber": 1, "ge": 4}
+
+
+@dataclass(frozen=True)
+class Wireless:
+    """An error-prone access link emulated by approxnet-link (seed 002)."""
+
+    #: "integrity" (link-layer ARQ) or "approximate" (damaged frames delivered).
+    mode: str
+    #: approxnet-link --channel: "ber:P" or "ge:GOOD:BAD:P_GB:P_BG".
+    channel: str
+    retry_limit: int
+    seed: int
+
+
 @dataclass(frozen=True)
 class Host:
     """A host namespace and its link to one switch."""
@@ -60,6 +81,8 @@ class Host:
     switch: str
     rate_bps: int
     loss: float
+    #: None: a veth; else the relay's settings.
+    wireless: Wireless | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +200,7 @@ def _hosts(data: dict[str, Any], switches: tuple[str, ...]) -> tuple[Host, ...]:
     hosts = []
     for i, entry in enumerate(entries):
         key = f"host[{i}]"
-        _only_keys(entry, f"{key}.", {"name", "switch", "rate", "loss"})
+        _only_keys(entry, f"{key}.", {"name", "switch", "rate", "loss", "wireless"})
         name = _name(entry, f"{key}.name", NODE_NAME, "[a-z][a-z0-9_]{0,14}")
         default_switch = switches[0] if len(switches) == 1 else None
         switch = entry.get("switch", default_switch)
@@ -186,8 +209,34 @@ def _hosts(data: dict[str, Any], switches: tuple[str, ...]) -> tuple[Host, ...]:
         if switch not in switches:
             raise ConfigError(f"{key}.switch", f"unknown switch {switch!r}")
         rate = _converted(entry, f"{key}.rate", None, parse_rate)
-        hosts.append(Host(name, switch, rate, _loss(entry, f"{key}.loss")))
+        wireless = _wireless(entry.get("wireless"), f"{key}.wireless")
+        hosts.append(Host(name, switch, rate, _loss(entry, f"{key}.loss"), wireless))
     return tuple(hosts)
+
+
+def _wireless(value: Any, key: str) -> Wireless | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConfigError(key, 'expected a table, e.g. { mode = "approximate" }')
+    _only_keys(value, f"{key}.", {"mode", "channel", "retry_limit", "seed"})
+    mode = value.get("mode", "integrity")
+    if mode not in WIRELESS_MODES:
+        raise ConfigError(f"{key}.mode", f"{mode!r} is not one of {', '.join(WIRELESS_MODES)}")
+    channel = value.get("channel", "ber:0")
+    parts = channel.split(":") if isinstance(channel, str) else []
+    if not parts or WIRELESS_CHANNELS.get(parts[0]) != len(parts) - 1:
+        raise ConfigError(f"{key}.channel", f"{channel!r}: expected ber:P or ge:GOOD:BAD:P_GB:P_BG")
+    for prob in parts[1:]:
+        try:
+            ok = 0.0 <= float(prob) <= 1.0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ConfigError(f"{key}.channel", f"{prob!r} is not a probability in [0, 1]")
+    retry_limit = _int(value, f"{key}.retry_limit", 7, 0, 255)
+    seed = _int(value, f"{key}.seed", 1, 0, 2**63 - 1)
+    return Wireless(mode, channel, retry_limit, seed)
 
 
 def _trunks(data: dict[str, Any], switches: tuple[str, ...]) -> tuple[Trunk, ...]:

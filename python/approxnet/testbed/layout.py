@@ -90,6 +90,11 @@ def host_address(config: Config, host: str) -> str:
     return f"10.77.{host_index(config, config.host(host))}.2"
 
 
+def link_stats_path(config: Config, host: str) -> str:
+    """Where a wireless host's relay writes its JSON counters."""
+    return f"/tmp/{config.namespace(host)}-link.json"
+
+
 def gateway_address(config: Config, host: Host) -> str:
     """Address of the switch port facing `host` (the host's default route)."""
     return f"10.77.{host_index(config, host)}.1"

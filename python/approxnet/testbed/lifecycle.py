@@ -8,6 +8,7 @@ a half-built or crashed testbed as well as a complete one; `up` always runs
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -16,10 +17,11 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
+from .. import binaries
 from . import plan, shell
 from .config import Config, namespace_prefix
 from .errors import TestbedError
-from .layout import host_address
+from .layout import host_address, link_stats_path
 from .status import Status, collect
 
 #: How long `down` waits for processes in a namespace to exit after SIGTERM.
@@ -58,10 +60,22 @@ def up(config: Config) -> Testbed:
     if any(h.loss for h in config.hosts) or any(t.loss for t in config.trunks):
         tools.append("nft")
     shell.require_tools(tools)
+    link_binary = "approxnet-link"
+    if any(h.wireless for h in config.hosts):
+        found = binaries.find("approxnet-link", debug=True)
+        if found is None:
+            raise TestbedError(
+                "wireless hosts need approxnet-link: cargo build --release -p approxnet-net "
+                "(or set APPROXNET_LINK)"
+            )
+        link_binary = str(found)
     down(config.name)
     try:
-        for step in plan.build(config):
-            shell.run(step.argv, stdin=step.stdin, check=step.check)
+        for step in plan.build(config, link_binary):
+            if step.background:
+                shell.spawn_ready(step.argv, f"/tmp/{config.prefix}link.log")
+            else:
+                shell.run(step.argv, stdin=step.stdin, check=step.check)
     except BaseException:
         down(config.name)
         raise
@@ -121,6 +135,19 @@ class Testbed:
     def status(self) -> Status:
         """Per-queue counters of every switch port (see `status.collect`)."""
         return collect(self.config)
+
+    def link_stats(self, host: str) -> dict[str, Any]:
+        """Counters of a wireless host's relay (`a_to_b`: host to switch,
+        `b_to_a`: switch to host; refreshed every 200 ms)."""
+        if self.config.host(host).wireless is None:
+            raise TestbedError(f"host {host!r} has no wireless link")
+        path = link_stats_path(self.config, host)
+        try:
+            with open(path) as f:
+                data: dict[str, Any] = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise TestbedError(f"cannot read {path}: {exc}") from None
+        return data
 
     def down(self) -> list[str]:
         """Remove the testbed."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import Config
+from .config import Config, Host
 from .layout import (
     class_id,
     frame_bytes,
     gateway_address,
     host_address,
     leaf_handle,
+    link_stats_path,
     mac,
     queue_limits,
     routes,
@@ -43,6 +44,9 @@ class Step:
     stdin: str | None = None
     #: False for best-effort steps (e.g. IPv6 sysctls on a kernel without IPv6).
     check: bool = True
+    #: A daemon (the wireless relay): started, awaited until it prints
+    #: `ready`, then left running inside its namespace (`down` ends it).
+    background: bool = False
 
 
 def namespaces(config: Config) -> list[str]:
@@ -52,11 +56,11 @@ def namespaces(config: Config) -> list[str]:
     ]
 
 
-def build(config: Config) -> list[Step]:
-    """All steps of `up`, in order."""
+def build(config: Config, link_binary: str = "approxnet-link") -> list[Step]:
+    """All steps of `up`, in order; `link_binary` runs wireless links."""
     steps = [Step(("ip", "netns", "add", ns)) for ns in namespaces(config)]
     steps += _sysctls(config)
-    steps += _links(config)
+    steps += _links(config, link_binary)
     steps += _addresses(config)
     steps += _switch_queues(config)
     steps += _host_queues(config)
@@ -114,9 +118,41 @@ def _veth(a: tuple[str, str, str], b: tuple[str, str, str], mtu: int) -> list[St
     ]
 
 
-def _links(config: Config) -> list[Step]:
+def _wireless_link(config: Config, host: Host, link_binary: str) -> Step:
+    """The relay between the host's `eth0` and its switch port, two TUN
+    devices; it runs inside the host's namespace so `down` ends it."""
+    w = host.wireless
+    assert w is not None
+    argv = (
+        link_binary,
+        "--a-dev",
+        "eth0",
+        "--b-netns",
+        config.namespace(host.switch),
+        "--b-dev",
+        host.name,
+        "--mode",
+        w.mode,
+        "--channel",
+        w.channel,
+        "--rate-mbps",
+        f"{host.rate_bps / 1e6:g}",
+        "--retry-limit",
+        str(w.retry_limit),
+        "--seed",
+        str(w.seed),
+        "--stats",
+        link_stats_path(config, host.name),
+    )
+    return Step(_in_ns(config.namespace(host.name), *argv), background=True)
+
+
+def _links(config: Config, link_binary: str) -> list[Step]:
     steps = []
     for i, h in enumerate(config.hosts, start=1):
+        if h.wireless is not None:
+            steps.append(_wireless_link(config, h, link_binary))
+            continue
         port = (config.namespace(h.switch), h.name, mac(2, i))
         steps += _veth(port, (config.namespace(h.name), "eth0", mac(1, i)), config.mtu)
     for j, t in enumerate(config.trunks):
@@ -133,13 +169,16 @@ def _addresses(config: Config) -> list[Step]:
     for i, h in enumerate(config.hosts, start=1):
         sw, hn = config.namespace(h.switch), config.namespace(h.name)
         gw, addr = gateway_address(config, h), host_address(config, h.name)
+        # A TUN device is layer 3: no MAC, no neighbours; its MTU is set here.
+        tun = h.wireless is not None
+        mtu = ("mtu", str(config.mtu)) if tun else ()
         steps += [
             Step(("ip", "-n", sw, "addr", "add", f"{gw}/24", "dev", h.name)),
-            Step(("ip", "-n", sw, "link", "set", "dev", h.name, "up")),
-            _neighbour(sw, addr, mac(1, i), h.name),
+            Step(("ip", "-n", sw, "link", "set", "dev", h.name, *mtu, "up")),
+            *([] if tun else [_neighbour(sw, addr, mac(1, i), h.name)]),
             Step(("ip", "-n", hn, "addr", "add", f"{addr}/24", "dev", "eth0")),
-            Step(("ip", "-n", hn, "link", "set", "dev", "eth0", "up")),
-            _neighbour(hn, gw, mac(2, i), "eth0"),
+            Step(("ip", "-n", hn, "link", "set", "dev", "eth0", *mtu, "up")),
+            *([] if tun else [_neighbour(hn, gw, mac(2, i), "eth0")]),
             Step(("ip", "-n", hn, "route", "add", "default", "via", gw, "dev", "eth0")),
         ]
     for j, t in enumerate(config.trunks):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -59,3 +60,35 @@ def require_tools(tools: Iterable[str]) -> None:
 def _which(tool: str) -> str | None:
     path = os.environ.get("PATH", "") + os.pathsep + "/usr/sbin:/sbin"
     return shutil.which(tool, path=path)
+
+
+#: How long a daemon may take to print its ready line.
+READY_TIMEOUT_S = 10.0
+
+
+def spawn_ready(argv: Sequence[str], log: str, ready: str = "ready") -> int:
+    """Start the daemon `argv` in its own session (stderr to `log`), wait
+    until it prints the line `ready`, and return its pid; it keeps running.
+
+    Raises `TestbedError` when it exits or stays silent past READY_TIMEOUT_S
+    (it is killed then).
+    """
+    with open(log, "w") as err:
+        try:
+            proc = subprocess.Popen(
+                list(argv), stdout=subprocess.PIPE, stderr=err, start_new_session=True
+            )
+        except FileNotFoundError:
+            raise TestbedError(f"command {argv[0]!r} not found") from None
+    assert proc.stdout is not None
+    ready_fd = proc.stdout
+    readable, _, _ = select.select([ready_fd], [], [], READY_TIMEOUT_S)
+    line = ready_fd.readline().decode().strip() if readable else ""
+    ready_fd.close()
+    if line != ready:
+        proc.kill()
+        proc.wait()
+        with open(log) as f:
+            why = f.read().strip()[-500:]
+        raise TestbedError(f"`{' '.join(argv)}` did not start: {why or 'no ready line'}")
+    return proc.pid

@@ -235,6 +235,23 @@ impl Connection {
         Ok(r)
     }
 
+    /// Application: ends streaming job `job` at what was produced (see
+    /// `SendSide::end_stream`) and announces the new counts.
+    pub(crate) fn end_stream(
+        &mut self,
+        now: Instant,
+        job: u32,
+        cfg: &Config,
+    ) -> Result<(), JobError> {
+        if self.state == State::Closed {
+            return Err(JobError::NoConnection);
+        }
+        if self.send.end_stream(job)? && self.state == State::Established {
+            self.announce(now, job, cfg);
+        }
+        Ok(())
+    }
+
     fn announce(&mut self, now: Instant, id: u32, cfg: &Config) {
         self.control.push_back(Control::Job(id));
         if let Some(j) = self.send.job_mut(id) {
@@ -318,6 +335,9 @@ impl Connection {
                         }
                         self.control.push_back(Control::JobAck(h.job_id));
                     }
+                    // A known job announced with counts that do not
+                    // fit it: dropped, the job goes on as it was.
+                    Err(DropReason::Inconsistent) => stats.drop(DropReason::Inconsistent),
                     Err(r) => {
                         // Refuse this job alone: a cap protects the
                         // connection, it never ends it.

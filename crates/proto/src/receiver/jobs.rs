@@ -25,6 +25,7 @@ impl RecvSide {
     ) -> Result<bool, DropReason> {
         if let Some(j) = self.jobs.iter_mut().find(|j| j.id == id) {
             j.last_seen = now; // a resent JOB (or keepalive) keeps it
+            truncate(j, &repr)?;
             return Ok(false);
         }
         if self.recent_done.contains(&id) {
@@ -215,4 +216,43 @@ impl RecvSide {
         }
         true
     }
+}
+
+/// A known job announced again: the same counts (a resend or keepalive),
+/// or smaller ones — the sender ended its stream at what it produced
+/// (`Endpoint::end_stream`): each group's N and must-deliver shrink. Any
+/// other change (other groups, a count that grows, a message already
+/// taken past the new end, a tensor job) is `Inconsistent` and changes
+/// nothing.
+fn truncate(j: &mut RecvJob, repr: &JobRepr) -> Result<(), DropReason> {
+    let same = j.groups.len() == repr.groups.len()
+        && j.groups
+            .iter()
+            .zip(&repr.groups)
+            .all(|(g, d)| g.id == d.id && g.messages == d.messages && g.must == d.must_deliver);
+    if same {
+        return Ok(());
+    }
+    let fits = j.tensor.is_none()
+        && repr.tensor.is_none()
+        && j.groups.len() == repr.groups.len()
+        && j.groups.iter().zip(&repr.groups).all(|(g, d)| {
+            g.id == d.id
+                && d.messages <= g.messages
+                && d.must_deliver <= d.messages
+                && d.must_deliver <= g.must
+                && g.partial
+                    .keys()
+                    .chain(g.held.keys())
+                    .all(|&m| m < d.messages)
+                && (d.messages..g.messages).all(|m| !g.done.get(m as usize))
+        });
+    if !fits {
+        return Err(DropReason::Inconsistent);
+    }
+    for (g, d) in j.groups.iter_mut().zip(&repr.groups) {
+        g.messages = d.messages;
+        g.must = d.must_deliver;
+    }
+    Ok(())
 }

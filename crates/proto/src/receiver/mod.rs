@@ -31,7 +31,8 @@ pub(crate) const STALE_EPOCHS: u16 = 64;
 struct Partial {
     got: Vec<Option<Vec<u8>>>,
     got_count: u16,
-    precise: usize,
+    /// Per packet: (precise bytes, body bytes).
+    shares: Vec<(u32, u32)>,
     damaged: bool,
     unchecked: bool,
     charged: usize,

@@ -94,6 +94,7 @@ impl RecvSide {
         } else {
             let part = g.partial.entry(h.msg_id).or_insert_with(|| Partial {
                 got: vec![None; h.pkt_count as usize],
+                shares: vec![(0, 0); h.pkt_count as usize],
                 charged: slot_cost,
                 ..Partial::default()
             });
@@ -113,7 +114,7 @@ impl RecvSide {
             part.got_count += 1;
             part.damaged |= damaged;
             part.unchecked |= unchecked;
-            part.precise += h.precise_len as usize;
+            part.shares[h.pkt_index as usize] = (u32::from(h.precise_len), payload.len() as u32);
             job.packets += 1;
             job.bytes += payload.len() as u64;
             if part.got_count < h.pkt_count {
@@ -127,7 +128,12 @@ impl RecvSide {
             } else {
                 part.got.into_iter().flatten().collect::<Vec<_>>().concat()
             };
-            (bytes, part.precise, part.damaged, part.unchecked)
+            (
+                bytes,
+                precise_prefix(&part.shares),
+                part.damaged,
+                part.unchecked,
+            )
         };
         g.done.insert(h.msg_id as usize);
         g.delivered += 1;
@@ -186,5 +192,35 @@ pub(super) fn hand_over(
         }
     } else {
         events.push_back(deliver(g.id, id, m));
+    }
+}
+
+/// The message's precise prefix: packets' precise bytes in order, up to
+/// the first packet that is not precise whole. A peer that switches mode
+/// mid-message (an approximate packet before a precise one) cannot make
+/// approximate bytes count as checked: only the prefix contiguous from
+/// the start does.
+fn precise_prefix(shares: &[(u32, u32)]) -> usize {
+    let mut n = 0usize;
+    for &(precise, len) in shares {
+        n += precise.min(len) as usize;
+        if precise < len {
+            break;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::precise_prefix;
+
+    #[test]
+    fn only_the_prefix_contiguous_from_the_start_counts() {
+        assert_eq!(precise_prefix(&[(100, 100), (100, 100)]), 200);
+        assert_eq!(precise_prefix(&[(100, 100), (30, 100), (100, 100)]), 130);
+        // approximate first, precise after: only the first packet's share
+        assert_eq!(precise_prefix(&[(0, 100), (100, 100)]), 0);
+        assert_eq!(precise_prefix(&[(10, 100), (100, 100)]), 10);
     }
 }

@@ -129,7 +129,10 @@ impl SendSide {
         // production, so it is sent again (MRDF: the least remaining data
         // goes first). Once all is produced the slack rule alone decides:
         // at the tail of a job, resending what slack covers only delays it.
-        let waits_for_production = g.fresh == 0 && g.produced < g.messages;
+        // A group that must deliver nothing (SAP's approximate datagrams,
+        // seed 002 §3 item 5: "approximate data does not" need ACKs) is
+        // never resent for that reason: nobody waits for it.
+        let waits_for_production = g.must > 0 && g.fresh == 0 && g.produced < g.messages;
         let retransmit = !g.slack_left()
             || match cfg.retransmit {
                 RetransmitPolicy::WhenNeeded => waits_for_production,
@@ -200,8 +203,13 @@ impl SendSide {
         let Some(f) = self.flights.iter().rev().find(|f| {
             f.fate == Fate::InFlight
                 && self.job_index(f.job).is_some_and(|ji| {
-                    let m = &self.jobs[ji].msgs[f.msg as usize];
-                    m.state == MsgState::Open && !m.acked.get(f.pkt as usize)
+                    let j = &self.jobs[ji];
+                    let m = &j.msgs[f.msg as usize];
+                    // Never a message nobody waits for (MSR 0): a probe
+                    // is a retransmission.
+                    m.state == MsgState::Open
+                        && !m.acked.get(f.pkt as usize)
+                        && j.groups[m.group as usize].must > 0
                 })
         }) else {
             return false;

@@ -154,6 +154,10 @@ pub(crate) struct SendJob {
     /// before they left).
     unsent_bytes: u64,
     pub(crate) job_acked: bool,
+    /// The application ended the stream (`SendSide::end_stream`): the
+    /// job's N shrank to what was produced, and it may finish only once
+    /// the receiver acknowledged the JOB carrying the new counts.
+    pub(crate) ended: bool,
     pub(crate) control_sent: Option<Instant>,
     pub(crate) done: bool,
     pub(crate) fin_acked: bool,
@@ -334,7 +338,16 @@ impl SendSide {
         let mut out = Vec::new();
         for ji in 0..self.jobs.len() {
             let j = &self.jobs[ji];
-            if j.done || !(j.unresolved == 0 || j.satisfied()) {
+            // An ended stream finishes once the receiver knows its new
+            // counts and every message it was handed was sent and
+            // resolved: the application ended it, so it does not stop at
+            // its MSR with datagrams still queued (SAP's close sends them).
+            let finished = if j.ended {
+                j.job_acked && j.unresolved == 0
+            } else {
+                j.unresolved == 0 || j.satisfied()
+            };
+            if j.done || !finished {
                 continue;
             }
             self.stop_job(ji);

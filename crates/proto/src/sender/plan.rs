@@ -166,6 +166,7 @@ impl SendSide {
             peer_satisfied: false,
             unsent_bytes: 0,
             job_acked: false,
+            ended: false,
             control_sent: None,
             done: false,
             fin_acked: false,

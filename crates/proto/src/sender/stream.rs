@@ -29,6 +29,9 @@ impl SendJob {
     /// knows the job (a group that must deliver nothing is satisfied at
     /// once, but the job still waits for its JOB to be acknowledged).
     pub(crate) fn satisfied(&self) -> bool {
+        if self.ended {
+            return self.job_acked && self.groups.iter().all(|g| g.delivered >= g.must);
+        }
         self.peer_satisfied
             || ((self.job_acked || self.groups.iter().any(|g| g.delivered > 0))
                 && self.groups.iter().all(|g| g.delivered >= g.must))
@@ -90,6 +93,40 @@ impl SendSide {
             Self::reschedule(&mut self.sched, j, mi, pol);
         }
         Ok(Pushed::Queued(n))
+    }
+
+    /// Ends streaming job `job` at the messages produced so far (an
+    /// open-ended stream, e.g. a SAP socket's datagrams, seed 002 §3.4):
+    /// each group's N becomes its produced count and its must-deliver
+    /// `ceil(MSR * produced)`. The JOB is announced again with the new
+    /// counts (the caller queues it); the job finishes once the receiver
+    /// acknowledged that JOB and every message handed over was sent and
+    /// resolved (delivered, or lost and given up under its MSR) — not at
+    /// its MSR with messages still queued. Returns whether
+    /// anything changed (ending an ended stream is a no-op).
+    pub(crate) fn end_stream(&mut self, job: u32) -> Result<bool, JobError> {
+        let ji = self.job_index(job).ok_or(JobError::UnknownJob(job))?;
+        let j = &mut self.jobs[ji];
+        if j.done || j.ended {
+            return Ok(false);
+        }
+        if j.repr.tensor.is_some() {
+            return Err(JobError::TensorStreaming);
+        }
+        for (g, d) in j.groups.iter_mut().zip(j.repr.groups.iter_mut()) {
+            let dropped = g.messages - g.produced;
+            j.unresolved -= dropped;
+            g.messages = g.produced;
+            g.must = crate::job::Msr::new(g.msr)
+                .map_err(|_| JobError::BadMsr(g.msr))?
+                .must_deliver(g.produced);
+            d.messages = g.messages;
+            d.must_deliver = g.must;
+        }
+        j.ended = true;
+        j.job_acked = false;
+        j.peer_satisfied = false;
+        Ok(true)
     }
 
     /// Job index `ji` is complete: every open message is abandoned and

@@ -140,7 +140,9 @@ impl JobRepr {
                 messages: get_u32(body, at + 4),
                 must_deliver: get_u32(body, at + 8),
             };
-            if g.messages == 0 || g.must_deliver > g.messages {
+            // A group of 0 messages is an ended stream's group in which
+            // nothing was produced (`Endpoint::end_stream`).
+            if g.must_deliver > g.messages {
                 return Err(WireError::Malformed(
                     "group must deliver more than it holds",
                 ));

@@ -1,0 +1,209 @@
+//! `approxnet-link`: a relay between two TUN devices that emulates an
+//! error-prone wireless last hop (seed 002's 802.11 link).
+//!
+//! ```text
+//! approxnet-link --a-netns NS --a-dev DEV --b-netns NS --b-dev DEV
+//!     [--mode integrity|approximate] [--channel ber:P | ge:GOOD:BAD:P_GB:P_BG | flip-at:N[:MIN]]
+//!     [--rate-mbps R] [--overhead-bytes B] [--retry-limit 7] [--damage both|a-to-b|b-to-a]
+//!     [--seed S] [--stats PATH]
+//! ```
+//! It creates the two devices (in the given namespaces), prints `ready` on
+//! stdout, and relays frames both ways until SIGTERM or SIGINT; the caller
+//! gives the devices addresses and brings them up. `--stats PATH` receives
+//! `{"a_to_b": {...}, "b_to_a": {...}}` every 200 ms and at exit.
+//! Exit status: 0 after a signal, 1 when a device fails, 2 on bad arguments.
+
+mod airtime;
+// Shared with approxnet-perf (which also reads the command word).
+#[allow(dead_code)]
+#[path = "../../perf/args.rs"]
+mod args;
+mod arq;
+mod channel;
+mod relay;
+mod stats;
+mod tun;
+
+use airtime::Airtime;
+use args::Args;
+use arq::LinkMode;
+use channel::{Channel, ChannelSpec};
+use stats::LinkStats;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tun::Tun;
+
+const HELP: &str = "\
+approxnet-link: relay between two TUN devices emulating an error-prone link
+
+  --a-netns NS --a-dev DEV     device A (created in namespace NS; default: here)
+  --b-netns NS --b-dev DEV     device B
+  --mode integrity|approximate integrity: damaged frames are retried (airtime
+                               each) up to --retry-limit (7), then dropped;
+                               approximate: one try, delivered as received
+  --channel ber:P              independent bit errors (default ber:0)
+            ge:GOOD:BAD:P_GB:P_BG  Gilbert-Elliott, state changes per transmission
+            flip-at:N[:MIN]    bit 0 of IP-payload byte N of every frame of MIN+ bytes (tests)
+  --rate-mbps R                link rate (0: no serialisation delay; default 0)
+  --overhead-bytes B           per-try bytes on the air besides the frame (0)
+  --damage both|a-to-b|b-to-a  which directions the channel damages (both)
+  --seed S                     error seed (1); direction b-to-a uses S + 1
+  --stats PATH                 JSON counters, rewritten every 200 ms and at exit
+Bits are flipped only after the IP header; a try whose errors hit the IP
+header loses the frame (the receiving kernel would drop it).";
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Everything the command line sets.
+struct Settings {
+    a: (Option<String>, String),
+    b: (Option<String>, String),
+    mode: LinkMode,
+    channel: ChannelSpec,
+    rate_bps: Option<f64>,
+    overhead: usize,
+    retry_limit: u32,
+    damage_a_to_b: bool,
+    damage_b_to_a: bool,
+    seed: u64,
+    stats: Option<String>,
+}
+
+fn settings(mut args: Args) -> Result<Settings, String> {
+    let a = (
+        args.get_str("a-netns"),
+        args.get_str("a-dev").ok_or("--a-dev is required")?,
+    );
+    let b = (
+        args.get_str("b-netns"),
+        args.get_str("b-dev").ok_or("--b-dev is required")?,
+    );
+    let mode = LinkMode::parse(&args.get_str("mode").unwrap_or_else(|| "integrity".into()))?;
+    let channel = ChannelSpec::parse(&args.get_str("channel").unwrap_or_else(|| "ber:0".into()))?;
+    let rate: f64 = args.get("rate-mbps", 0.0)?;
+    if !(rate.is_finite() && rate >= 0.0) {
+        return Err(format!("--rate-mbps: {rate} is not a rate (0 or more)"));
+    }
+    let (damage_a_to_b, damage_b_to_a) = match args.get_str("damage").as_deref() {
+        None | Some("both") => (true, true),
+        Some("a-to-b") => (true, false),
+        Some("b-to-a") => (false, true),
+        Some(o) => return Err(format!("--damage `{o}`: expected both, a-to-b or b-to-a")),
+    };
+    let s = Settings {
+        a,
+        b,
+        mode,
+        channel,
+        rate_bps: (rate > 0.0).then_some(rate * 1e6),
+        overhead: args.get("overhead-bytes", 0)?,
+        retry_limit: args.get("retry-limit", 7)?,
+        damage_a_to_b,
+        damage_b_to_a,
+        seed: args.get("seed", 1)?,
+        stats: args.get_str("stats"),
+    };
+    args.finish()?;
+    Ok(s)
+}
+
+fn main() -> ExitCode {
+    // No command word: the parser's is a fixed placeholder.
+    let args = Args::parse(std::iter::once("link".to_string()).chain(std::env::args().skip(1)));
+    if matches!(&args, Ok(a) if a.flag("help")) {
+        println!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    let s = match args.and_then(settings) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("approxnet-link: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(s) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("approxnet-link: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(s: Settings) -> Result<(), String> {
+    // SAFETY: installing an async-signal-safe handler (one atomic store).
+    unsafe {
+        libc::signal(
+            libc::SIGTERM,
+            on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+    let a = Tun::create(s.a.0.as_deref(), &s.a.1)?;
+    let b = Tun::create(s.b.0.as_deref(), &s.b.1)?;
+    println!("ready");
+    let _ = std::io::stdout().flush();
+    let (ab, ba) = (LinkStats::default(), LinkStats::default());
+    let never = ChannelSpec::Ber(0.0);
+    let direction = |from, to, damage: bool, seed, stats| {
+        let spec = if damage { &s.channel } else { &never };
+        let channel = Channel::new(spec, seed);
+        relay::Direction {
+            from,
+            to,
+            mode: s.mode,
+            retry_limit: s.retry_limit,
+            clean: channel.is_clean(spec),
+            channel,
+            air: Airtime::new(s.rate_bps, s.overhead),
+            stats,
+        }
+    };
+    let write_stats = || -> Result<(), String> {
+        let Some(path) = &s.stats else { return Ok(()) };
+        let tmp = format!("{path}.tmp");
+        let ber = s
+            .channel
+            .mean_ber()
+            .map_or("null".into(), |b| format!("{b:e}"));
+        let body = format!(
+            "{{\"configured_ber\": {ber}, \"a_to_b\": {}, \"b_to_a\": {}}}\n",
+            ab.json(),
+            ba.json()
+        );
+        std::fs::write(&tmp, body)
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|e| format!("--stats {path}: {e}"))
+    };
+    std::thread::scope(|scope| {
+        let d1 = direction(&a, &b, s.damage_a_to_b, s.seed, &ab);
+        let d2 = direction(&b, &a, s.damage_b_to_a, s.seed.wrapping_add(1), &ba);
+        let t1 = scope.spawn(|| relay::run(d1, &STOP));
+        let t2 = scope.spawn(|| relay::run(d2, &STOP));
+        let mut result = Ok(());
+        while !STOP.load(Ordering::Relaxed) && !t1.is_finished() && !t2.is_finished() {
+            std::thread::sleep(Duration::from_millis(200));
+            if let Err(e) = write_stats() {
+                result = Err(e);
+                break;
+            }
+        }
+        STOP.store(true, Ordering::Relaxed);
+        for t in [t1, t2] {
+            let r = t
+                .join()
+                .map_err(|_| "a relay thread panicked".to_string())?;
+            result = result.and(r);
+        }
+        result.and(write_stats())
+    })
+}

@@ -1,0 +1,57 @@
+//! SAP socket settings and the send mode.
+
+use crate::config::RuntimeConfig;
+use approxnet_proto::config::Integrity;
+
+/// How the next datagram is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Acknowledged, retransmitted, delivered in order, checksummed whole.
+    Precise,
+    /// Sent once; only the header and the datagram's precise prefix are
+    /// checksummed by the kernel.
+    Approximate,
+}
+
+/// Settings of a SAP socket.
+#[derive(Clone, Debug)]
+pub struct SapConfig {
+    /// The runtime underneath; UDP-Lite, payloads kept.
+    pub runtime: RuntimeConfig,
+    /// Whether approximate datagrams whose approximate bytes arrived
+    /// damaged are delivered (flagged) or dropped (the receiver's choice,
+    /// seed 002 §3.1).
+    pub accept_damaged: bool,
+}
+
+impl Default for SapConfig {
+    fn default() -> SapConfig {
+        let mut runtime = RuntimeConfig::udplite();
+        runtime.proto.keep_payloads = true;
+        SapConfig {
+            runtime,
+            accept_damaged: true,
+        }
+    }
+}
+
+impl SapConfig {
+    /// The runtime configuration this socket binds with.
+    pub(crate) fn runtime(&self) -> RuntimeConfig {
+        let mut r = self.runtime.clone();
+        r.proto.integrity = if self.accept_damaged {
+            Integrity::AcceptDamaged
+        } else {
+            Integrity::Strict
+        };
+        r.proto.keep_payloads = true;
+        r
+    }
+
+    /// Messages each open-ended stream announces per group: half the
+    /// receiver's per-job cap (both ends use the same limits). A stream
+    /// that fills a group rolls over to a new one.
+    pub(crate) fn stream_capacity(&self) -> u32 {
+        (self.runtime.proto.limits.max_messages_per_job / 2).max(1)
+    }
+}

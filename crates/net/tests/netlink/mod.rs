@@ -1,0 +1,195 @@
+//! Two private network namespaces joined by `approxnet-link`, for tests
+//! that run real traffic through the emulated error-prone link. Root only.
+#![allow(dead_code, unreachable_pub, missing_docs)]
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::os::fd::AsRawFd;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Bound on every wait: reaching it fails the test.
+pub const BOUND: Duration = Duration::from_secs(30);
+pub const IP_A: &str = "10.77.0.1";
+pub const IP_B: &str = "10.77.0.2";
+pub const IPPROTO_UDPLITE: i32 = 136;
+pub const UDPLITE_SEND_CSCOV: i32 = 10;
+pub const UDPLITE_RECV_CSCOV: i32 = 11;
+
+pub fn ip(args: &[&str]) {
+    let st = Command::new("ip").args(args).status().expect("running ip");
+    assert!(st.success(), "`ip {}` failed", args.join(" "));
+}
+
+/// Two namespaces joined by the relay; everything removed on drop.
+pub struct Link {
+    ns: [String; 2],
+    relay: Option<Child>,
+    stats: String,
+}
+
+impl Link {
+    /// The relay with `args` between two fresh namespaces, addresses set, or
+    /// why the test is skipped.
+    pub fn up(args: &[&str]) -> Option<Link> {
+        // SAFETY: no preconditions.
+        if unsafe { libc::geteuid() } != 0 || !std::path::Path::new("/dev/net/tun").exists() {
+            eprintln!("skipped: needs root and /dev/net/tun");
+            return None;
+        }
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let tag = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let ns = [format!("anxlink-a-{tag}"), format!("anxlink-b-{tag}")];
+        let mut link = Link {
+            ns: ns.clone(),
+            relay: None,
+            stats: format!("/tmp/anxlink-{tag}.json"),
+        };
+        for n in &ns {
+            ip(&["netns", "add", n]);
+            ip(&["-n", n, "link", "set", "lo", "up"]);
+            // No IPv6 chatter (router solicitations) over the link.
+            for c in ["all", "default"] {
+                let st = Command::new("ip")
+                    .args(["netns", "exec", n, "sysctl", "-qw"])
+                    .arg(format!("net.ipv6.conf.{c}.disable_ipv6=1"))
+                    .status()
+                    .expect("sysctl");
+                assert!(st.success());
+            }
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_approxnet-link"))
+            .args([
+                "--a-netns",
+                &ns[0],
+                "--a-dev",
+                "anl0",
+                "--b-netns",
+                &ns[1],
+                "--b-dev",
+                "anl1",
+            ])
+            .args(["--stats", &link.stats])
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("starting approxnet-link");
+        let mut line = String::new();
+        let out = child.stdout.take().unwrap();
+        link.relay = Some(child);
+        BufReader::new(out)
+            .read_line(&mut line)
+            .expect("relay stdout");
+        assert_eq!(line.trim(), "ready", "the relay did not start");
+        for (n, dev, me, peer) in [(&ns[0], "anl0", IP_A, IP_B), (&ns[1], "anl1", IP_B, IP_A)] {
+            ip(&["-n", n, "addr", "add", me, "peer", peer, "dev", dev]);
+            // Room for a test's whole burst: the device queue is the
+            // link's queue and would otherwise drop what a slow (debug)
+            // relay has not read yet.
+            ip(&["-n", n, "link", "set", dev, "txqueuelen", "10000", "up"]);
+        }
+        Some(link)
+    }
+
+    /// Runs `f` on a thread inside namespace `i` (0 = A, 1 = B).
+    pub fn within<T: Send + 'static>(
+        &self,
+        i: usize,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> thread::JoinHandle<T> {
+        let path = format!("/var/run/netns/{}", self.ns[i]);
+        thread::spawn(move || {
+            let ns = File::open(&path).expect("namespace file");
+            // SAFETY: a valid namespace fd; moves this thread only.
+            let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+            f()
+        })
+    }
+
+    /// The relay's counters for direction A to B, once its stats file shows
+    /// at least `frames` frames (bounded).
+    pub fn a_to_b(&self, frames: u64) -> Counters {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            if let Ok(s) = std::fs::read_to_string(&self.stats) {
+                let c = Counters::parse(&s);
+                if c.frames >= frames {
+                    return c;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the relay never saw {frames} frames"
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Link {
+    /// Ends the relay: from now on the link loses everything.
+    pub fn stop_relay(&mut self) {
+        if let Some(mut c) = self.relay.take() {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.stop_relay();
+        for n in &self.ns {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+        let _ = std::fs::remove_file(&self.stats);
+    }
+}
+
+/// Direction A-to-B counters from the relay's JSON.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub frames: u64,
+    pub intact: u64,
+    pub damaged: u64,
+}
+
+impl Counters {
+    fn parse(json: &str) -> Counters {
+        let part = json.split("\"b_to_a\"").next().unwrap_or("");
+        let field = |k: &str| -> u64 {
+            let key = format!("\"{k}\": ");
+            part.split(&key)
+                .nth(1)
+                .and_then(|r| r.split([',', '}']).next())
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        Counters {
+            frames: field("frames"),
+            intact: field("intact"),
+            damaged: field("damaged"),
+        }
+    }
+}
+
+/// A counter of this thread's namespace from /proc/net/snmp, e.g.
+/// ("UdpLite", "InCsumErrors").
+pub fn snmp(proto: &str, field: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/thread-self/net/snmp").expect("snmp");
+    let mut lines = text.lines().filter(|l| l.starts_with(&format!("{proto}:")));
+    let (names, values) = (lines.next().unwrap(), lines.next().unwrap());
+    let i = names
+        .split_whitespace()
+        .position(|n| n == field)
+        .expect("snmp field");
+    values.split_whitespace().nth(i).unwrap().parse().unwrap()
+}
