@@ -18,7 +18,6 @@ fig3.png, fig4.png, fig4c.png.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import tempfile
 import time
@@ -183,7 +182,10 @@ def run_config(
             break
         ov = overrides(model, s, collective, jobs, iterations, compute, dur)
         with tempfile.TemporaryDirectory(prefix="dml-") as tmp:
-            params = {"seed": sorted({p[0] for p in todo}), "jobs.0.load": sorted({p[1] for p in todo})}
+            params: dict[str, list[Any]] = {
+                "seed": sorted({p[0] for p in todo}),
+                "jobs.0.load": sorted({p[1] for p in todo}),
+            }
             sim.sweep(scenario, params, overrides=ov, out=tmp, workers=workers)
             left = []
             for seed, load in todo:
@@ -300,7 +302,9 @@ def write_tables(runs: pd.DataFrame, out: Path) -> None:
         + fmt_md(
             g[g.scheme == "udp"]
             .merge(one[["model", "x1"]].drop_duplicates(), on="model")
-            .assign(bound=lambda d: 1 - d.x1)[["model", "collective", "frac_mean", "frac_min", "bound"]]
+            .assign(bound=lambda d: 1 - d.x1)[
+                ["model", "collective", "frac_mean", "frac_min", "bound"]
+            ]
         )
     )
     parts = []
@@ -339,7 +343,8 @@ def plots(runs: pd.DataFrame, transfers: pd.DataFrame, out: Path) -> None:
         base = sub[sub.scheme == "tcp"].set_index("model").iter_us
         wd = 0.8 / len(keys)
         for i, k in enumerate(keys):
-            v = sub[sub.scheme == k].set_index("model").iter_us.reindex(models) / base.reindex(models)
+            v = sub[sub.scheme == k].set_index("model").iter_us.reindex(models)
+            v = v / base.reindex(models)
             ax.bar([j + i * wd for j in range(len(models))], v.values, wd, label=k)
         ax.set_xticks([j + 0.4 - wd / 2 for j in range(len(models))], models)
         ax.set_title(title)
@@ -347,17 +352,28 @@ def plots(runs: pd.DataFrame, transfers: pd.DataFrame, out: Path) -> None:
         ax.legend(fontsize=7)
 
     fig, ax = plt.subplots(1, 3, figsize=(15, 4))
-    bars(ax[0], "ps", ["tcp", "appdrop-tcp", "dctcp", "appdrop-dctcp", "atp-bounded"], "(a) drop at the app, PS")
+    bars(
+        ax[0],
+        "ps",
+        ["tcp", "appdrop-tcp", "dctcp", "appdrop-dctcp", "atp-bounded"],
+        "(a) drop at the app, PS",
+    )
     for j, c in enumerate(["ps", "ring"]):
-        sub = g[(g.collective == c) & (g.scheme == "tcp")].set_index("model").iter_us.reindex(models)
-        ax[1].bar([i + j * 0.4 for i in range(len(models))], sub.values / 1e3, 0.4, label=f"TCP {c}")
+        sub = (
+            g[(g.collective == c) & (g.scheme == "tcp")].set_index("model").iter_us.reindex(models)
+        )
+        ax[1].bar(
+            [i + j * 0.4 for i in range(len(models))], sub.values / 1e3, 0.4, label=f"TCP {c}"
+        )
     ax[1].set_xticks([i + 0.2 for i in range(len(models))], models)
     ax[1].set_ylabel("iteration time (ms)")
     ax[1].set_title("(b) PS vs ring, TCP")
     ax[1].legend(fontsize=7)
     bars(ax[2], "ps", ["tcp", "udp", "atp-bounded", "dctcp-es"], "(c) TCP, UDP, bounded, PS")
-    udp = g[(g.collective == "ps") & (g.scheme == "udp")].set_index("model").frac_mean.reindex(models)
-    for i, (mname, f) in enumerate(udp.items()):
+    udp = (
+        g[(g.collective == "ps") & (g.scheme == "udp")].set_index("model").frac_mean.reindex(models)
+    )
+    for i, f in enumerate(udp.values):
         ax[2].annotate(f"{f:.2f}", (i + 0.2, 0.05), fontsize=7, rotation=90)
     fig.tight_layout()
     fig.savefig(out / "fig3.png", dpi=110)
@@ -382,9 +398,12 @@ def plots(runs: pd.DataFrame, transfers: pd.DataFrame, out: Path) -> None:
         fig, ax = plt.subplots(1, 2, figsize=(10, 4))
         for k, c in enumerate(["ps", "ring"]):
             for s in ["tcp", "dctcp", "atp-bounded", "dctcp-es"]:
-                v = transfers[(transfers.collective == c) & (transfers.scheme == s)].fct_us.sort_values()
+                sel = (transfers.collective == c) & (transfers.scheme == s)
+                v = transfers[sel].fct_us.sort_values()
                 if len(v):
-                    ax[k].plot(v.values / 1e3, [(i + 1) / len(v) for i in range(len(v))], label=f"{s} (mean {v.mean() / 1e3:.2f} ms)")
+                    cdf = [(i + 1) / len(v) for i in range(len(v))]
+                    label = f"{s} (mean {v.mean() / 1e3:.2f} ms)"
+                    ax[k].plot(v.values / 1e3, cdf, label=label)
             ax[k].set_xlabel("transfer completion time (ms)")
             ax[k].set_ylabel("CDF")
             ax[k].set_title(f"(c) MLP transfers, {c}")
@@ -403,17 +422,29 @@ def ints(s: str) -> list[int]:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="quick.toml (2 x 4 leaf-spine), 3 iterations")
-    p.add_argument("--scenario", type=Path, help="scenario (default leafspine.toml, quick: quick.toml)")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="quick.toml (2 x 4 leaf-spine), 3 iterations"
+    )
+    p.add_argument(
+        "--scenario", type=Path, help="scenario (default leafspine.toml, quick: quick.toml)"
+    )
     p.add_argument("--models", type=Path, default=HERE / "models.toml")
     p.add_argument("--only-models", type=lambda s: s.split(","), help="e.g. mlp,cnn")
-    p.add_argument("--schemes", type=lambda s: s.split(","), help="subset of " + ",".join(s.key for s in SCHEMES))
+    p.add_argument(
+        "--schemes",
+        type=lambda s: s.split(","),
+        help="subset of " + ",".join(s.key for s in SCHEMES),
+    )
     p.add_argument("--collectives", type=lambda s: s.split(","), default=COLLECTIVES)
     p.add_argument("--seeds", type=ints, default=[1])
     p.add_argument("--loads", type=floats, help="background host load (default: the scenario's)")
     p.add_argument("--iterations", type=int, help="per job (default 8, quick 3)")
-    p.add_argument("--compute-scale", type=floats, default=[1.0], help="multiplies every compute time")
+    p.add_argument(
+        "--compute-scale", type=floats, default=[1.0], help="multiplies every compute time"
+    )
     p.add_argument("--workers", type=int, default=1, help="simulator processes in parallel")
     p.add_argument("--out", type=Path)
     a = p.parse_args(argv)
@@ -433,12 +464,12 @@ def main(argv: list[str] | None = None) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     runs.to_csv(a.out / "runs.csv", index=False)
     transfers.to_csv(a.out / "transfers_mlp.csv", index=False)
-    missing = runs[runs.get("iter_us", pd.Series(dtype=float)).isna()] if "iter_us" in runs else runs
-    if len(missing):
-        print(f"{len(missing)} runs did not finish their iterations", file=sys.stderr)
-    if "tcp" in set(runs.scheme) and not math.isnan(runs.get("iter_us", pd.Series([math.nan])).max()):
-        write_tables(runs.dropna(subset=["iter_us"]), a.out)
-        plots(runs.dropna(subset=["iter_us"]), transfers, a.out)
+    done = runs.dropna(subset=["iter_us"]) if "iter_us" in runs else runs.iloc[:0]
+    if len(done) < len(runs):
+        print(f"{len(runs) - len(done)} runs did not finish their iterations", file=sys.stderr)
+    if "tcp" in set(done.scheme):
+        write_tables(done, a.out)
+        plots(done, transfers, a.out)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s wall", file=sys.stderr)
     return 0
 
