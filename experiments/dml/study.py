@@ -468,8 +468,13 @@ def main(argv: list[str] | None = None) -> int:
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} runs did not finish their iterations", file=sys.stderr)
     if "tcp" in set(done.scheme):
-        write_tables(done, a.out)
-        plots(done, transfers, a.out)
+        # tables average over seeds; each background load gets its own
+        loads = sorted(set(done.load))
+        for load in loads:
+            d = a.out if len(loads) == 1 else a.out / f"load={load:g}"
+            d.mkdir(parents=True, exist_ok=True)
+            write_tables(done[done.load == load], d)
+            plots(done[done.load == load], transfers[transfers.load == load], d)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s wall", file=sys.stderr)
     return 0
 
