@@ -374,7 +374,7 @@ def plots(runs: pd.DataFrame, transfers: pd.DataFrame, out: Path) -> None:
         g[(g.collective == "ps") & (g.scheme == "udp")].set_index("model").frac_mean.reindex(models)
     )
     for i, f in enumerate(udp.values):
-        ax[2].annotate(f"{f:.2f}", (i + 0.2, 0.05), fontsize=7, rotation=90)
+        ax[2].annotate(f"UDP got {f:.2f}", (i + 0.15, 0.05), fontsize=7, rotation=90)
     fig.tight_layout()
     fig.savefig(out / "fig3.png", dpi=110)
     plt.close(fig)
@@ -397,7 +397,7 @@ def plots(runs: pd.DataFrame, transfers: pd.DataFrame, out: Path) -> None:
     if len(transfers):
         fig, ax = plt.subplots(1, 2, figsize=(10, 4))
         for k, c in enumerate(["ps", "ring"]):
-            for s in ["tcp", "dctcp", "atp-bounded", "dctcp-es"]:
+            for s in ["tcp", "dctcp", "atp", "atp-bounded", "dctcp-es"]:
                 sel = (transfers.collective == c) & (transfers.scheme == s)
                 v = transfers[sel].fct_us.sort_values()
                 if len(v):
