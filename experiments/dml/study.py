@@ -229,7 +229,7 @@ def run_all(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
                             x1=float(m["x1"]),
                         )  # fmt: skip
                     rows += r
-                    if name == "mlp" and scale == 1.0:
+                    if name == "mlp" and scale == args.compute_scale[0]:
                         mlp += [f.assign(collective=coll, scheme=s.key) for f in fr]
                     print(
                         f"[{n}/{total}] {m['label']} {coll} {s.key} x{scale}: "
@@ -245,6 +245,12 @@ def run_all(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
 # ---------------------------------------------------------------- analysis
 
 
+def ref_scale(runs: pd.DataFrame) -> float:
+    """The compute scale the main tables use: 1 if it was run."""
+    scales = set(runs.compute_scale)
+    return 1.0 if 1.0 in scales else float(min(scales))
+
+
 def mean_by(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     num = ["iter_us", "net_us", "net_tail_us", "net_avg_us", "compute_us", "frac_mean", "frac_min"]
     return runs.groupby(keys, sort=False)[num].mean().reset_index()
@@ -253,7 +259,7 @@ def mean_by(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def table1(runs: pd.DataFrame) -> pd.DataFrame:
     """JCT with the measured tail / JCT if every transfer took the average
     FCT (seed 001 Table 1), per eq. 1 with equal epochs."""
-    r = runs[(runs.compute_scale == 1.0) & runs.scheme.isin(["tcp", "dctcp"])]
+    r = runs[(runs.compute_scale == ref_scale(runs)) & runs.scheme.isin(["tcp", "dctcp"])]
     g = mean_by(r, ["model", "collective", "scheme"])
     g["slowdown"] = (g.compute_us + g.net_tail_us) / (g.compute_us + g.net_avg_us)
     g["comm_share"] = g.net_us / (g.compute_us + g.net_us)
@@ -289,7 +295,7 @@ def write_tables(runs: pd.DataFrame, out: Path) -> None:
     cols = ["model", "collective", "scheme", "compute_us", "net_tail_us", "net_avg_us"]
     (out / "table1.md").write_text(fmt_md(t1[cols + ["comm_share", "slowdown", "paper"]]))
 
-    one = runs[runs.compute_scale == 1.0]
+    one = runs[runs.compute_scale == ref_scale(runs)]
     g = mean_by(one, ["model", "collective", "scheme"])
     piv = g.pivot_table(index=["model", "collective"], columns="scheme", values="iter_us")
     base = piv["tcp"]
@@ -314,11 +320,12 @@ def write_tables(runs: pd.DataFrame, out: Path) -> None:
     sp.to_csv(out / "speedups.csv", index=False)
     if sp.empty:
         return
-    main = sp[sp.compute_scale == 1.0].pivot_table(
+    main = sp[sp.compute_scale == ref_scale(runs)].pivot_table(
         index=["model", "collective"], columns=["base", "over"], values="speedup"
     )
     main.columns = [f"{o} vs {b}" for b, o in main.columns]
-    txt = "Speed-up (eq. 1, equal epochs), compute scale 1:\n\n" + fmt_md(main.reset_index())
+    txt = f"Speed-up (eq. 1, equal epochs), compute scale {ref_scale(runs):g}:\n\n"
+    txt += fmt_md(main.reset_index())
     if runs.compute_scale.nunique() > 1:
         sc = sp[(sp.over == "atp-bounded")].pivot_table(
             index=["model", "collective", "base"], columns="compute_scale", values="speedup"
@@ -334,7 +341,7 @@ def plots(runs: pd.DataFrame, transfers: pd.DataFrame, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    one = runs[runs.compute_scale == 1.0]
+    one = runs[runs.compute_scale == ref_scale(runs)]
     g = mean_by(one, ["model", "collective", "scheme"])
     models = list(dict.fromkeys(g.model))
 
@@ -380,7 +387,7 @@ def plots(runs: pd.DataFrame, transfers: pd.DataFrame, out: Path) -> None:
     plt.close(fig)
 
     sp = pd.read_csv(out / "speedups.csv")
-    sp = sp[(sp.compute_scale == 1.0) & (sp.over == "atp-bounded")]
+    sp = sp[(sp.compute_scale == ref_scale(runs)) & (sp.over == "atp-bounded")]
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     for k, c in enumerate(["ps", "ring"]):
         for j, b in enumerate(["tcp", "dctcp", "atp"]):
@@ -426,7 +433,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument(
-        "--quick", action="store_true", help="quick.toml (2 x 4 leaf-spine), 3 iterations"
+        "--quick", action="store_true", help="quick.toml (2 x 4 leaf-spine), 2 iterations"
     )
     p.add_argument(
         "--scenario", type=Path, help="scenario (default leafspine.toml, quick: quick.toml)"
@@ -441,15 +448,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--collectives", type=lambda s: s.split(","), default=COLLECTIVES)
     p.add_argument("--seeds", type=ints, default=[1])
     p.add_argument("--loads", type=floats, help="background host load (default: the scenario's)")
-    p.add_argument("--iterations", type=int, help="per job (default 8, quick 3)")
+    p.add_argument("--iterations", type=int, help="per job (default 8, quick 2)")
     p.add_argument(
         "--compute-scale", type=floats, default=[1.0], help="multiplies every compute time"
     )
     p.add_argument("--workers", type=int, default=1, help="simulator processes in parallel")
     p.add_argument("--out", type=Path)
+    p.add_argument(
+        "--analyse-only", action="store_true", help="tables and plots from --out/runs.csv"
+    )
     a = p.parse_args(argv)
     a.scenario = a.scenario or HERE / ("quick.toml" if a.quick else "leafspine.toml")
-    a.iterations = a.iterations or (3 if a.quick else 8)
+    a.iterations = a.iterations or (2 if a.quick else 8)
     if a.loads is None:
         with a.scenario.open("rb") as f:
             a.loads = [float(tomllib.load(f)["jobs"][0]["load"])]
@@ -460,10 +470,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse(argv)
     t0 = time.time()
-    runs, transfers = run_all(a)
-    a.out.mkdir(parents=True, exist_ok=True)
-    runs.to_csv(a.out / "runs.csv", index=False)
-    transfers.to_csv(a.out / "transfers_mlp.csv", index=False)
+    if a.analyse_only:
+        runs = pd.read_csv(a.out / "runs.csv")
+        transfers = pd.read_csv(a.out / "transfers_mlp.csv")
+    else:
+        runs, transfers = run_all(a)
+        a.out.mkdir(parents=True, exist_ok=True)
+        runs.to_csv(a.out / "runs.csv", index=False)
+        transfers.to_csv(a.out / "transfers_mlp.csv", index=False)
     done = runs.dropna(subset=["iter_us"]) if "iter_us" in runs else runs.iloc[:0]
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} runs did not finish their iterations", file=sys.stderr)
