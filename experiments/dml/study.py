@@ -136,7 +136,10 @@ def summarise(d: Path, compute_us: float, iterations: int) -> tuple[dict[str, An
     net_tail = ph["max"].sum() / iters
     net_avg = ph["mean"].sum() / iters
     it_us = tr["duration_ns"].mean() / 1e3
+    bg = jobs[jobs["class"] == "background"]["jct_ns"] / 1e3
     row.update(
+        bg_fct_mean_us=bg.mean(),
+        bg_fct_p99_us=bg.quantile(0.99),
         iter_us=it_us,
         net_us=it_us - compute_us,
         net_tail_us=net_tail,
@@ -276,6 +279,19 @@ def speedups(runs: pd.DataFrame, base: str, over: str) -> pd.DataFrame:
     return out.dropna().reset_index()
 
 
+def tail_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Where each scheme's network time goes: tail over average, losses."""
+    r = runs.assign(
+        tail_over_avg=runs.net_tail_us / runs.net_avg_us,
+        loss_pct=100 * runs.lost_pkts / runs.sent_pkts,
+    )
+    cols = ["tail_over_avg", "loss_pct", "timeouts"]
+    if "bg_fct_mean_us" in r:
+        cols.append("bg_fct_mean_us")
+    g = r.groupby(["model", "collective", "scheme"], sort=False)[cols].mean()
+    return g.reset_index()
+
+
 def fmt_md(df: pd.DataFrame) -> str:
     """A markdown table, floats with 2 decimals (no tabulate needed)."""
 
@@ -312,6 +328,14 @@ def write_tables(runs: pd.DataFrame, out: Path) -> None:
                 ["model", "collective", "frac_mean", "frac_min", "bound"]
             ]
         )
+    )
+    (out / "tail.md").write_text(
+        "Per scheme, mean over seeds: network time per iteration with the slowest\n"
+        "transfer of each phase / with the average one, packets lost / sent by the\n"
+        "training transfers, retransmission timeouts per run"
+        + (", background FCT mean" if "bg_fct_mean_us" in one else "")
+        + ":\n\n"
+        + fmt_md(tail_table(one))
     )
     parts = []
     for b, o in SPEEDUPS:
