@@ -292,6 +292,23 @@ def tail_table(runs: pd.DataFrame) -> pd.DataFrame:
     return g.reset_index()
 
 
+def fig4c_table(transfers: pd.DataFrame, out: Path) -> None:
+    """The MLP transfers' completion times per scheme (Fig. 4c in numbers)."""
+    if transfers.empty:
+        return
+    g = transfers.groupby(["collective", "scheme"], sort=False).fct_us
+    t = pd.DataFrame(
+        {
+            "transfers": g.size(),
+            "mean_us": g.mean(),
+            "p50_us": g.median(),
+            "p99_us": g.quantile(0.99),
+            "max_us": g.max(),
+        }
+    ).reset_index()
+    (out / "fig4c.md").write_text("MLP transfer completion times:\n\n" + fmt_md(t))
+
+
 def fmt_md(df: pd.DataFrame) -> str:
     """A markdown table, floats with 2 decimals (no tabulate needed)."""
 
@@ -512,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
             d = a.out if len(loads) == 1 else a.out / f"load={load:g}"
             d.mkdir(parents=True, exist_ok=True)
             write_tables(done[done.load == load], d)
+            fig4c_table(transfers[transfers.load == load], d)
             plots(done[done.load == load], transfers[transfers.load == load], d)
     print(f"wrote {a.out} in {time.time() - t0:.0f} s wall", file=sys.stderr)
     return 0
