@@ -49,7 +49,8 @@ lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(PY_TREE)
 	$(VENV)/bin/ruff format -q --check $(PY_TREE)
 	$(VENV)/bin/mypy --no-error-summary -p approxnet
-	$(VENV)/bin/mypy --no-error-summary python/tests experiments/testbed experiments/interconnect
+	$(VENV)/bin/mypy --no-error-summary python/tests experiments/testbed experiments/interconnect \
+	  experiments/dml
 	$(VENV)/bin/mypy --no-error-summary --allow-untyped-defs --allow-untyped-calls \
 	  --allow-incomplete-defs experiments/netapprox benches
 

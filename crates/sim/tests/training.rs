@@ -75,6 +75,36 @@ fn a_loss_bound_shortens_parameter_server_iterations() {
 }
 
 #[test]
+fn udp_transfers_end_when_every_datagram_arrived_or_was_lost() {
+    // the parameter-server incast at line rate overflows the server's
+    // port: UDP loses datagrams, never resends them, and the training
+    // still runs every iteration on what arrived
+    let b = run(
+        TRAIN,
+        &["training.0.scheme=\"udp\"", "training.1.scheme=\"udp\""],
+    );
+    for t in &b.sim.trainings {
+        assert_eq!(t.state.iterations.len(), 3, "{}", t.state.spec.name);
+    }
+    let ps: Vec<_> = b.sim.jobs.iter().filter(|j| j.class == 0).collect();
+    assert_eq!(ps.len(), 3 * 12);
+    assert!(ps.iter().all(|j| j.done.is_some()));
+    let lossy = ps
+        .iter()
+        .filter(|j| j.delivered < j.msgs.len() as u32)
+        .count();
+    assert!(lossy > 0, "the incast should lose datagrams");
+    let lost: u64 = b.sim.flows.iter().map(|f| f.drops).sum();
+    assert!(lost > 0);
+    // a lossless transfer still ends with its last datagram
+    let whole = ps
+        .iter()
+        .filter(|j| j.delivered == j.msgs.len() as u32)
+        .count();
+    assert_eq!(whole + lossy, ps.len());
+}
+
+#[test]
 fn bad_training_entries_are_named() {
     let sets = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     for (bad, want) in [

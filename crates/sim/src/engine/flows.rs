@@ -227,6 +227,7 @@ impl Simulator {
                 if finished {
                     self.job_finished(now, j);
                 }
+                self.training_datagram_resolved(now, fid);
             }
             Kind::Probe | Kind::CreditStop | Kind::CreditRequest => {
                 self.aeolus_receiver(now, fid, hdr.kind);

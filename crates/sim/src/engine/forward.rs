@@ -21,20 +21,22 @@ impl Simulator {
     fn enqueue(&mut self, now: Instant, port: u32, id: PktId) {
         if let Offer::Dropped(victim) = self.net.offer(port, id, &mut self.pool) {
             self.counters.drops += 1;
-            self.lose(victim);
+            self.lose(now, victim);
         }
         self.kick(now, port);
     }
 
     /// Accounts a lost packet to its flow and frees it.
-    fn lose(&mut self, id: PktId) {
+    fn lose(&mut self, now: Instant, id: PktId) {
         let p = self.pool.get(id);
-        if p.hdr.kind == Kind::Data {
-            if let Some(f) = self.flows.get_mut(p.flow as usize) {
+        let lost_data = (p.hdr.kind == Kind::Data).then_some(p.flow);
+        self.pool.free(id);
+        if let Some(fid) = lost_data {
+            if let Some(f) = self.flows.get_mut(fid as usize) {
                 f.drops += 1;
             }
+            self.training_datagram_resolved(now, fid);
         }
-        self.pool.free(id);
     }
 
     /// Serialises the next queued packet if the wire is free; otherwise makes
@@ -139,7 +141,7 @@ impl Simulator {
                     0 => {
                         // unreachable destination: count as a drop
                         self.counters.drops += 1;
-                        self.lose(id);
+                        self.lose(now, id);
                         return;
                     }
                     1 => hops[0],
@@ -179,7 +181,7 @@ impl Simulator {
                 let (hdr, ce, corrupted, flow) = (p.hdr, p.ce, p.corrupted, p.flow);
                 if corrupted {
                     self.counters.corrupted += 1;
-                    self.lose(id);
+                    self.lose(now, id);
                     return;
                 }
                 self.pool.free(id);

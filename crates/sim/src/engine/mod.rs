@@ -77,6 +77,9 @@ pub struct Simulator {
     pub trainings: Vec<TrainingRun>,
     /// The training job that owns each job, if any.
     job_training: Vec<Option<u32>>,
+    /// Datagrams not yet delivered or lost, per UDP transfer of a training
+    /// job (see `engine::training`).
+    training_udp_left: std::collections::HashMap<u32, u64>,
     /// Native transport parameters.
     pub tp: TransportParams,
     /// Counters.
@@ -126,6 +129,7 @@ impl Simulator {
             credits_sent: 0,
             trainings: Vec::new(),
             job_training: Vec::new(),
+            training_udp_left: std::collections::HashMap::new(),
             tp,
             counters: Counters::default(),
             samples: Vec::new(),

@@ -1,10 +1,16 @@
 //! Glue between the simulator and distributed-training drivers: compute
 //! timers and transfer completions in, new transfers (jobs) out.
+//!
+//! A transfer completes when its job meets its MSR, except over UDP: UDP
+//! gives the receiver no way to wait for a lost datagram (seed 001 §2.3:
+//! "no guarantee on the fraction of data received"), so a UDP transfer
+//! completes once every datagram it sent was delivered or lost, with
+//! whatever fraction arrived (the job's `delivered_msgs` in jobs.csv).
 
 use super::Simulator;
 use crate::event::Ev;
 use crate::job::{Job, JobCounters};
-use crate::scheme::Scheme;
+use crate::scheme::{Proto, Scheme};
 use crate::workload::training::{Training, Transfer};
 use approxnet_proto::time::Instant;
 
@@ -70,9 +76,14 @@ impl Simulator {
                 flow: None,
                 counters: JobCounters::default(),
             };
+            let mss = u64::from(self.tp.mss.max(1));
+            let datagrams: u64 = job.msgs.iter().map(|b| b.div_ceil(mss)).sum();
             let j = self.add_job(job, queue);
             self.job_training.resize(self.jobs.len(), None);
             self.job_training[j as usize] = Some(id);
+            if matches!(scheme, Scheme::Native(Proto::Udp, _)) && datagrams > 0 {
+                self.training_udp_left.insert(j, datagrams);
+            }
         }
     }
 
@@ -85,6 +96,28 @@ impl Simulator {
             Ok(v) => self.launch_transfers(now, id, v),
             Err(Some(t)) => self.events.schedule(t, Ev::TrainingCompute { id }),
             Err(None) => {}
+        }
+    }
+
+    /// A data packet of native flow `fid` was delivered or lost at `now`:
+    /// a UDP transfer of a training job whose last datagram this was
+    /// completes now, whatever fraction arrived.
+    pub(super) fn training_datagram_resolved(&mut self, now: Instant, fid: u32) {
+        let Some(j) = self.flows.get(fid as usize).map(|f| f.job) else {
+            return;
+        };
+        let Some(left) = self.training_udp_left.get_mut(&j) else {
+            return;
+        };
+        *left = left.saturating_sub(1);
+        if *left > 0 {
+            return;
+        }
+        self.training_udp_left.remove(&j);
+        let job = &mut self.jobs[j as usize];
+        if job.done.is_none() {
+            job.done = Some(now);
+            self.job_finished(now, j);
         }
     }
 }
