@@ -3,10 +3,14 @@
 
 mod build;
 mod classes;
+mod fluid;
 pub mod schema;
 mod switch;
+mod topology;
+pub use topology::topology_report;
 
 pub use build::{build, Built};
+pub use fluid::{build_fluid, FluidBuilt};
 pub use schema::ScenarioFile;
 use std::path::Path;
 use thiserror::Error;
