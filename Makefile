@@ -44,11 +44,14 @@ PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
   python/tests/test_sim_api.py python/tests/conftest.py python/approxnet/__main__.py \
   python/approxnet/net.py python/tests/test_net_binding.py \
   python/approxnet/analytics python/tests/test_analytics.py python/tests/test_analytics_cli.py \
-  python/approxnet/torch python/tests/test_torch_train.py python/tests/cli_runner.py
+  python/approxnet/torch python/tests/test_torch_train.py python/tests/cli_runner.py \
+  benches/sim/fluid_flows.py benches/sim/fluid_vs_simgrid.py benches/sim/fluid_vs_packet.py \
+  benches/sim/fluid_scale.py
 lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(wildcard $(PY_LINTED))
 	$(VENV)/bin/ruff format -q --check $(wildcard $(PY_LINTED))
 	$(VENV)/bin/mypy --no-error-summary -p approxnet.cli -m approxnet.sim -m approxnet.harness -m approxnet.repro -m approxnet -m approxnet.net -p approxnet.analytics -p approxnet.torch
+	$(VENV)/bin/mypy --no-error-summary --strict benches/sim/fluid_flows.py benches/sim/fluid_vs_simgrid.py benches/sim/fluid_vs_packet.py benches/sim/fluid_scale.py
 
 # The stub must match the built module (mypy's stubtest; only when either changed).
 $(VENV)/.stubtest: $(VENV)/.built python/approxnet/_native.pyi

@@ -7,7 +7,7 @@
 //! (`rem_l`: capacity left after frozen flows, `W_l`: weights of its
 //! unfrozen flows), a capped flow at `cap_f / w_f`. The smallest of these
 //! freezes its flows and lowers `rem` / `W` of the other links they cross;
-//! a heap with lazy invalidation finds it, so a solve costs
+//! an indexed heap of the links' levels finds it, so a solve costs
 //! `O((links + path entries) log links)`. Level 0 is solved first; each
 //! lower level shares what the levels above left (strict priority).
 //!
@@ -17,8 +17,7 @@
 //! the components that hold a changed link, which gives the same rates as
 //! solving everything (max-min on disjoint components is independent).
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use super::heap::IndexedHeap;
 
 /// One flow as the solver sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +36,7 @@ pub struct Demand {
 struct Slot {
     demand: Demand,
     rate: f64,
+    live: bool,
     /// Component-search mark.
     mark: u32,
 }
@@ -49,13 +49,15 @@ pub struct Sharing {
     slots: Vec<Slot>,
     free: Vec<u32>,
     dirty: Vec<u32>,
+    seeds: Vec<u32>,
     link_mark: Vec<u32>,
     epoch: u32,
     // solve scratch
     rem: Vec<f64>,
     wsum: Vec<f64>,
     ucount: Vec<u32>,
-    version: Vec<u32>,
+    heap: IndexedHeap,
+    caps: Vec<(f64, u32)>,
     frozen: Vec<bool>,
     comp_links: Vec<u32>,
     comp_flows: Vec<u32>,
@@ -68,24 +70,6 @@ pub struct Sharing {
     pub full: bool,
 }
 
-#[derive(PartialEq)]
-struct Key(f64, u32, u32);
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Key {
-    // min-heap on the level, then on the id: deterministic ties
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0)
-            .then(o.1.cmp(&self.1))
-            .then(o.2.cmp(&self.2))
-    }
-}
-
-const CAP_BIT: u32 = 1 << 31;
 /// Relative tolerance of "saturated" and "overloaded".
 const SAT_EPS: f64 = 1e-9;
 
@@ -99,12 +83,14 @@ impl Sharing {
             slots: Vec::new(),
             free: Vec::new(),
             dirty: Vec::new(),
+            seeds: Vec::new(),
             link_mark: vec![0; n],
             epoch: 0,
             rem: vec![0.0; n],
             wsum: vec![0.0; n],
             ucount: vec![0; n],
-            version: vec![0; n],
+            heap: IndexedHeap::default(),
+            caps: Vec::new(),
             frozen: Vec::new(),
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
@@ -120,6 +106,7 @@ impl Sharing {
         let slot = Slot {
             demand,
             rate: 0.0,
+            live: false,
             mark: 0,
         };
         let id = match self.free.pop() {
@@ -135,22 +122,29 @@ impl Sharing {
         };
         for &l in &self.slots[id as usize].demand.path {
             self.link_flows[l as usize].push(id);
-            self.dirty.push(l);
         }
+        self.slots[id as usize].live = true;
+        self.seeds.push(id);
         id
     }
 
     /// Removes a flow; its slot may be reused by the next [`Sharing::add`].
     pub fn remove(&mut self, id: u32) {
         let s = &mut self.slots[id as usize];
+        s.live = false;
         let rate = std::mem::take(&mut s.rate);
         for &l in &s.demand.path {
-            self.load[l as usize] -= rate;
-            let v = &mut self.link_flows[l as usize];
+            let li = l as usize;
+            // only a saturated link binds anyone: freeing room elsewhere
+            // changes nobody's rate
+            if self.load[li] >= self.capacity[li] * (1.0 - SAT_EPS) {
+                self.dirty.push(l);
+            }
+            self.load[li] -= rate;
+            let v = &mut self.link_flows[li];
             if let Some(p) = v.iter().position(|&x| x == id) {
                 v.swap_remove(p);
             }
-            self.dirty.push(l);
         }
         self.free.push(id);
     }
@@ -195,13 +189,31 @@ impl Sharing {
             std::mem::take(&mut self.dirty)
         };
         self.dirty.clear();
+        // a new flow joins with its saturated links; an unsaturated one
+        // only matters if the new flow overloads it, which the check below
+        // catches
+        let seeds = std::mem::take(&mut self.seeds);
+        for &f in &seeds {
+            let s = &mut self.slots[f as usize];
+            if !s.live || s.mark == e {
+                continue;
+            }
+            s.mark = e;
+            self.comp_flows.push(f);
+            for &m in &s.demand.path {
+                let mi = m as usize;
+                if self.full || self.load[mi] >= self.capacity[mi] * (1.0 - SAT_EPS) {
+                    stack.push(m);
+                }
+            }
+        }
+        self.seeds = seeds;
+        self.seeds.clear();
         loop {
             self.search(e, &mut stack);
             if self.comp_flows.is_empty() {
                 return;
             }
-            self.comp_flows.sort_unstable();
-            self.comp_links.sort_unstable();
             self.before.clear();
             for &f in &self.comp_flows {
                 self.before.push(self.slots[f as usize].rate);
@@ -310,7 +322,8 @@ impl Sharing {
             self.wsum[l as usize] = 0.0;
             self.ucount[l as usize] = 0;
         }
-        let mut heap = BinaryHeap::new();
+        let mut caps = std::mem::take(&mut self.caps);
+        caps.clear();
         let mut unfrozen = 0usize;
         for &f in &self.comp_flows {
             let d = &self.slots[f as usize].demand;
@@ -326,48 +339,91 @@ impl Sharing {
                 }
             }
             if d.cap.is_finite() {
-                heap.push(Key(d.cap / d.weight, f | CAP_BIT, 0));
+                caps.push((d.cap / d.weight, f));
             }
         }
+        caps.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         for &l in &self.comp_links {
-            let w = self.wsum[l as usize];
             if self.ucount[l as usize] > 0 {
-                self.version[l as usize] = self.version[l as usize].wrapping_add(1);
-                heap.push(Key(self.rem[l as usize] / w, l, self.version[l as usize]));
+                self.heap
+                    .set(l, self.rem[l as usize] / self.wsum[l as usize]);
             }
         }
+        let mut ci = 0;
         while unfrozen > 0 {
-            let Some(Key(t, id, ver)) = heap.pop() else {
+            while ci < caps.len() && self.frozen[caps[ci].1 as usize] {
+                ci += 1;
+            }
+            // the lowest link whose key is its true level
+            let mut link = None;
+            while let Some((k, l)) = self.heap.peek() {
+                let li = l as usize;
+                if self.ucount[li] == 0 {
+                    self.heap.remove(l);
+                    continue;
+                }
+                let level = self.rem[li] / self.wsum[li];
+                if level > k {
+                    self.heap.set(l, level);
+                    continue;
+                }
+                link = Some((level, l));
                 break;
+            }
+            let cap = caps.get(ci).copied();
+            let take_cap = match (link, cap) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some((tl, _)), Some((tc, _))) => tc <= tl,
             };
-            let t = t.max(0.0);
-            if id & CAP_BIT != 0 {
-                let f = id & !CAP_BIT;
-                if !self.frozen[f as usize] {
-                    self.freeze(f, t, e, &mut heap);
+            match (link, cap) {
+                (_, Some((t, f))) if take_cap => {
+                    // the flow reaches its cap before any link saturates
+                    ci += 1;
+                    self.freeze(f, t.max(0.0), e);
                     unfrozen -= 1;
                 }
-                continue;
-            }
-            if self.version[id as usize] != ver {
-                continue;
-            }
-            // the link saturates: freeze its unfrozen flows of this level
-            let mut i = 0;
-            while i < self.link_flows[id as usize].len() {
-                let f = self.link_flows[id as usize][i];
-                i += 1;
-                let s = &self.slots[f as usize];
-                if s.demand.priority == p && !self.frozen[f as usize] {
-                    self.freeze(f, t, e, &mut heap);
-                    unfrozen -= 1;
+                (Some((t, l)), _) => {
+                    // the link saturates: freeze its unfrozen flows of this level
+                    self.heap.remove(l);
+                    let t = t.max(0.0);
+                    let mut i = 0;
+                    while i < self.link_flows[l as usize].len() {
+                        let f = self.link_flows[l as usize][i];
+                        i += 1;
+                        if self.slots[f as usize].demand.priority == p && !self.frozen[f as usize] {
+                            self.freeze(f, t, e);
+                            unfrozen -= 1;
+                        }
+                    }
                 }
+                _ => break,
             }
-            self.version[id as usize] = self.version[id as usize].wrapping_add(1);
         }
+        while let Some((_, l)) = self.heap.peek() {
+            self.heap.remove(l);
+        }
+        if unfrozen > 0 {
+            // flows none of whose links is in the component: as much as
+            // their path allows alone; an overload sends the link in
+            for &f in &self.comp_flows {
+                let s = &mut self.slots[f as usize];
+                if s.demand.priority == p && !self.frozen[f as usize] {
+                    let alone = s
+                        .demand
+                        .path
+                        .iter()
+                        .map(|&l| self.capacity[l as usize])
+                        .fold(s.demand.cap, f64::min);
+                    s.rate = alone;
+                    self.frozen[f as usize] = true;
+                }
+            }
+        }
+        self.caps = caps;
     }
 
-    fn freeze(&mut self, f: u32, t: f64, e: u32, heap: &mut BinaryHeap<Key>) {
+    fn freeze(&mut self, f: u32, t: f64, e: u32) {
         self.frozen[f as usize] = true;
         let s = &mut self.slots[f as usize];
         let w = s.demand.weight;
@@ -381,10 +437,8 @@ impl Sharing {
             self.rem[li] = (self.rem[li] - rate).max(0.0);
             self.wsum[li] -= w;
             self.ucount[li] -= 1;
-            self.version[li] = self.version[li].wrapping_add(1);
-            if self.ucount[li] > 0 {
-                heap.push(Key(self.rem[li] / self.wsum[li], l, self.version[li]));
-            }
+            // the heap's key of `l` is now a lower bound of its level
+            // (levels only rise); it is refreshed when it comes up
         }
     }
 }

@@ -54,7 +54,7 @@ impl Graph {
     /// The node a port leaves and the node it reaches.
     pub fn port_ends(&self, port: u32) -> (u32, u32) {
         let (a, b, _) = self.links[(port / 2) as usize];
-        if port % 2 == 0 {
+        if port.is_multiple_of(2) {
             (a, b)
         } else {
             (b, a)

@@ -16,6 +16,7 @@ use super::{Fabric, Wiring};
 /// Adds the switches, the hosts rack by rack and the links. The caller
 /// checks `tor_uplinks <= leaves` and `leaf_uplinks <= spines` (no
 /// parallel links).
+#[allow(clippy::too_many_arguments)]
 pub fn spine_leaf3(
     b: &mut impl Wiring,
     f: &Fabric,
