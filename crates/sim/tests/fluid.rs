@@ -195,7 +195,7 @@ fn incremental_equals_full_and_is_max_min_on_random_instances() {
             for (a, b, d) in &live {
                 let (x, y) = (inc.rate(*a), full.rate(*b));
                 assert!(
-                    (x - y).abs() <= 1e-9 * y.abs().max(1e-9),
+                    (x - y).abs() <= 1e-9 * y.abs().max(1.0),
                     "seed {seed}: {d:?} incremental {x} full {y}"
                 );
             }

@@ -124,6 +124,8 @@ pub struct FluidCounters {
     pub solved_flows: u64,
     /// Most flows sending at once.
     pub peak_active: usize,
+    /// Progressive fillings (a solve repairs in one or more rounds).
+    pub rounds: u64,
 }
 
 /// The flow-level simulator.
@@ -374,6 +376,7 @@ impl FluidSim {
             return;
         }
         self.counters.solves += 1;
+        self.counters.rounds = self.sharing.rounds;
         self.counters.solved_flows += self.sharing.changed.len() as u64;
         for i in 0..self.sharing.changed.len() {
             let slot = self.sharing.changed[i];

@@ -36,6 +36,9 @@ pub struct Demand {
 struct Slot {
     demand: Demand,
     rate: f64,
+    /// A link where this flow is bottlenecked ([`HINT_CAP`]: its cap;
+    /// [`HINT_NONE`]: not known), kept valid after every solve.
+    hint: u32,
     live: bool,
     /// Component-search mark.
     mark: u32,
@@ -62,16 +65,26 @@ pub struct Sharing {
     comp_links: Vec<u32>,
     comp_flows: Vec<u32>,
     load: Vec<f64>,
+    check_stamp: u32,
+    checked: Vec<u32>,
+    stat_stamp: Vec<u32>,
+    stat_level: Vec<u8>,
+    stat_load: Vec<f64>,
+    stat_top: Vec<f64>,
     /// Flows whose rate was (re)computed by the last [`Sharing::solve`].
     pub changed: Vec<u32>,
     /// Their rates before it, in the same order.
     pub before: Vec<f64>,
     /// Whether every solve covers every flow (for checking).
     pub full: bool,
+    /// Progressive fillings run (a solve runs one per repair round).
+    pub rounds: u64,
 }
 
 /// Relative tolerance of "saturated" and "overloaded".
 const SAT_EPS: f64 = 1e-9;
+const HINT_NONE: u32 = u32::MAX;
+const HINT_CAP: u32 = u32::MAX - 1;
 
 impl Sharing {
     /// Links with these capacities (bytes per ns), no flows.
@@ -95,9 +108,16 @@ impl Sharing {
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
             load: vec![0.0; n],
+            check_stamp: 0,
+            checked: Vec::new(),
+            stat_stamp: vec![0; n],
+            stat_level: vec![0; n],
+            stat_load: vec![0.0; n],
+            stat_top: vec![0.0; n],
             changed: Vec::new(),
             before: Vec::new(),
             full: false,
+            rounds: 0,
         }
     }
 
@@ -106,6 +126,7 @@ impl Sharing {
         let slot = Slot {
             demand,
             rate: 0.0,
+            hint: HINT_NONE,
             live: false,
             mark: 0,
         };
@@ -165,118 +186,213 @@ impl Sharing {
     }
 
     /// Re-solves what a change can reach (or everything with `full`); the
-    /// flows whose rate was recomputed are in `changed`, with their rate
+    /// flows whose rate was recomputed are in `changed`, with their rates
     /// before in `before`.
     ///
-    /// The search goes from every changed link to all flows on it, and from
-    /// a flow on to those of its links that are saturated: an unsaturated
-    /// link binds no flow, so a rate change that leaves it unsaturated
-    /// cannot move anyone else's rate through it. After the solve, a link
-    /// left out whose load now exceeds its capacity is added and the solve
-    /// repeated; so the result is the max-min allocation of the whole
-    /// network, as `full` computes it.
+    /// Local repair: the set starts with the new flows and the flows on the
+    /// saturated links a departed flow leaves; it is solved by progressive
+    /// filling on what the other flows leave of its links. Then every flow
+    /// on those links is checked against the max-min conditions (it is at
+    /// its cap, or crosses a link full at its level where no flow of its
+    /// level has a higher rate per weight); an invalid flow joins the set
+    /// with every flow on its links, and the set is solved again. Flows
+    /// that never join keep their rates, which stay valid: their links and
+    /// everything on them are unchanged. The result is the max-min
+    /// allocation of the whole network, as `full` computes it.
     pub fn solve(&mut self) {
         self.changed.clear();
         self.before.clear();
         let e = self.next_epoch();
         self.comp_links.clear();
         self.comp_flows.clear();
-        let mut stack: Vec<u32> = if self.full {
-            (0..self.capacity.len() as u32)
-                .filter(|&l| !self.link_flows[l as usize].is_empty())
-                .collect()
-        } else {
-            std::mem::take(&mut self.dirty)
-        };
-        self.dirty.clear();
-        // a new flow joins with its saturated links; an unsaturated one
-        // only matters if the new flow overloads it, which the check below
-        // catches
+        let dirty = std::mem::take(&mut self.dirty);
         let seeds = std::mem::take(&mut self.seeds);
-        for &f in &seeds {
-            let s = &mut self.slots[f as usize];
-            if !s.live || s.mark == e {
-                continue;
+        if self.full {
+            for f in 0..self.slots.len() as u32 {
+                if self.slots[f as usize].live {
+                    self.enter(f, e);
+                }
             }
-            s.mark = e;
-            self.comp_flows.push(f);
-            for &m in &s.demand.path {
-                let mi = m as usize;
-                if self.full || self.load[mi] >= self.capacity[mi] * (1.0 - SAT_EPS) {
-                    stack.push(m);
+        } else {
+            for &f in &seeds {
+                if self.slots[f as usize].live {
+                    self.enter(f, e);
+                }
+            }
+            for &l in &dirty {
+                for i in 0..self.link_flows[l as usize].len() {
+                    let f = self.link_flows[l as usize][i];
+                    self.enter(f, e);
                 }
             }
         }
+        self.dirty = dirty;
+        self.dirty.clear();
         self.seeds = seeds;
         self.seeds.clear();
+        if self.comp_flows.is_empty() {
+            return;
+        }
+        let live = self.slots.len() - self.free.len();
         loop {
-            self.search(e, &mut stack);
-            if self.comp_flows.is_empty() {
-                return;
+            // what the flows outside the set leave of its links
+            for i in 0..self.comp_links.len() {
+                let l = self.comp_links[i] as usize;
+                let mut r = self.capacity[l];
+                for &g in &self.link_flows[l] {
+                    let sg = &self.slots[g as usize];
+                    if sg.mark != e {
+                        r -= sg.rate;
+                    }
+                }
+                // rounding residue of a full link is no capacity
+                self.rem[l] = if r > self.capacity[l] * 1e-12 { r } else { 0.0 };
             }
-            self.before.clear();
+            self.rounds += 1;
+            let mut levels = [false; 256];
             for &f in &self.comp_flows {
-                self.before.push(self.slots[f as usize].rate);
+                levels[self.slots[f as usize].demand.priority as usize] = true;
             }
-            for &l in &self.comp_links {
-                self.rem[l as usize] = self.capacity[l as usize];
+            for p in 0..256 {
+                if levels[p] {
+                    self.fill_level(p as u8, e);
+                }
             }
-            let mut prios: Vec<u8> = self
-                .comp_flows
-                .iter()
-                .map(|&f| self.slots[f as usize].demand.priority)
-                .collect();
-            prios.sort_unstable();
-            prios.dedup();
-            for p in prios {
-                self.fill_level(p, e);
+            for i in 0..self.comp_links.len() {
+                let l = self.comp_links[i] as usize;
+                let mut sum = 0.0;
+                for &g in &self.link_flows[l] {
+                    sum += self.slots[g as usize].rate;
+                }
+                self.load[l] = sum;
             }
-            // loads of the links left out move by the rate changes
-            let mut over = Vec::new();
-            for (i, &f) in self.comp_flows.iter().enumerate() {
-                let s = &self.slots[f as usize];
-                let delta = s.rate - self.before[i];
-                if delta == 0.0 {
+            if self.full || self.comp_flows.len() == live {
+                // everything was solved together: max-min by construction
+                break;
+            }
+            let grow = self.violations(e);
+            if grow.is_empty() {
+                break;
+            }
+            if self.comp_flows.len() + grow.len() > live / 4 {
+                // most of the network: solve it all at once
+                for f in 0..self.slots.len() as u32 {
+                    if self.slots[f as usize].live && self.slots[f as usize].mark != e {
+                        self.enter(f, e);
+                    }
+                }
+            } else {
+                for f in grow {
+                    self.enter(f, e);
+                }
+            }
+        }
+        self.changed.extend_from_slice(&self.comp_flows);
+    }
+
+    /// Puts flow `f` in the set being solved (once per epoch).
+    fn enter(&mut self, f: u32, e: u32) {
+        let s = &mut self.slots[f as usize];
+        if s.mark == e {
+            return;
+        }
+        s.mark = e;
+        self.comp_flows.push(f);
+        self.before.push(s.rate);
+        for &l in &s.demand.path {
+            if self.link_mark[l as usize] != e {
+                self.link_mark[l as usize] = e;
+                self.comp_links.push(l);
+            }
+        }
+    }
+
+    /// Flows to add to the set: the invalid flows on its links, with every
+    /// flow on their links.
+    fn violations(&mut self, e: u32) -> Vec<u32> {
+        self.check_stamp = self.check_stamp.wrapping_add(1);
+        if self.check_stamp == 0 {
+            self.checked.iter_mut().for_each(|c| *c = 0);
+            self.stat_stamp.iter_mut().for_each(|c| *c = 0);
+            self.check_stamp = 1;
+        }
+        let stamp = self.check_stamp;
+        if self.checked.len() < self.slots.len() {
+            self.checked.resize(self.slots.len(), 0);
+        }
+        let mut grow = Vec::new();
+        for i in 0..self.comp_links.len() {
+            let l = self.comp_links[i] as usize;
+            for j in 0..self.link_flows[l].len() {
+                let g = self.link_flows[l][j];
+                if self.checked[g as usize] == stamp {
                     continue;
                 }
-                for &l in &s.demand.path {
-                    if self.link_mark[l as usize] != e {
-                        self.load[l as usize] += delta;
-                        if self.load[l as usize] > self.capacity[l as usize] * (1.0 + SAT_EPS) {
-                            over.push(l);
+                self.checked[g as usize] = stamp;
+                if self.valid(g, stamp, e) {
+                    continue;
+                }
+                let path = self.slots[g as usize].demand.path.clone();
+                if self.slots[g as usize].mark != e {
+                    grow.push(g);
+                }
+                for m in path {
+                    for &h in &self.link_flows[m as usize] {
+                        if self.slots[h as usize].mark != e {
+                            grow.push(h);
                         }
                     }
                 }
             }
-            if over.is_empty() {
-                break;
-            }
-            // undo, widen the search by the overloaded links, solve again
-            for (i, &f) in self.comp_flows.iter().enumerate() {
-                let old = self.before[i];
-                let s = &mut self.slots[f as usize];
-                let delta = s.rate - old;
-                s.rate = old;
-                if delta == 0.0 {
-                    continue;
-                }
-                for &l in &s.demand.path {
-                    if self.link_mark[l as usize] != e {
-                        self.load[l as usize] -= delta;
+        }
+        grow.sort_unstable();
+        grow.dedup();
+        grow
+    }
+
+    /// Whether flow `g` meets the max-min conditions at its current rate.
+    fn valid(&mut self, g: u32, stamp: u32, e: u32) -> bool {
+        let (rate, weight, cap, p, hint) = {
+            let s = &self.slots[g as usize];
+            let d = &s.demand;
+            (s.rate, d.weight, d.cap, d.priority, s.hint)
+        };
+        if rate >= cap * (1.0 - SAT_EPS) {
+            self.slots[g as usize].hint = HINT_CAP;
+            return true;
+        }
+        // a bottleneck outside the links solved is untouched: nothing on
+        // it changed
+        if (hint as usize) < self.capacity.len() && self.link_mark[hint as usize] != e {
+            return true;
+        }
+        let norm = rate / weight;
+        for k in 0..self.slots[g as usize].demand.path.len() {
+            let m = self.slots[g as usize].demand.path[k] as usize;
+            if self.stat_stamp[m] != stamp || self.stat_level[m] != p {
+                let (mut load, mut top) = (0.0f64, 0.0f64);
+                for &h in &self.link_flows[m] {
+                    let sh = &self.slots[h as usize];
+                    if sh.demand.priority <= p {
+                        load += sh.rate;
+                    }
+                    if sh.demand.priority == p {
+                        top = top.max(sh.rate / sh.demand.weight);
                     }
                 }
+                self.stat_stamp[m] = stamp;
+                self.stat_level[m] = p;
+                self.stat_load[m] = load;
+                self.stat_top[m] = top;
             }
-            stack = over;
-        }
-        // exact loads on the links solved (no drift from increments)
-        for &l in &self.comp_links {
-            let mut sum = 0.0;
-            for &f in &self.link_flows[l as usize] {
-                sum += self.slots[f as usize].rate;
+            if self.stat_load[m] >= self.capacity[m] * (1.0 - SAT_EPS)
+                && norm >= self.stat_top[m] * (1.0 - SAT_EPS)
+            {
+                self.slots[g as usize].hint = m as u32;
+                return true;
             }
-            self.load[l as usize] = sum;
         }
-        self.changed.extend_from_slice(&self.comp_flows);
+        false
     }
 
     fn next_epoch(&mut self) -> u32 {
@@ -287,33 +403,6 @@ impl Sharing {
             self.epoch = 1;
         }
         self.epoch
-    }
-
-    /// Adds to the component every flow on a link of `stack` and, from
-    /// each, its saturated links (all of them with `full`).
-    fn search(&mut self, e: u32, stack: &mut Vec<u32>) {
-        while let Some(l) = stack.pop() {
-            if self.link_mark[l as usize] == e {
-                continue;
-            }
-            self.link_mark[l as usize] = e;
-            self.comp_links.push(l);
-            for &f in &self.link_flows[l as usize] {
-                let s = &mut self.slots[f as usize];
-                if s.mark != e {
-                    s.mark = e;
-                    self.comp_flows.push(f);
-                    for &m in &s.demand.path {
-                        let mi = m as usize;
-                        if self.link_mark[mi] != e
-                            && (self.full || self.load[mi] >= self.capacity[mi] * (1.0 - SAT_EPS))
-                        {
-                            stack.push(m);
-                        }
-                    }
-                }
-            }
-        }
     }
 
     /// Progressive filling of the component's flows at priority `p`.
@@ -391,7 +480,8 @@ impl Sharing {
                     while i < self.link_flows[l as usize].len() {
                         let f = self.link_flows[l as usize][i];
                         i += 1;
-                        if self.slots[f as usize].demand.priority == p && !self.frozen[f as usize] {
+                        let sf = &self.slots[f as usize];
+                        if sf.mark == e && sf.demand.priority == p && !self.frozen[f as usize] {
                             self.freeze(f, t, e);
                             unfrozen -= 1;
                         }

@@ -42,6 +42,8 @@ pub struct FluidSummary {
     pub solved_flows: u64,
     /// Most flows sending at once.
     pub peak_active: usize,
+    /// Progressive fillings over all solves.
+    pub rounds: u64,
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -84,6 +86,7 @@ impl FluidSummary {
             solves: c.solves,
             solved_flows: c.solved_flows,
             peak_active: c.peak_active,
+            rounds: c.rounds,
             ..Default::default()
         };
         let now = sim.now();
@@ -168,11 +171,12 @@ impl FluidSummary {
         }
         let _ = writeln!(
             s,
-            "simulated {:.3} ms in {:.2} s wall: {} events, {} solves over {} flow rates, peak {} flows sending",
+            "simulated {:.3} ms in {:.2} s wall: {} events, {} solves ({} rounds) over {} flow rates, peak {} flows sending",
             self.sim_s * 1e3,
             self.wall_s,
             self.events,
             self.solves,
+            self.rounds,
             self.solved_flows,
             self.peak_active
         );
@@ -213,13 +217,14 @@ impl FluidSummary {
             })
             .collect();
         format!(
-            "{{\"name\":{:?},\"mode\":\"flow\",\"sim_s\":{},\"wall_s\":{},\"events\":{},\"solves\":{},\"solved_flows\":{},\"peak_active_flows\":{},\"flows\":{},\"flows_done\":{},\"fct_mean_us\":{},\"fct_p50_us\":{},\"fct_p99_us\":{},\"classes\":[{}],\"staged\":[{}]}}\n",
+            "{{\"name\":{:?},\"mode\":\"flow\",\"sim_s\":{},\"wall_s\":{},\"events\":{},\"solves\":{},\"solved_flows\":{},\"rounds\":{},\"peak_active_flows\":{},\"flows\":{},\"flows_done\":{},\"fct_mean_us\":{},\"fct_p50_us\":{},\"fct_p99_us\":{},\"classes\":[{}],\"staged\":[{}]}}\n",
             self.name,
             num(self.sim_s),
             num(self.wall_s),
             self.events,
             self.solves,
             self.solved_flows,
+            self.rounds,
             self.peak_active,
             self.flows,
             self.flows_done,
