@@ -11,11 +11,9 @@
 //! `O((links + path entries) log links)`. Level 0 is solved first; each
 //! lower level shares what the levels above left (strict priority).
 //!
-//! A change (a flow added or removed) can only move the rates of flows
-//! connected to it through shared links, transitively: the connected
-//! component of the flow-link graph. [`Sharing::solve`] re-solves exactly
-//! the components that hold a changed link, which gives the same rates as
-//! solving everything (max-min on disjoint components is independent).
+//! A change (a flow added or removed) is repaired locally: see
+//! [`Sharing::solve`]; the result equals solving everything
+//! (`Sharing::full`), which the tests check on random instances.
 
 use super::heap::IndexedHeap;
 

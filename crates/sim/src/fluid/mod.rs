@@ -4,7 +4,7 @@
 //! the packet-level mode is too slow. Flows are fluid: each gets a rate
 //! from weighted max-min sharing ([`maxmin`]: progressive filling, per-flow
 //! weights and caps, strict priority levels), recomputed at every arrival
-//! and departure for the part of the network that change can reach; a
+//! and departure by a local repair of what the change touches; a
 //! flow's completion time is the time its bytes take at those rates plus
 //! its path's latency (links' propagation, switch delay, per-hop FEC
 //! delay: [`net::Latency`]). Staged jobs ([`staged`]) alternate compute

@@ -390,7 +390,7 @@ pub struct FluidFile {
     /// directory.
     pub flows_csv: Option<String>,
     /// Recompute every flow's rate at every event instead of only the
-    /// affected component (for checking; same results, slower).
+    /// flows a change touches (for checking; same results, slower).
     #[serde(default)]
     pub full_recompute: bool,
     /// Write each flow's links to flows.csv (`path`, egress port ids) and
