@@ -467,7 +467,7 @@ impl Sharing {
                 (_, Some((t, f))) if take_cap => {
                     // the flow reaches its cap before any link saturates
                     ci += 1;
-                    self.freeze(f, t.max(0.0), e);
+                    self.freeze(f, t.max(0.0), e, HINT_CAP);
                     unfrozen -= 1;
                 }
                 (Some((t, l)), _) => {
@@ -480,7 +480,7 @@ impl Sharing {
                         i += 1;
                         let sf = &self.slots[f as usize];
                         if sf.mark == e && sf.demand.priority == p && !self.frozen[f as usize] {
-                            self.freeze(f, t, e);
+                            self.freeze(f, t, e, l);
                             unfrozen -= 1;
                         }
                     }
@@ -504,6 +504,7 @@ impl Sharing {
                         .map(|&l| self.capacity[l as usize])
                         .fold(s.demand.cap, f64::min);
                     s.rate = alone;
+                    s.hint = HINT_NONE;
                     self.frozen[f as usize] = true;
                 }
             }
@@ -511,9 +512,13 @@ impl Sharing {
         self.caps = caps;
     }
 
-    fn freeze(&mut self, f: u32, t: f64, e: u32) {
+    /// Fixes flow `f` at level `t`; `hint` = the link (or cap) that froze
+    /// it: its bottleneck when the whole network is solved, and checked
+    /// by the repair otherwise.
+    fn freeze(&mut self, f: u32, t: f64, e: u32, hint: u32) {
         self.frozen[f as usize] = true;
         let s = &mut self.slots[f as usize];
+        s.hint = hint;
         let w = s.demand.weight;
         let rate = (w * t).min(s.demand.cap);
         s.rate = rate;
