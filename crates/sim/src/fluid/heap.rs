@@ -35,6 +35,33 @@ impl IndexedHeap {
         }
     }
 
+    /// Appends `id` (not present) without restoring the heap order; call
+    /// [`IndexedHeap::heapify`] before the next other operation.
+    pub fn push_unordered(&mut self, id: u32, key: f64) {
+        if self.pos.len() <= id as usize {
+            self.pos.resize(id as usize + 1, NONE);
+        }
+        debug_assert_eq!(self.pos[id as usize], NONE);
+        self.pos[id as usize] = self.heap.len() as u32;
+        self.heap.push((key, id));
+    }
+
+    /// Restores the heap order after [`IndexedHeap::push_unordered`], in
+    /// linear time.
+    pub fn heapify(&mut self) {
+        for i in (0..self.heap.len() / 2).rev() {
+            self.down(i);
+        }
+    }
+
+    /// Empties the heap.
+    pub fn clear(&mut self) {
+        for &(_, id) in &self.heap {
+            self.pos[id as usize] = NONE;
+        }
+        self.heap.clear();
+    }
+
     /// Removes `id` if present.
     pub fn remove(&mut self, id: u32) {
         let Some(&p) = self.pos.get(id as usize) else {
@@ -141,5 +168,22 @@ mod tests {
             assert_eq!(h.peek(), best);
             assert_eq!(h.len(), want.len());
         }
+    }
+
+    #[test]
+    fn heapify_orders_unordered_pushes() {
+        let mut h = IndexedHeap::default();
+        h.set(99, 0.5);
+        h.clear();
+        for (id, k) in [(3, 5.0), (1, 2.0), (7, 9.0), (2, 2.0), (5, 1.0)] {
+            h.push_unordered(id, k);
+        }
+        h.heapify();
+        let mut got = Vec::new();
+        while let Some((k, id)) = h.peek() {
+            h.remove(id);
+            got.push((k, id));
+        }
+        assert_eq!(got, vec![(1.0, 5), (2.0, 1), (2.0, 2), (5.0, 3), (9.0, 7)]);
     }
 }

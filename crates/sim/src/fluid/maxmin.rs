@@ -365,32 +365,45 @@ impl Sharing {
             return true;
         }
         let norm = rate / weight;
-        for k in 0..self.slots[g as usize].demand.path.len() {
-            let m = self.slots[g as usize].demand.path[k] as usize;
-            if self.stat_stamp[m] != stamp || self.stat_level[m] != p {
-                let (mut load, mut top) = (0.0f64, 0.0f64);
-                for &h in &self.link_flows[m] {
-                    let sh = &self.slots[h as usize];
-                    if sh.demand.priority <= p {
-                        load += sh.rate;
-                    }
-                    if sh.demand.priority == p {
-                        top = top.max(sh.rate / sh.demand.weight);
-                    }
-                }
-                self.stat_stamp[m] = stamp;
-                self.stat_level[m] = p;
-                self.stat_load[m] = load;
-                self.stat_top[m] = top;
-            }
-            if self.stat_load[m] >= self.capacity[m] * (1.0 - SAT_EPS)
-                && norm >= self.stat_top[m] * (1.0 - SAT_EPS)
-            {
+        // the hint first: it usually still holds
+        let n = self.slots[g as usize].demand.path.len();
+        let first = self.slots[g as usize]
+            .demand
+            .path
+            .iter()
+            .position(|&m| m == hint)
+            .unwrap_or(0);
+        for k in 0..n {
+            let m = self.slots[g as usize].demand.path[(first + k) % n] as usize;
+            if self.bottleneck_at(m, p, norm, stamp) {
                 self.slots[g as usize].hint = m as u32;
                 return true;
             }
         }
         false
+    }
+
+    /// Whether link `m` is full at level `p` with no flow of that level
+    /// above `norm` (rate per weight); link figures cached per check pass.
+    fn bottleneck_at(&mut self, m: usize, p: u8, norm: f64, stamp: u32) -> bool {
+        if self.stat_stamp[m] != stamp || self.stat_level[m] != p {
+            let (mut load, mut top) = (0.0f64, 0.0f64);
+            for &h in &self.link_flows[m] {
+                let sh = &self.slots[h as usize];
+                if sh.demand.priority <= p {
+                    load += sh.rate;
+                }
+                if sh.demand.priority == p {
+                    top = top.max(sh.rate / sh.demand.weight);
+                }
+            }
+            self.stat_stamp[m] = stamp;
+            self.stat_level[m] = p;
+            self.stat_load[m] = load;
+            self.stat_top[m] = top;
+        }
+        self.stat_load[m] >= self.capacity[m] * (1.0 - SAT_EPS)
+            && norm >= self.stat_top[m] * (1.0 - SAT_EPS)
     }
 
     fn next_epoch(&mut self) -> u32 {
@@ -430,12 +443,14 @@ impl Sharing {
             }
         }
         caps.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.heap.clear();
         for &l in &self.comp_links {
             if self.ucount[l as usize] > 0 {
                 self.heap
-                    .set(l, self.rem[l as usize] / self.wsum[l as usize]);
+                    .push_unordered(l, self.rem[l as usize] / self.wsum[l as usize]);
             }
         }
+        self.heap.heapify();
         let mut ci = 0;
         while unfrozen > 0 {
             while ci < caps.len() && self.frozen[caps[ci].1 as usize] {
@@ -488,9 +503,7 @@ impl Sharing {
                 _ => break,
             }
         }
-        while let Some((_, l)) = self.heap.peek() {
-            self.heap.remove(l);
-        }
+        self.heap.clear();
         if unfrozen > 0 {
             // flows none of whose links is in the component: as much as
             // their path allows alone; an overload sends the link in
