@@ -77,6 +77,9 @@ pub struct Sharing {
     pub full: bool,
     /// Progressive fillings run (a solve runs one per repair round).
     pub rounds: u64,
+    solves: u64,
+    /// Running share of recent repairs that widened to every flow.
+    widen: f64,
 }
 
 /// Relative tolerance of "saturated" and "overloaded".
@@ -116,6 +119,8 @@ impl Sharing {
             before: Vec::new(),
             full: false,
             rounds: 0,
+            solves: 0,
+            widen: 0.0,
         }
     }
 
@@ -232,10 +237,25 @@ impl Sharing {
             return;
         }
         let live = self.slots.len() - self.free.len();
+        // when recent repairs mostly ended up solving everything (many
+        // flows, all coupled), solve everything at once, but still try a
+        // repair every 16th solve to notice when that changes
+        self.solves += 1;
+        let direct = !self.full && self.widen > 0.5 && self.solves % 16 != 0;
+        if direct {
+            self.enter_all(e);
+        }
+        let mut widened = false;
         loop {
-            // what the flows outside the set leave of its links
+            // what the flows outside the set leave of its links (all of
+            // it when every flow is in the set)
+            let everyone = self.comp_flows.len() == live;
             for i in 0..self.comp_links.len() {
                 let l = self.comp_links[i] as usize;
+                if everyone {
+                    self.rem[l] = self.capacity[l];
+                    continue;
+                }
                 let mut r = self.capacity[l];
                 for &g in &self.link_flows[l] {
                     let sg = &self.slots[g as usize];
@@ -274,18 +294,26 @@ impl Sharing {
             }
             if self.comp_flows.len() + grow.len() > live / 4 {
                 // most of the network: solve it all at once
-                for f in 0..self.slots.len() as u32 {
-                    if self.slots[f as usize].live && self.slots[f as usize].mark != e {
-                        self.enter(f, e);
-                    }
-                }
+                widened = true;
+                self.enter_all(e);
             } else {
                 for f in grow {
                     self.enter(f, e);
                 }
             }
         }
+        if !direct && !self.full {
+            self.widen = 0.9 * self.widen + if widened { 0.1 } else { 0.0 };
+        }
         self.changed.extend_from_slice(&self.comp_flows);
+    }
+
+    fn enter_all(&mut self, e: u32) {
+        for f in 0..self.slots.len() as u32 {
+            if self.slots[f as usize].live && self.slots[f as usize].mark != e {
+                self.enter(f, e);
+            }
+        }
     }
 
     /// Puts flow `f` in the set being solved (once per epoch).
