@@ -241,7 +241,7 @@ impl Sharing {
         // flows, all coupled), solve everything at once, but still try a
         // repair every 16th solve to notice when that changes
         self.solves += 1;
-        let direct = !self.full && self.widen > 0.5 && self.solves % 16 != 0;
+        let direct = !self.full && self.widen > 0.5 && !self.solves.is_multiple_of(16);
         if direct {
             self.enter_all(e);
         }
@@ -271,8 +271,8 @@ impl Sharing {
             for &f in &self.comp_flows {
                 levels[self.slots[f as usize].demand.priority as usize] = true;
             }
-            for p in 0..256 {
-                if levels[p] {
+            for (p, &used) in levels.iter().enumerate() {
+                if used {
                     self.fill_level(p as u8, e);
                 }
             }

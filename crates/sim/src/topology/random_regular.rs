@@ -6,7 +6,9 @@
 //! Construction as Jellyfish's: join random pairs of switches that both
 //! have a free port and no link yet; when no such pair is left but a switch
 //! still has two or more free ports, remove a random link `(u, v)` not
-//! touching it and join it to both `u` and `v`. The result is simple (no
+//! touching it and join it to both `u` and `v` (and when the last two
+//! switches with a free port are already joined, a random link `(u, v)`
+//! becomes `(a, u)` and `(b, v)`). The result is simple (no
 //! self-loops or parallel links) and exactly `degree`-regular. A
 //! disconnected draw is redrawn (the next draw of the same generator), up
 //! to 16 times.
@@ -98,7 +100,43 @@ fn draw(n: usize, d: usize, rng: &mut Rng) -> Vec<(u32, u32)> {
         }
         // stuck: a switch with >= 2 free ports takes over a random link
         let Some(&x) = open.iter().find(|&&x| d - adj[x as usize].len() >= 2) else {
-            break; // one free port left somewhere: cannot happen with n d even
+            // two switches with one free port each, already joined: a
+            // random link (u, v) away from them becomes (a, u) and (b, v)
+            let [a, b] = open[..] else {
+                break;
+            };
+            let cands: Vec<usize> = (0..links.len())
+                .filter(|&i| {
+                    let (u, v) = links[i];
+                    let fits = |p: u32, q: u32| {
+                        p != a
+                            && p != b
+                            && q != a
+                            && q != b
+                            && !linked(&adj, a, p)
+                            && !linked(&adj, b, q)
+                    };
+                    fits(u, v) || fits(v, u)
+                })
+                .collect();
+            if cands.is_empty() {
+                break;
+            }
+            let i = cands[rng.below(cands.len() as u64) as usize];
+            let (u, v) = links.swap_remove(i);
+            adj[u as usize].retain(|&y| y != v);
+            adj[v as usize].retain(|&y| y != u);
+            let (u, v) = if !linked(&adj, a, u) && !linked(&adj, b, v) {
+                (u, v)
+            } else {
+                (v, u)
+            };
+            for (p, q) in [(a, u), (b, v)] {
+                adj[p as usize].push(q);
+                adj[q as usize].push(p);
+                links.push((p.min(q), p.max(q)));
+            }
+            continue;
         };
         let cands: Vec<usize> = (0..links.len())
             .filter(|&i| {
@@ -176,8 +214,11 @@ mod tests {
 
     #[test]
     fn regular_simple_connected_and_seeded() {
-        for (n, d) in [(64, 6), (256, 8), (256, 11), (256, 17), (10, 9), (12, 3)] {
-            let links = random_regular_links(n, d, 5).unwrap();
+        for (n, d, seed) in [(64, 6), (256, 8), (256, 11), (256, 17), (10, 9), (12, 3)]
+            .into_iter()
+            .flat_map(|(n, d)| (1..=6u64).map(move |s| (n, d, s)))
+        {
+            let links = random_regular_links(n, d, seed).unwrap();
             let mut deg = vec![0u32; n as usize];
             let mut seen = std::collections::HashSet::new();
             for &(a, b) in &links {
@@ -186,9 +227,12 @@ mod tests {
                 deg[a as usize] += 1;
                 deg[b as usize] += 1;
             }
-            assert!(deg.iter().all(|&x| x == d), "n {n} d {d}: {deg:?}");
-            assert_eq!(links, random_regular_links(n, d, 5).unwrap());
-            assert_ne!(links, random_regular_links(n, d, 6).unwrap());
+            assert!(
+                deg.iter().all(|&x| x == d),
+                "n {n} d {d} seed {seed}: {deg:?}"
+            );
+            assert_eq!(links, random_regular_links(n, d, seed).unwrap());
+            assert_ne!(links, random_regular_links(n, d, seed + 100).unwrap());
         }
     }
 
