@@ -378,6 +378,9 @@ impl FluidSim {
         self.counters.solves += 1;
         self.counters.rounds = self.sharing.rounds;
         self.counters.solved_flows += self.sharing.changed.len() as u64;
+        // when most completion times move, rebuild the heap in linear time
+        let bulk = self.sharing.changed.len() > self.sending.len() / 2;
+        let mut stopped = Vec::new();
         for i in 0..self.sharing.changed.len() {
             let slot = self.sharing.changed[i];
             let new = self.sharing.rate(slot);
@@ -389,10 +392,21 @@ impl FluidSim {
             fr.t_last = t;
             fr.rate = new;
             if new > 0.0 {
-                self.sending.set(slot, t + fr.remaining / new);
+                let at = t + fr.remaining / new;
+                if bulk {
+                    self.sending.set_unordered(slot, at);
+                } else {
+                    self.sending.set(slot, at);
+                }
             } else {
-                self.sending.remove(slot);
+                stopped.push(slot);
             }
+        }
+        if bulk {
+            self.sending.heapify();
+        }
+        for slot in stopped {
+            self.sending.remove(slot);
         }
     }
 

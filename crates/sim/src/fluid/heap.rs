@@ -46,8 +46,17 @@ impl IndexedHeap {
         self.heap.push((key, id));
     }
 
-    /// Restores the heap order after [`IndexedHeap::push_unordered`], in
-    /// linear time.
+    /// Sets the key of `id` (inserting it if absent) without restoring the
+    /// heap order; call [`IndexedHeap::heapify`] before any other operation.
+    pub fn set_unordered(&mut self, id: u32, key: f64) {
+        match self.pos.get(id as usize) {
+            Some(&p) if p != NONE => self.heap[p as usize].0 = key,
+            _ => self.push_unordered(id, key),
+        }
+    }
+
+    /// Restores the heap order after [`IndexedHeap::push_unordered`] or
+    /// [`IndexedHeap::set_unordered`], in linear time.
     pub fn heapify(&mut self) {
         for i in (0..self.heap.len() / 2).rev() {
             self.down(i);
@@ -178,6 +187,9 @@ mod tests {
         for (id, k) in [(3, 5.0), (1, 2.0), (7, 9.0), (2, 2.0), (5, 1.0)] {
             h.push_unordered(id, k);
         }
+        h.heapify();
+        h.set_unordered(7, 0.5);
+        h.set_unordered(7, 9.0);
         h.heapify();
         let mut got = Vec::new();
         while let Some((k, id)) = h.peek() {
