@@ -124,3 +124,58 @@ def test_sweep_in_worker_processes(tmp_path: Path) -> None:
 def test_sweep_bad_override_raises_scenario_error() -> None:
     with pytest.raises(ScenarioError, match="msr"):
         sim.sweep(DEMO, {"jobs.0.msr": [0.5, 7.0]}, overrides=SHORT, workers=2)
+
+
+FLOW = """
+name = "tiny_flow"
+mode = "flow"
+seed = 2
+duration_ms = 2.0
+
+[topology]
+kind = "dragonfly"
+groups = 5
+routers_per_group = 2
+global_links = 2
+hosts_per_switch = 2
+host_gbps = 100.0
+link_delay_us = 0.025
+switch_delay_ns = 60.0
+
+[[jobs]]
+name = "bg"
+sizes = "fbhd"
+load = 0.3
+scheme = "dctcp"
+weight = 0.5
+
+[[staged]]
+name = "ring"
+hosts = [0, 3, 6, 9]
+iterations = 2
+[[staged.phases]]
+compute_us = 20.0
+[[staged.phases]]
+comm = "allreduce_ring"
+kb = 400.0
+"""
+
+
+def test_flow_mode_through_the_same_api() -> None:
+    r = sim.run(FLOW)
+    assert r.summary["mode"] == "flow"
+    assert r.flows is not None and len(r.flows) > 0
+    assert (r.flows["scheme"] == "fluid").all()
+    staged = r.tables["staged"]
+    assert list(staged["done_iterations"]) == [2]
+    # two iterations of 20 us compute and 6 ring steps of 100 KB at 100 Gbps
+    # (8 us each at least): the JCT is at least 2 x (20 + 48) us
+    assert staged["jct_ns"][0] >= 2 * (20_000 + 6 * 8_000)
+    assert r.classes["done"][0] > 0
+
+
+def test_flow_mode_errors_name_the_field() -> None:
+    with pytest.raises(ScenarioError, match=r"jobs\.0\.weight"):
+        sim.run(FLOW, overrides=["jobs.0.weight=0.0"])
+    with pytest.raises(ScenarioError, match=r"staged\.0\.hosts"):
+        sim.run(FLOW, overrides=["staged.0.hosts=[0, 1, 99]"])

@@ -4,7 +4,7 @@
 //! summary.json, ...) to a directory that the Python side reads as frames.
 
 use crate::errors::{Error, Result};
-use approxnet_sim::output::{write_all, Summary};
+use approxnet_sim::run::{run_scenario, RunError, RunOptions};
 use approxnet_sim::scenario;
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -37,15 +37,16 @@ pub(crate) fn sim_run(
         } else {
             file.name.clone()
         };
-        let mut built = scenario::build(&file)?;
-        let t0 = std::time::Instant::now();
-        built.sim.run();
-        let wall = t0.elapsed().as_secs_f64();
-        built.sim.finalize();
-        let summary = Summary::compute(&name, &built.sim, &built.classes, wall);
-        write_all(&out_dir, &built.sim, &built.classes, &summary, flows)
-            .map_err(|e| Error::Output(format!("writing {}: {e}", out_dir.display())))?;
-        Ok(summary.json())
+        let opts = RunOptions {
+            flows,
+            progress: false,
+            exiting: false,
+        };
+        let report = run_scenario(&file, &name, &out_dir, opts).map_err(|e| match e {
+            RunError::Scenario(e) => Error::from(e),
+            e => Error::Output(e.to_string()),
+        })?;
+        Ok(report.json)
     })
 }
 

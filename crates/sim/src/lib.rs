@@ -1,4 +1,10 @@
-//! # approxnet-sim: packet-level datacenter simulator
+//! # approxnet-sim: packet-level datacenter simulator, and a flow-level mode
+//!
+//! Two modes share scenario files, topologies ([`topology`]), routes and
+//! outputs; `mode = "flow"` in a scenario selects the flow-level (fluid)
+//! mode ([`fluid`]: weighted max-min sharing, staged jobs, for
+//! thousand-host studies), and [`run::run_scenario`] runs either. What
+//! follows describes the packet level.
 //!
 //! A discrete-event simulator in the shape of htsim: an explicit event list
 //! value ([`event::EventList`], ties broken by `(time, sequence)`), links
@@ -36,9 +42,11 @@ pub mod atp;
 pub mod engine;
 pub mod event;
 pub mod fabric;
+pub mod fluid;
 pub mod job;
 pub mod output;
 pub mod packet;
+pub mod run;
 pub mod scenario;
 pub mod scheme;
 pub mod topology;

@@ -87,3 +87,34 @@ fn summary_names_the_busiest_sampled_port() {
     assert!(json.contains("\"busiest_port\":\"sw0->h4\""), "{json}");
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn topo_reports_hop_counts_and_flow_mode_runs() {
+    let d = tmp("topo");
+    let path = d.join("df.toml");
+    std::fs::write(
+        &path,
+        "mode = \"flow\"\nduration_ms = 1.0\n[topology]\nkind = \"dragonfly\"\ngroups = 5\n\
+         routers_per_group = 2\nglobal_links = 2\nhosts_per_switch = 2\nhost_gbps = 10.0\n\
+         [[jobs]]\nsizes = \"fbkv\"\nload = 0.2\nscheme = \"dctcp\"\n",
+    )
+    .unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let o = sim(&["topo", &p]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // 10 routers in 5 fully connected groups of 2: local, global, local
+    assert!(
+        out.contains("hosts: 20\n") && out.contains("diameter_hops: 5\n"),
+        "{out}"
+    );
+    let bad = sim(&["topo", &p, "--set", "topology.global_links=1"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("topology.global_links"));
+    let out_dir = d.join("out");
+    let o = sim(&["run", &p, "--quiet", "--out", &out_dir.to_string_lossy()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    assert!(summary.contains("\"mode\":\"flow\""), "{summary}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

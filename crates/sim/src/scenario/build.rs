@@ -13,6 +13,7 @@ use crate::fabric::NetworkBuilder;
 use crate::job::{Job, JobCounters};
 use crate::scheme::{self, Proto, Scheme};
 use crate::topology::{self, Fabric};
+
 use crate::transport::flow::TransportParams;
 use crate::workload::{self, JobClass};
 use crate::Simulator;
@@ -31,8 +32,53 @@ pub struct Built {
     pub base_rtt: Duration,
 }
 
-fn need<T: Copy>(key: &str, v: Option<T>, what: &str) -> Result<T, ScenarioError> {
-    v.ok_or_else(|| invalid(key, "missing", what))
+/// Keys that only the flow mode reads are refused here, not ignored.
+fn packet_only(f: &ScenarioFile) -> Result<(), ScenarioError> {
+    let t = &f.topology;
+    if t.switch_delay_ns != 0.0 {
+        return Err(invalid(
+            "topology.switch_delay_ns",
+            "set in the packet mode",
+            "mode = \"flow\"",
+        ));
+    }
+    if t.fec_delay_ns != 0.0 {
+        return Err(invalid(
+            "topology.fec_delay_ns",
+            "set in the packet mode",
+            "mode = \"flow\"",
+        ));
+    }
+    if !f.staged.is_empty() {
+        return Err(invalid(
+            "staged",
+            "staged jobs in the packet mode",
+            "mode = \"flow\" (or [[training]])",
+        ));
+    }
+    if f.fluid.flows_csv.is_some() {
+        return Err(invalid(
+            "fluid.flows_csv",
+            "set in the packet mode",
+            "mode = \"flow\"",
+        ));
+    }
+    for (i, j) in f.jobs.iter().enumerate() {
+        for (k, set) in [
+            ("weight", j.weight.is_some()),
+            ("priority", j.priority.is_some()),
+            ("rate_cap_gbps", j.rate_cap_gbps.is_some()),
+        ] {
+            if set {
+                return Err(invalid(
+                    format!("jobs.{i}.{k}"),
+                    "set in the packet mode",
+                    "mode = \"flow\" (the packet mode uses queue and [switch] weights)",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks the file and builds the simulator.
@@ -92,19 +138,33 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
         .iter()
         .any(|s| matches!(s, Scheme::Native(Proto::Aeolus, _)));
 
+    if f.mode != "packet" {
+        return Err(invalid(
+            "mode",
+            format!("{:?} is not the packet mode", f.mode),
+            "packet (here), flow (crate::fluid)",
+        ));
+    }
+    packet_only(f)?;
+    let core_spec = LinkSpec {
+        rate: core_rate,
+        delay,
+        ber: t.ber,
+    };
+    let spec = super::topology::spec(t, core_spec, f.seed)?;
+    let fabric = Fabric {
+        host_link: LinkSpec {
+            rate: host_rate,
+            delay,
+            ber: t.ber,
+        },
+        core_link: core_spec,
+        switch_buffer: (f.switch.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB) * 1000.0) as u64,
+    };
     // unloaded RTT over the longest path: propagation + one MTU per hop out, one ACK back
-    let diameter: u64 = match t.kind.as_str() {
-        "dumbbell" if t.bottleneck_gbps.is_some() => 3,
-        "dumbbell" => 2,
-        "leaf_spine" => 4,
-        "fat_tree" => 6,
-        o => {
-            return Err(invalid(
-                "topology.kind",
-                format!("unknown {o:?}"),
-                "dumbbell, leaf_spine, fat_tree",
-            ))
-        }
+    let diameter: u64 = match spec.fixed_diameter() {
+        Some(d) => d,
+        None => topology::report(&super::topology::graph(&spec, &fabric)?).diameter as u64,
     };
     let tp = transport_params(f, host_rate, diameter, delay)?;
     let mtu = tp.mss + tp.header_bytes;
@@ -114,78 +174,8 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
     );
     let bdp = (host_rate.as_bps() / 8.0 * base_rtt.as_secs_f64()).ceil() as u64;
     let sw = switch_config(&f.switch, any_pfabric, any_aeolus, mtu, bdp)?;
-    let fabric = Fabric {
-        host_link: LinkSpec {
-            rate: host_rate,
-            delay,
-            ber: t.ber,
-        },
-        core_link: LinkSpec {
-            rate: core_rate,
-            delay,
-            ber: t.ber,
-        },
-        switch_buffer: (f.switch.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB) * 1000.0) as u64,
-    };
     let mut b = NetworkBuilder::new(sw.port, PortConfig::default()).with_sharing(sw.sharing);
-    match t.kind.as_str() {
-        "dumbbell" => {
-            let s = need("topology.senders", t.senders, "a host count >= 1")?;
-            let r = t.receivers.unwrap_or(1);
-            let mid = match t.bottleneck_gbps {
-                Some(g) => Some(LinkSpec {
-                    rate: Rate::gbps(positive("topology.bottleneck_gbps", g)?),
-                    delay,
-                    ber: t.ber,
-                }),
-                None => None,
-            };
-            if s == 0 || r == 0 {
-                return Err(invalid(
-                    "topology.senders",
-                    "need senders and receivers",
-                    ">= 1",
-                ));
-            }
-            topology::dumbbell(&mut b, &fabric, s, r, mid);
-        }
-        "leaf_spine" => {
-            let sp = need("topology.spines", t.spines, "an integer >= 1")?;
-            let lv = need("topology.leaves", t.leaves, "an integer >= 1")?;
-            let hp = need(
-                "topology.hosts_per_leaf",
-                t.hosts_per_leaf,
-                "an integer >= 1",
-            )?;
-            let os = positive(
-                "topology.oversubscription",
-                t.oversubscription.unwrap_or(1.0),
-            )?;
-            if sp == 0 || lv == 0 || hp == 0 {
-                return Err(invalid(
-                    "topology",
-                    "spines, leaves, hosts_per_leaf must be >= 1",
-                    ">= 1",
-                ));
-            }
-            topology::leaf_spine(&mut b, &fabric, sp, lv, hp, os);
-        }
-        _ => {
-            let k = need("topology.k", t.k, "an even integer >= 2")?;
-            if k < 2 || k % 2 == 1 {
-                return Err(invalid(
-                    "topology.k",
-                    format!("{k}"),
-                    "an even integer >= 2",
-                ));
-            }
-            let hosts = t.hosts.unwrap_or(k * k * k / 4);
-            if hosts < 2 {
-                return Err(invalid("topology.hosts", format!("{hosts}"), ">= 2"));
-            }
-            topology::fat_tree(&mut b, &fabric, k, hosts);
-        }
-    }
+    super::topology::wire(&spec, &mut b, &fabric)?;
     let net = b.build(ecmp);
     if let Some(n) = net.overbooked_switch() {
         return Err(invalid(

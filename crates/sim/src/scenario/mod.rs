@@ -3,11 +3,15 @@
 
 mod build;
 mod classes;
+mod fluid;
 pub mod schema;
 mod switch;
+mod topology;
+pub use topology::topology_report;
 
 use approxnet_proto::time::Duration;
 pub use build::{build, Built};
+pub use fluid::{build_fluid, FluidBuilt};
 pub use schema::ScenarioFile;
 use std::path::Path;
 use thiserror::Error;

@@ -6,6 +6,10 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
+    /// `packet` (default: the packet-level simulator) or `flow` (the
+    /// flow-level, fluid mode: `crate::fluid`, docs/simulator-fluid.md).
+    #[serde(default = "default_mode")]
+    pub mode: String,
     /// Scenario name, for the summary.
     #[serde(default)]
     pub name: String,
@@ -31,6 +35,12 @@ pub struct ScenarioFile {
     /// Distributed-training jobs.
     #[serde(default)]
     pub training: Vec<TrainingFile>,
+    /// Staged jobs (flow mode only): phases of compute then communication.
+    #[serde(default)]
+    pub staged: Vec<StagedFile>,
+    /// Flow-mode settings.
+    #[serde(default)]
+    pub fluid: FluidFile,
     /// What to record.
     #[serde(default)]
     pub output: OutputFile,
@@ -39,12 +49,16 @@ pub struct ScenarioFile {
 fn one() -> u64 {
     1
 }
+fn default_mode() -> String {
+    "packet".into()
+}
 
 /// `[topology]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyFile {
-    /// `dumbbell`, `leaf_spine` or `fat_tree`.
+    /// `dumbbell`, `leaf_spine`, `fat_tree`, `spine_leaf3`, `dragonfly`,
+    /// `torus` or `random_regular`.
     pub kind: String,
     /// Host link rate, Gbps.
     pub host_gbps: f64,
@@ -77,6 +91,39 @@ pub struct TopologyFile {
     pub k: Option<u32>,
     /// Fat-tree hosts (default k^3 / 4).
     pub hosts: Option<u32>,
+    /// `spine_leaf3`: top-of-rack switches (`spines`, `leaves` as above).
+    pub tors: Option<u32>,
+    /// `spine_leaf3`: hosts per top-of-rack switch.
+    pub hosts_per_tor: Option<u32>,
+    /// `spine_leaf3`: leaves each top-of-rack switch links to (default
+    /// `hosts_per_tor`, capped at `leaves`).
+    pub tor_uplinks: Option<u32>,
+    /// `spine_leaf3`: spines each leaf links to (default `tor_uplinks`,
+    /// capped at `spines`).
+    pub leaf_uplinks: Option<u32>,
+    /// `dragonfly`: groups.
+    pub groups: Option<u32>,
+    /// `dragonfly`: routers per group.
+    pub routers_per_group: Option<u32>,
+    /// `dragonfly`: global links per router.
+    pub global_links: Option<u32>,
+    /// `dragonfly`, `torus`, `random_regular`: hosts per switch.
+    pub hosts_per_switch: Option<u32>,
+    /// `torus`: size of each dimension, e.g. `[4, 4, 4]`.
+    pub dims: Option<Vec<u32>>,
+    /// `random_regular`: switches.
+    pub switches: Option<u32>,
+    /// `random_regular`: switch-to-switch links per switch.
+    pub degree: Option<u32>,
+    /// `random_regular`: seed of the draw (default: the scenario's seed).
+    pub topology_seed: Option<u64>,
+    /// Delay of a switch (flow mode), ns, paid once per switch on the path.
+    #[serde(default)]
+    pub switch_delay_ns: f64,
+    /// Forward-error-correction delay per hop (flow mode), ns (seed 004
+    /// §1 / Table 1: about 100 ns per switch).
+    #[serde(default)]
+    pub fec_delay_ns: f64,
 }
 
 fn default_delay() -> f64 {
@@ -87,7 +134,7 @@ fn default_ecmp() -> String {
 }
 
 /// `[switch]`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchFile {
     /// Shared buffer per switch, KB (1 KB = 1000 bytes).
@@ -127,7 +174,7 @@ pub struct SwitchFile {
 }
 
 /// `[transport]`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransportFile {
     /// Payload bytes per packet.
@@ -164,7 +211,7 @@ pub struct TransportFile {
 }
 
 /// `[atp]`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AtpFile {
     /// Largest datagram ATP emits, header included, bytes (default 1472).
@@ -257,6 +304,13 @@ pub struct JobFile {
     /// Times (ms) at which it moves one queue up (higher priority).
     #[serde(default)]
     pub follow_up_at_ms: Vec<f64>,
+    /// Flow mode: weight of each flow of the class in weighted max-min
+    /// sharing (default 1; Saba's WFQ weights map here).
+    pub weight: Option<f64>,
+    /// Flow mode: strict priority level, 0 = highest (default 0).
+    pub priority: Option<u8>,
+    /// Flow mode: rate cap of each flow, Gbps (default none).
+    pub rate_cap_gbps: Option<f64>,
 }
 
 fn default_gaps() -> String {
@@ -273,7 +327,7 @@ fn one_f64() -> f64 {
 }
 
 /// `[output]`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputFile {
     /// Queue sampling period, microseconds (0 = off).
@@ -324,4 +378,74 @@ pub struct TrainingFile {
 
 fn ten() -> u32 {
     10
+}
+
+/// `[fluid]`: flow-mode settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FluidFile {
+    /// A CSV of explicit flows, `src,dst,bytes,start_ns` with optional
+    /// `weight,priority` columns, header line first (trace replay; the
+    /// SimGrid cross-check uses it). Relative paths are from the working
+    /// directory.
+    pub flows_csv: Option<String>,
+    /// Recompute every flow's rate at every event instead of only the
+    /// flows a change touches (for checking; same results, slower).
+    #[serde(default)]
+    pub full_recompute: bool,
+    /// Write each flow's links to flows.csv (`path`, egress port ids) and
+    /// the ports to links.csv.
+    #[serde(default)]
+    pub record_paths: bool,
+}
+
+/// One `[[staged]]` job (flow mode): on its hosts, `phases` run in order,
+/// each after the previous one ended everywhere (a barrier), the whole
+/// list `iterations` times; the output is the job's completion time.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StagedFile {
+    /// Name in the output.
+    pub name: Option<String>,
+    /// Hosts of the job (rank i = hosts[i]).
+    pub hosts: Vec<u32>,
+    /// Times the phase list runs.
+    #[serde(default = "one_u32")]
+    pub iterations: u32,
+    /// Start, ms.
+    #[serde(default)]
+    pub start_ms: f64,
+    /// Host speed for `compute_gflop` phases, Gflop/s (seed 004 §5.1.1:
+    /// 500 per host).
+    pub host_gflops: Option<f64>,
+    /// Weight of the job's flows (default 1).
+    pub weight: Option<f64>,
+    /// Strict priority of the job's flows, 0 = highest (default 0).
+    pub priority: Option<u8>,
+    /// Rate cap of each of its flows, Gbps (default none).
+    pub rate_cap_gbps: Option<f64>,
+    /// The phases.
+    pub phases: Vec<PhaseFile>,
+}
+
+/// One phase of a staged job: exactly one of `compute_us`,
+/// `compute_gflop` or `comm`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseFile {
+    /// Compute for this long, microseconds.
+    pub compute_us: Option<f64>,
+    /// Compute this many Gflop per host at the job's `host_gflops`.
+    pub compute_gflop: Option<f64>,
+    /// Communicate: `all_to_all`, `allreduce_ring`, `allreduce_rd`
+    /// (recursive doubling), `halo` or `flows`.
+    pub comm: Option<String>,
+    /// Bytes, KB (1 KB = 1000 B): `all_to_all` per destination, the
+    /// reduced vector for `allreduce_*`, per neighbour for `halo`, per
+    /// pair for `flows`.
+    pub kb: Option<f64>,
+    /// `halo`: the rank grid, e.g. `[4, 4]` (periodic), product = hosts.
+    pub grid: Option<Vec<u32>>,
+    /// `flows`: `[src rank, dst rank]` pairs.
+    pub pairs: Option<Vec<[u32; 2]>>,
 }
