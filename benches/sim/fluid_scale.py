@@ -12,7 +12,8 @@ compare rows of one run):
     concurrent flows, every departure re-solves the rest): how wall time
     grows with concurrent flows.
 Wall = the whole process (/usr/bin/time), loop = the event loop alone
-(summary.json wall_s); peak RSS from /usr/bin/time.
+(summary.json wall_s), user CPU seconds (steadier than wall on a shared
+machine); peak RSS from /usr/bin/time.
 
 Usage: python3 benches/sim/fluid_scale.py [--bin target-sim/release/approxnet-sim]
        [--flows 100000] [--out results/fluid_scale.csv]
@@ -83,11 +84,13 @@ def timed(binary: str, scenario: str, work: Path) -> dict[str, float]:
     el = re.search(
         r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", r.stderr
     )
-    assert rss and el, r.stderr
+    user = re.search(r"User time \(seconds\): ([\d.]+)", r.stderr)
+    assert rss and el and user, r.stderr
     wall = int(el.group(1) or 0) * 3600 + int(el.group(2)) * 60 + float(el.group(3))
     s = json.loads((work / "out" / "summary.json").read_text())
     return {
         "wall_s": wall,
+        "user_cpu_s": float(user.group(1)),
         "loop_s": round(s["wall_s"], 3),
         "rss_mb": round(int(rss.group(1)) / 1024, 1),
         "sim_ms": round(s["sim_s"] * 1e3, 3),
