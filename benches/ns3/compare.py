@@ -14,6 +14,7 @@ ECN marks and packet-hops; prints a table and writes a JSON record.
 
 Usage: python3 benches/ns3/compare.py [--senders 16] [--ns3-python target-ns3venv/bin/python]
 """
+
 import argparse
 import csv
 import json
@@ -42,9 +43,20 @@ def p99(xs):
 
 
 def run_ours(n, simtime, sample, out):
-    cmd = [SIM, "run", SCEN, "--out", out, "--quiet",
-           "--set", f"topology.senders={n}", "--set", f"jobs.0.target={n}",
-           "--set", f"duration_ms={simtime * 1e3}"]
+    cmd = [
+        SIM,
+        "run",
+        SCEN,
+        "--out",
+        out,
+        "--quiet",
+        "--set",
+        f"topology.senders={n}",
+        "--set",
+        f"jobs.0.target={n}",
+        "--set",
+        f"duration_ms={simtime * 1e3}",
+    ]
     if not sample:
         cmd += ["--set", "output.queue_sample_us=0.0"]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -62,8 +74,20 @@ def run_ours(n, simtime, sample, out):
 def run_ns3(py, n, simtime, sample_us):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as t:
         path = t.name
-    cmd = [py, NS3, "--senders", str(n), "--simtime", str(simtime), "--delack", "1",
-           "--json", path, "--sample-us", str(sample_us)]
+    cmd = [
+        py,
+        NS3,
+        "--senders",
+        str(n),
+        "--simtime",
+        str(simtime),
+        "--delack",
+        "1",
+        "--json",
+        path,
+        "--sample-us",
+        str(sample_us),
+    ]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(path) as f:
         return json.load(f)
@@ -79,8 +103,12 @@ def main():
     a = ap.parse_args()
     n, st = a.senders, a.simtime
     if not os.path.exists(SIM):
-        subprocess.run(["cargo", "build", "--release", "-p", "approxnet-sim"], check=True, cwd=ROOT,
-                       env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")))
+        subprocess.run(
+            ["cargo", "build", "--release", "-p", "approxnet-sim"],
+            check=True,
+            cwd=ROOT,
+            env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")),
+        )
     tmp = tempfile.mkdtemp(prefix="anx-ns3-")
     ours, ours_flows, ours_q = run_ours(n, st, True, os.path.join(tmp, "v"))
     walls = []
@@ -99,8 +127,15 @@ def main():
         rel = (o - t) / t * 100 if t else float("nan")
         rows.append((name, o, t, rel, unit))
 
-    row("goodput", sum(ours_flows) * 8 / st / 1e9, sum(ns_val["per_flow_rx_bytes"]) * 8 / st / 1e9, "Gbps")
-    row("queue mean", statistics.mean(ours_q), statistics.mean(ns_val["queue_samples_pkts"]), "pkts")
+    row(
+        "goodput",
+        sum(ours_flows) * 8 / st / 1e9,
+        sum(ns_val["per_flow_rx_bytes"]) * 8 / st / 1e9,
+        "Gbps",
+    )
+    row(
+        "queue mean", statistics.mean(ours_q), statistics.mean(ns_val["queue_samples_pkts"]), "pkts"
+    )
     row("queue p99", p99(ours_q), p99(ns_val["queue_samples_pkts"]), "pkts")
     row("Jain fairness", jain(ours_flows), jain(ns_val["per_flow_rx_bytes"]))
     row("data pkts delivered", ours["delivered_data"], ns_val["rx_data_pkts"])
@@ -119,10 +154,17 @@ def main():
     print(f"speed-up (packet-hops per wall second): {speedup:.1f}x")
     os.makedirs(a.out, exist_ok=True)
     rec = dict(
-        when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), senders=n, simtime=st,
+        when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        senders=n,
+        simtime=st,
         rows=[dict(metric=r[0], ours=r[1], ns3=r[2], diff_pct=r[3], unit=r[4]) for r in rows],
-        speedup=speedup, ours_walls=walls, ns3=dict((k, v) for k, v in ns_speed.items()
-                                                     if k not in ("queue_samples_pkts", "per_flow_rx_bytes")),
+        speedup=speedup,
+        ours_walls=walls,
+        ns3=dict(
+            (k, v)
+            for k, v in ns_speed.items()
+            if k not in ("queue_samples_pkts", "per_flow_rx_bytes")
+        ),
     )
     path = os.path.join(a.out, f"compare_{n}.json")
     with open(path, "w") as f:

@@ -16,6 +16,7 @@ fetched with `pip download ns3==3.44.post0 --no-deps` into target-ns3/.
 
 Usage: python3 benches/ns3/contention.py [--sim target/release/approxnet-sim]
 """
+
 import argparse
 import csv
 import glob
@@ -44,16 +45,44 @@ def build_ns3():
     wheel_root = os.path.join(NS3_DIR, "wheel", "ns3")
     if not os.path.isdir(wheel_root):
         if not glob.glob(os.path.join(NS3_DIR, "ns3-3.44.post0-*.whl")):
-            subprocess.run([sys.executable, "-m", "pip", "download", "ns3==3.44.post0", "--no-deps",
-                            "-d", NS3_DIR], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "ns3==3.44.post0",
+                    "--no-deps",
+                    "-d",
+                    NS3_DIR,
+                ],
+                check=True,
+            )
         whl = glob.glob(os.path.join(NS3_DIR, "ns3-3.44.post0-*.whl"))[0]
         zipfile.ZipFile(whl).extractall(os.path.join(NS3_DIR, "wheel"))
     lib = os.path.join(wheel_root, "lib64")
-    libs = sorted("-l" + f[3:-3] for f in os.listdir(lib)
-                  if f.startswith("libns3.44-") and f.endswith(".so")
-                  and not any(s in f for s in SKIP_LIBS))
-    subprocess.run(["g++", "-std=c++20", "-O1", "-I", os.path.join(wheel_root, "include"), "-o", NS3_BIN,
-                    src, "-L", lib, *libs, "-Wl,-rpath," + lib], check=True)
+    libs = sorted(
+        "-l" + f[3:-3]
+        for f in os.listdir(lib)
+        if f.startswith("libns3.44-") and f.endswith(".so") and not any(s in f for s in SKIP_LIBS)
+    )
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++20",
+            "-O1",
+            "-I",
+            os.path.join(wheel_root, "include"),
+            "-o",
+            NS3_BIN,
+            src,
+            "-L",
+            lib,
+            *libs,
+            "-Wl,-rpath," + lib,
+        ],
+        check=True,
+    )
 
 
 def ns3(*args):
@@ -70,9 +99,16 @@ def ours(sim, toml, sets):
         flows = []
         for r in csv.DictReader(open(os.path.join(out, "flows.csv"))):
             fct = r["fct_ns"]
-            flows.append(dict(job=int(r["job"]), rx_bytes=int(r["received_bytes"]),
-                              fct=int(fct) / 1e9 if fct else -1.0, rtos=int(r["timeouts"]),
-                              drops=int(r["drops"]), retx=int(r["retx_pkts"])))
+            flows.append(
+                dict(
+                    job=int(r["job"]),
+                    rx_bytes=int(r["received_bytes"]),
+                    fct=int(fct) / 1e9 if fct else -1.0,
+                    rtos=int(r["timeouts"]),
+                    drops=int(r["drops"]),
+                    retx=int(r["retx_pkts"]),
+                )
+            )
         return flows
 
 
@@ -80,39 +116,58 @@ def rounds_ours(flows, senders):
     by = defaultdict(list)
     for f in flows:
         by[f["job"] // senders].append(f)
-    return [dict(rtos=sum(f["rtos"] for f in v), done=sum(f["fct"] >= 0 for f in v),
-                 makespan_ms=max(f["fct"] for f in v) * 1e3, drops=sum(f["drops"] for f in v))
-            for _, v in sorted(by.items())]
+    return [
+        dict(
+            rtos=sum(f["rtos"] for f in v),
+            done=sum(f["fct"] >= 0 for f in v),
+            makespan_ms=max(f["fct"] for f in v) * 1e3,
+            drops=sum(f["drops"] for f in v),
+        )
+        for _, v in sorted(by.items())
+    ]
 
 
 def rounds_ns3(flows):
     by = defaultdict(list)
     for f in flows:
         by[f["round"]].append(f)
-    return [dict(rtos=sum(f["rtos"] for f in v), done=sum(f["done"] >= 0 for f in v),
-                 makespan_ms=max(f["done"] - f["start"] for f in v) * 1e3,
-                 recoveries=sum(f["recoveries"] for f in v))
-            for _, v in sorted(by.items())]
+    return [
+        dict(
+            rtos=sum(f["rtos"] for f in v),
+            done=sum(f["done"] >= 0 for f in v),
+            makespan_ms=max(f["done"] - f["start"] for f in v) * 1e3,
+            recoveries=sum(f["recoveries"] for f in v),
+        )
+        for _, v in sorted(by.items())
+    ]
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sim", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
-                                                  "release", "approxnet-sim"))
+    ap.add_argument(
+        "--sim",
+        default=os.path.join(
+            os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
+            "release",
+            "approxnet-sim",
+        ),
+    )
     ap.add_argument("--out", default=os.path.join(HERE, "results", "contention.json"))
     a = ap.parse_args()
     if not os.path.exists(a.sim):
         subprocess.run(["cargo", "build", "--release", "-p", "approxnet-sim"], check=True, cwd=ROOT)
     build_ns3()
-    rec = dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    rec: dict[str, object] = dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
     # late flow
     o = ours(a.sim, "late_flow.toml", [])
     o0 = ours(a.sim, "late_flow.toml", ["transport.tsq_kb=0.0"])
     n = ns3("--scenario=late", "--starts=0,0.02", "--simtime=0.1")
-    late = {"ns-3 3.44": [f["rx_bytes"] for f in n],
-            "approxnet-sim": [f["rx_bytes"] for f in o],
-            "approxnet-sim, tsq_kb = 0 (unbounded NIC)": [f["rx_bytes"] for f in o0]}
+    late = {
+        "ns-3 3.44": [f["rx_bytes"] for f in n],
+        "approxnet-sim": [f["rx_bytes"] for f in o],
+        "approxnet-sim, tsq_kb = 0 (unbounded NIC)": [f["rx_bytes"] for f in o0],
+    }
     rec["late_flow"] = late
     print("Late flow: two DCTCP flows, the second from 20 ms; MB received in 100 ms")
     print(f"{'':<44} {'first':>8} {'late':>8} {'late share':>11}")
@@ -120,19 +175,45 @@ def main():
         print(f"{k:<44} {v[0] / 1e6:>8.2f} {v[1] / 1e6:>8.2f} {v[1] / sum(v):>11.3f}")
 
     # incast rounds
-    inc = "--scenario=incast --tcp=newreno --senders=32 --rounds=5 --gap=0.05 --bytes=65536 " \
-          "--qlimit=100 --simtime=0.25"
+    inc = (
+        "--scenario=incast --tcp=newreno --senders=32 --rounds=5 --gap=0.05 --bytes=65536 "
+        "--qlimit=100 --simtime=0.25"
+    )
     rows = []
     for iw in (10, 2):
-        rows.append((f"ns-3 NewReno, SACK, limited transmit, IW {iw}",
-                     rounds_ns3(ns3(*inc.split(), f"--iw={iw}"))))
-        rows.append((f"ns-3 NewReno, no SACK, limited transmit, IW {iw}",
-                     rounds_ns3(ns3(*inc.split(), f"--iw={iw}", "--sack=0"))))
-        rows.append((f"approxnet-sim TCP, limited transmit, IW {iw}",
-                     rounds_ours(ours(a.sim, "incast_rounds.toml", [f"transport.init_cwnd_pkts={iw}"]), 32)))
-        rows.append((f"approxnet-sim TCP, no limited transmit, IW {iw}",
-                     rounds_ours(ours(a.sim, "incast_rounds.toml", [f"transport.init_cwnd_pkts={iw}",
-                                                                    "transport.limited_transmit=false"]), 32)))
+        rows.append(
+            (
+                f"ns-3 NewReno, SACK, limited transmit, IW {iw}",
+                rounds_ns3(ns3(*inc.split(), f"--iw={iw}")),
+            )
+        )
+        rows.append(
+            (
+                f"ns-3 NewReno, no SACK, limited transmit, IW {iw}",
+                rounds_ns3(ns3(*inc.split(), f"--iw={iw}", "--sack=0")),
+            )
+        )
+        rows.append(
+            (
+                f"approxnet-sim TCP, limited transmit, IW {iw}",
+                rounds_ours(
+                    ours(a.sim, "incast_rounds.toml", [f"transport.init_cwnd_pkts={iw}"]), 32
+                ),
+            )
+        )
+        rows.append(
+            (
+                f"approxnet-sim TCP, no limited transmit, IW {iw}",
+                rounds_ours(
+                    ours(
+                        a.sim,
+                        "incast_rounds.toml",
+                        [f"transport.init_cwnd_pkts={iw}", "transport.limited_transmit=false"],
+                    ),
+                    32,
+                ),
+            )
+        )
     rec["incast_rounds"] = {k: v for k, v in rows}
     print("\nIncast rounds: 32 -> 1, 64 KiB each, 100-packet buffer; per round (5 rounds)")
     print(f"{'':<52} {'RTOs per round':>22} {'makespan ms (mean)':>19} {'flows done':>11}")

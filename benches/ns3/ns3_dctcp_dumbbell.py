@@ -21,13 +21,13 @@ data packets delivered to the receiver (dequeues at switch->receiver port),
 total packet-hops (sum of queue-disc enqueues over all ports, data + ACKs),
 ECN marks / drops at the bottleneck.
 """
+
 import argparse
 import json
-import sys
 import time
 
 T_IMPORT0 = time.time()
-from ns import ns  # noqa: E402
+from ns import ns  # type: ignore[import-not-found]  # noqa: E402
 
 T_IMPORT = time.time() - T_IMPORT0
 
@@ -40,11 +40,19 @@ def main():
     ap.add_argument("--k", type=int, default=65)
     ap.add_argument("--qlimit", type=int, default=1000)
     ap.add_argument("--delack", type=int, default=1, help="TcpSocket::DelAckCount")
-    ap.add_argument("--delack-timeout-us", type=float, default=200000.0,
-                    help="TcpSocket::DelAckTimeout (ns-3 default 200 ms)")
+    ap.add_argument(
+        "--delack-timeout-us",
+        type=float,
+        default=200000.0,
+        help="TcpSocket::DelAckTimeout (ns-3 default 200 ms)",
+    )
     ap.add_argument("--json", default="")
-    ap.add_argument("--sample-us", type=float, default=0.0,
-                    help="sample the bottleneck queue every this many us (stepped run; do not time it)")
+    ap.add_argument(
+        "--sample-us",
+        type=float,
+        default=0.0,
+        help="sample the bottleneck queue every this many us (stepped run; do not time it)",
+    )
     a = ap.parse_args()
 
     t0 = time.time()
@@ -56,8 +64,10 @@ def main():
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpDctcp"))
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
     ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(a.delack))
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckTimeout",
-                         ns.TimeValue(ns.NanoSeconds(int(a.delack_timeout_us * 1000))))
+    ns.Config.SetDefault(
+        "ns3::TcpSocket::DelAckTimeout",
+        ns.TimeValue(ns.NanoSeconds(int(a.delack_timeout_us * 1000))),
+    )
     ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 20))
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 20))
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(5)))
@@ -70,9 +80,12 @@ def main():
     ns.Config.SetDefault("ns3::RedQueueDisc::QW", ns.DoubleValue(1.0))
     ns.Config.SetDefault("ns3::RedQueueDisc::MinTh", ns.DoubleValue(float(a.k)))
     ns.Config.SetDefault("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(float(a.k)))
-    ns.Config.SetDefault("ns3::RedQueueDisc::MaxSize",
-                         ns.QueueSizeValue(ns.QueueSize("%dp" % a.qlimit)))
-    ns.Config.SetDefault("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate("10Gbps")))
+    ns.Config.SetDefault(
+        "ns3::RedQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{a.qlimit}p"))
+    )
+    ns.Config.SetDefault(
+        "ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate("10Gbps"))
+    )
     ns.Config.SetDefault("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.MicroSeconds(10)))
 
     senders = ns.NodeContainer()
@@ -101,8 +114,7 @@ def main():
         d = p2p.Install(senders.Get(i), sw.Get(0))
         devlist.append(d)
         all_qdiscs.append(tch.Install(d))
-        addr.SetBase(ns.Ipv4Address("10.%d.%d.0" % (1 + i // 250, i % 250)),
-                     ns.Ipv4Mask("255.255.255.0"))
+        addr.SetBase(ns.Ipv4Address(f"10.{1 + i // 250}.{i % 250}.0"), ns.Ipv4Mask("255.255.255.0"))
         addr.Assign(d)
     dr = p2p.Install(sw.Get(0), rx.Get(0))
     devlist.append(dr)
@@ -113,16 +125,20 @@ def main():
     bottleneck = qd_r.Get(0)  # switch-side device of switch->receiver link
 
     # shrink device TX queues to 1 packet so backlog lives in the RED qdisc
-    ns.Config.Set("/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/TxQueue/MaxSize",
-                  ns.QueueSizeValue(ns.QueueSize("1p")))
+    ns.Config.Set(
+        "/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/TxQueue/MaxSize",
+        ns.QueueSizeValue(ns.QueueSize("1p")),
+    )
 
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     port = 5000
     sinks = []
     for i in range(a.senders):
-        sink_h = ns.PacketSinkHelper("ns3::TcpSocketFactory",
-                                     ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port + i).ConvertTo())
+        sink_h = ns.PacketSinkHelper(
+            "ns3::TcpSocketFactory",
+            ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port + i).ConvertTo(),
+        )
         sink_apps = sink_h.Install(rx.Get(0))
         sink_apps.Start(ns.Seconds(0.0))
         sink_apps.Stop(ns.Seconds(a.simtime + 1))
@@ -180,14 +196,26 @@ def main():
     ns.Simulator.Destroy()
 
     res = dict(
-        tool="ns-3 3.44 (PyPI wheel, cppyy)", scenario="dumbbell-dctcp",
-        senders=a.senders, simtime=sim_s, import_wall=round(T_IMPORT, 2),
-        setup_wall=round(t_setup, 3), run_wall=round(t_run, 3), events=events,
-        rx_bytes=rx_bytes, rx_data_pkts=bn["deq"], goodput_gbps=rx_bytes * 8 / sim_s / 1e9,
-        packet_hops=hops, drops_total=drops, marks_total=marks, bottleneck=bn,
-        events_per_wall_s=events / t_run, rx_pkts_per_wall_s=bn["deq"] / t_run,
+        tool="ns-3 3.44 (PyPI wheel, cppyy)",
+        scenario="dumbbell-dctcp",
+        senders=a.senders,
+        simtime=sim_s,
+        import_wall=round(T_IMPORT, 2),
+        setup_wall=round(t_setup, 3),
+        run_wall=round(t_run, 3),
+        events=events,
+        rx_bytes=rx_bytes,
+        rx_data_pkts=bn["deq"],
+        goodput_gbps=rx_bytes * 8 / sim_s / 1e9,
+        packet_hops=hops,
+        drops_total=drops,
+        marks_total=marks,
+        bottleneck=bn,
+        events_per_wall_s=events / t_run,
+        rx_pkts_per_wall_s=bn["deq"] / t_run,
         hops_per_wall_s=hops / t_run,
-        per_flow_rx_bytes=per_flow, queue_samples_pkts=qsamples,
+        per_flow_rx_bytes=per_flow,
+        queue_samples_pkts=qsamples,
         sample_us=a.sample_us,
     )
     brief = {k: v for k, v in res.items() if k not in ("queue_samples_pkts", "per_flow_rx_bytes")}

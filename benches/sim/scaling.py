@@ -14,6 +14,7 @@ Usage: python3 benches/sim/scaling.py [--bin target/release/approxnet-sim]
        [--ks 4,8,12,16,20,24] [--out benches/sim/results/scaling.csv]
 Build first: CARGO_BUILD_JOBS=1 cargo build --release -p approxnet-sim
 """
+
 import argparse
 import csv
 import json
@@ -53,8 +54,13 @@ def timed_run(binary, text, out):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr}")
-    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
-    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", r.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
+    m = re.search(
+        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", r.stderr
+    )
+    if rss is None or m is None:
+        sys.exit(f"no /usr/bin/time -v figures in:\n{r.stderr}")
+    rss_kb = int(rss.group(1))
     elapsed = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
@@ -68,7 +74,9 @@ def main():
     ap.add_argument("--out", default=None, help="CSV to write (default: print only)")
     a = ap.parse_args()
     rows = []
-    print("| k | hosts | topology-only RSS MB | run RSS MB | wall s (all) | loop s | packet-hops | ns/hop |")
+    print(
+        "| k | hosts | topology-only RSS MB | run RSS MB | wall s (all) | loop s | packet-hops | ns/hop |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for k in [int(x) for x in a.ks.split(",")]:
         with tempfile.TemporaryDirectory() as out:
@@ -85,7 +93,12 @@ def main():
             "ns_per_hop": round(s["wall_s"] / max(s["hops"], 1) * 1e9, 1),
         }
         rows.append(row)
-        print("| {k} | {hosts} | {topology_rss_mb} | {run_rss_mb} | {wall_s} | {loop_s} | {hops} | {ns_per_hop} |".format(**row), flush=True)
+        print(
+            "| {k} | {hosts} | {topology_rss_mb} | {run_rss_mb} | {wall_s} | {loop_s} | {hops} | {ns_per_hop} |".format(
+                **row
+            ),
+            flush=True,
+        )
     if a.out:
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
         with open(a.out, "w", newline="") as f:

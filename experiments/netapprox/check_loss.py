@@ -13,8 +13,8 @@ the largest value of loss - (1 - MSR) and how many jobs exceed their budget.
 
   python3 experiments/netapprox/check_loss.py fig5-quick fig6-quick ...
 """
+
 import csv
-import math
 import os
 import sys
 
@@ -24,7 +24,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 def check(tag):
     base = os.path.join(ROOT, "results", "tmp", "netapprox", tag)
-    s = dict(jobs=0, done=0, open=0, msg_over=0, msg_worst=-1.0, pkt_over=0, pkt_worst=-1.0, pkt_max=0.0)
+    s = dict(
+        jobs=0, done=0, open=0, msg_over=0, msg_worst=-1.0, pkt_over=0, pkt_worst=-1.0, pkt_max=0.0
+    )
     if not os.path.isdir(base):
         return None
     for run in sorted(os.listdir(base)):
@@ -60,8 +62,10 @@ def check(tag):
 
 def main():
     tags = sys.argv[1:]
-    print("| figure | ATP jobs | finished | finished below ceil(MSR N) messages | "
-          "jobs with packet loss > 1 - MSR | largest packet loss - (1 - MSR) | largest packet loss |")
+    print(
+        "| figure | ATP jobs | finished | finished below ceil(MSR N) messages | "
+        "jobs with packet loss > 1 - MSR | largest packet loss - (1 - MSR) | largest packet loss |"
+    )
     print("|---|---|---|---|---|---|---|")
     for t in tags:
         s = check(t)
@@ -69,8 +73,10 @@ def main():
             print(f"| {t} | 0 | | | | | |")
             continue
         over = s["pkt_over"] / s["jobs"] * 100
-        print(f"| {t} | {s['jobs']} | {s['done']} ({s['open']} open at the end) | {s['msg_over']} | "
-              f"{s['pkt_over']} ({over:.1f} %) | {s['pkt_worst'] * 100:+.1f} pts | {s['pkt_max'] * 100:.1f} % |")
+        print(
+            f"| {t} | {s['jobs']} | {s['done']} ({s['open']} open at the end) | {s['msg_over']} | "
+            f"{s['pkt_over']} ({over:.1f} %) | {s['pkt_worst'] * 100:+.1f} pts | {s['pkt_max'] * 100:.1f} % |"
+        )
     return 0
 
 

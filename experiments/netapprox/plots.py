@@ -5,6 +5,7 @@ sweep over loads: <tag>-L<load>.svg), next to the results CSVs.
 
   python3 experiments/netapprox/plots.py fig5-quick fig6-quick fig9-quick fig11 fig12-quick
 """
+
 import csv
 import math
 import os
@@ -37,17 +38,26 @@ def plot(tag, rows):
         return None
     lo, hi = math.log10(min(vals)) - 0.1, math.log10(max(vals)) + 0.1
     w, h, pad = 640, 360, 60
-    X = lambda i: pad + (w - 2 * pad) * (i / max(1, len(msrs) - 1))
-    Y = lambda v: h - pad - (h - 2 * pad) * (math.log10(v) - lo) / (hi - lo)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="10">',
-           f'<text x="{w / 2}" y="16" text-anchor="middle" font-size="13">{tag}: mean JCT (us, log scale) vs MSR</text>',
-           f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>',
-           f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>']
+
+    def X(i):
+        return pad + (w - 2 * pad) * (i / max(1, len(msrs) - 1))
+
+    def Y(v):
+        return h - pad - (h - 2 * pad) * (math.log10(v) - lo) / (hi - lo)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="10">',
+        f'<text x="{w / 2}" y="16" text-anchor="middle" font-size="13">{tag}: mean JCT (us, log scale) vs MSR</text>',
+        f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>',
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>',
+    ]
     for i, m in enumerate(msrs):
         out.append(f'<text x="{X(i):.1f}" y="{h - pad + 14}" text-anchor="middle">{m:g}</text>')
     for e in range(math.ceil(lo), math.floor(hi) + 1):
-        out.append(f'<text x="{pad - 6}" y="{Y(10 ** e) + 3:.1f}" text-anchor="end">{10 ** e:g}</text>')
-        out.append(f'<line x1="{pad}" y1="{Y(10 ** e):.1f}" x2="{w - pad}" y2="{Y(10 ** e):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{pad - 6}" y="{Y(10**e) + 3:.1f}" text-anchor="end">{10**e:g}</text>')
+        out.append(
+            f'<line x1="{pad}" y1="{Y(10**e):.1f}" x2="{w - pad}" y2="{Y(10**e):.1f}" stroke="#ddd"/>'
+        )
     for k, s in enumerate(schemes):
         c = COLORS[k % len(COLORS)]
         pts = []
@@ -58,12 +68,19 @@ def plot(tag, rows):
                 if v == v:
                     pts.append((X(i), Y(v)))
         if pts:
-            out.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="'
-                       + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
+            out.append(
+                f'<polyline fill="none" stroke="{c}" stroke-width="2" points="'
+                + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+                + '"/>'
+            )
             out += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"/>' for x, y in pts]
-        out.append(f'<rect x="{w - pad + 4}" y="{pad + 14 * k - 8}" width="10" height="3" fill="{c}"/>')
+        out.append(
+            f'<rect x="{w - pad + 4}" y="{pad + 14 * k - 8}" width="10" height="3" fill="{c}"/>'
+        )
         out.append(f'<text x="{w - pad + 16}" y="{pad + 14 * k - 4}" font-size="9">{s}</text>')
-    out.append(f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">MSR (missing point: no job finished)</text>')
+    out.append(
+        f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">MSR (missing point: no job finished)</text>'
+    )
     out.append("</svg>")
     svg = os.path.join(HERE, "results", f"{tag}.svg")
     with open(svg, "w") as f:

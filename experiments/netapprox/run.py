@@ -17,6 +17,7 @@ fig14 (fairness), dml (seed 001 section 3.1), dmltrain (seed 001 with parameter-
 training jobs), iw (the baselines' initial window, 2 vs 10), fbhdgap (FBHD's
 production gap, 39 / 78 / 156 us).
 """
+
 import argparse
 import csv
 import json
@@ -29,7 +30,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SIM = os.path.join(ROOT, "target-sim", "release", "approxnet-sim")
 
 MSRS = [0.125, 0.25, 0.5, 0.75, 1.0]
-BASELINES = ["atp-full", "dctcp-ss", "dctcp-es", "pfabric-ss", "pfabric-es", "aeolus-ss", "aeolus-es", "udp"]
+BASELINES = [
+    "atp-full",
+    "dctcp-ss",
+    "dctcp-es",
+    "pfabric-ss",
+    "pfabric-es",
+    "aeolus-ss",
+    "aeolus-es",
+    "udp",
+]
 # Offered loads swept per workload (fraction of a host link, application
 # bytes). The paper gives no load; it calls FBKV the lighter workload
 # (seed 000 section 7.1.1), so FBKV is swept lower than FBHD.
@@ -62,14 +72,18 @@ def plan(fig, quick):
         # the baselines' initial window: ns-2's 2 (the default) against 10
         runs = []
         for iw in [2, 10]:
-            for lbl, scen, sets in sweep("fig5_fbkv.toml", ["dctcp-ss", "dctcp-es", "atp-full"], [0.25, 0.5], extra=q):
+            for lbl, scen, sets in sweep(
+                "fig5_fbkv.toml", ["dctcp-ss", "dctcp-es", "atp-full"], [0.25, 0.5], extra=q
+            ):
                 runs.append((f"{lbl}-iw{iw}", scen, sets + [f"transport.init_cwnd_pkts={iw}"]))
         return runs
     if fig == "fbhdgap":
         # FBHD's production gap (no published model): mean 39 / 78 / 156 us
         runs = []
         for gap in [39, 78, 156]:
-            for lbl, scen, sets in sweep("fig6_fbhd.toml", ["atp-full", "dctcp-ss", "dctcp-es"], [0.25, 0.5], extra=q):
+            for lbl, scen, sets in sweep(
+                "fig6_fbhd.toml", ["atp-full", "dctcp-ss", "dctcp-es"], [0.25, 0.5], extra=q
+            ):
                 runs.append((f"{lbl}-gap{gap}", scen, sets + [f'jobs.0.gaps="exp:{gap}"']))
         return runs
     if fig == "fig9":
@@ -79,21 +93,41 @@ def plan(fig, quick):
     if fig == "fig11":
         # one long job under background that starts in its queue and moves up
         # halfway (a dumbbell: --quick changes nothing)
-        return list(sweep("fig11_shift.toml", ["dctcp-es", "atp-fixtlr", "atp-fixprio", "atp-full"], MSRS))
+        return list(
+            sweep("fig11_shift.toml", ["dctcp-es", "atp-fixtlr", "atp-fixprio", "atp-full"], MSRS)
+        )
     if fig == "fig12":
-        return list(sweep("fig5_fbkv.toml", ["atp-base", "atp-rc", "atp-mrdf", "atp-full"], MSRS, extra=q,
-                          loads=LOADS["fig12"]))
+        return list(
+            sweep(
+                "fig5_fbkv.toml",
+                ["atp-base", "atp-rc", "atp-mrdf", "atp-full"],
+                MSRS,
+                extra=q,
+                loads=LOADS["fig12"],
+            )
+        )
     if fig == "fig12hd":
         # the same ablation on FBHD, where the network (not production) sets the pace
-        return list(sweep("fig6_fbhd.toml", ["atp-base", "atp-rc", "atp-mrdf", "atp-full"], MSRS, extra=q,
-                          loads=LOADS["fig12hd"]))
+        return list(
+            sweep(
+                "fig6_fbhd.toml",
+                ["atp-base", "atp-rc", "atp-mrdf", "atp-full"],
+                MSRS,
+                extra=q,
+                loads=LOADS["fig12hd"],
+            )
+        )
     if fig == "fig13":
         runs = []
         for s in ["atp-full", "dctcp-es"]:
             for ratio in [0.25, 0.5, 0.75]:
                 tot = 0.5
-                sets = [f'jobs.1.scheme="{s}"', f"jobs.0.load={tot * (1 - ratio)}",
-                        f"jobs.1.load={tot * ratio}", "jobs.1.msr=0.5"]
+                sets = [
+                    f'jobs.1.scheme="{s}"',
+                    f"jobs.0.load={tot * (1 - ratio)}",
+                    f"jobs.1.load={tot * ratio}",
+                    "jobs.1.msr=0.5",
+                ]
                 runs.append((f"{s}-approx{ratio}", "fig13_nonapprox.toml", sets))
         return runs
     if fig == "fig14":
@@ -101,7 +135,9 @@ def plan(fig, quick):
         for s in ["atp-full", "atp-fixprio", "atp-fixtlr"]:
             sets = [f'jobs.{i}.scheme="{s}"' for i in range(3)]
             runs.append((s, "fig14_fairness.toml", sets))
-            runs.append((s + "-alone", "fig14_fairness.toml", sets + ["jobs.1.load=0.0", "jobs.2.load=0.0"]))
+            runs.append(
+                (s + "-alone", "fig14_fairness.toml", sets + ["jobs.1.load=0.0", "jobs.2.load=0.0"])
+            )
         return runs
     if fig == "dml":
         runs = [("dctcp", "dml_seed001.toml", ['jobs.1.scheme="dctcp"', "jobs.1.msr=1.0"])]
@@ -119,7 +155,9 @@ def plan(fig, quick):
                 if b > 0:
                     sets += [f'training.{i}.scheme="dctcp-es"', f"training.{i}.msr={1 - b:.2f}"]
             if quick:
-                sets += ["duration_ms=10.0", "jobs.0.stop_ms=8.0"] + [f"training.{i}.iterations=3" for i in range(8)]
+                sets += ["duration_ms=10.0", "jobs.0.stop_ms=8.0"] + [
+                    f"training.{i}.iterations=3" for i in range(8)
+                ]
             runs.append((f"bound-{b}", "dml_training.toml", sets))
         return runs
     raise SystemExit(f"unknown figure {fig!r}")
@@ -129,13 +167,25 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("fig")
     ap.add_argument("--quick", action="store_true", help="k = 4 fat-tree, short runs (CI size)")
-    ap.add_argument("--only", default="", help="comma-separated run labels to keep, e.g. atp-full-0.5,dctcp-es-0.5")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="comma-separated run labels to keep, e.g. atp-full-0.5,dctcp-es-0.5",
+    )
     a = ap.parse_args()
     only = {x for x in a.only.split(",") if x}
     if not os.path.exists(SIM):
-        subprocess.run(["cargo", "build", "--release", "-p", "approxnet-sim"], check=True, cwd=ROOT,
-                       env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")))
-    figs = ["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "dml", "dmltrain"] if a.fig == "all" else [a.fig]
+        subprocess.run(
+            ["cargo", "build", "--release", "-p", "approxnet-sim"],
+            check=True,
+            cwd=ROOT,
+            env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")),
+        )
+    figs = (
+        ["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "dml", "dmltrain"]
+        if a.fig == "all"
+        else [a.fig]
+    )
     for fig in figs:
         tag = fig + ("-quick" if a.quick else "")
         rows = []
@@ -150,25 +200,60 @@ def main():
             with open(os.path.join(out, "summary.json")) as f:
                 summ = json.load(f)
             for t in summ.get("trainings", []):
-                print(f"{tag:<14} {label:<22} {t['name']:<12} iterations {t['iterations']}/{t['of']}  "
-                      f"mean iteration {t['iter_mean_us'] or float('nan'):.1f} us  JCT {t['jct_us'] or float('nan'):.1f} us",
-                      flush=True)
-                rows.append(dict(run=label, cls=t["name"], scheme="training", msr="", load="", jobs=t["of"],
-                                 done=t["iterations"], jct_mean_us=t["jct_us"], jct_p50_us="",
-                                 jct_p99_us=t["iter_mean_us"], loss_rate=0, max_job_loss=0,
-                                 delivered_fraction="", queue_mean_bytes=summ["queue_mean_bytes"],
-                                 queue_p99_bytes=summ["queue_p99_bytes"], drops=summ["drops"], wall_s=summ["wall_s"]))
+                print(
+                    f"{tag:<14} {label:<22} {t['name']:<12} iterations {t['iterations']}/{t['of']}  "
+                    f"mean iteration {t['iter_mean_us'] or float('nan'):.1f} us  JCT {t['jct_us'] or float('nan'):.1f} us",
+                    flush=True,
+                )
+                rows.append(
+                    dict(
+                        run=label,
+                        cls=t["name"],
+                        scheme="training",
+                        msr="",
+                        load="",
+                        jobs=t["of"],
+                        done=t["iterations"],
+                        jct_mean_us=t["jct_us"],
+                        jct_p50_us="",
+                        jct_p99_us=t["iter_mean_us"],
+                        loss_rate=0,
+                        max_job_loss=0,
+                        delivered_fraction="",
+                        queue_mean_bytes=summ["queue_mean_bytes"],
+                        queue_p99_bytes=summ["queue_p99_bytes"],
+                        drops=summ["drops"],
+                        wall_s=summ["wall_s"],
+                    )
+                )
             for c in summ["classes"]:
                 load = next((x.split("=")[1] for x in sets if x.startswith("jobs.0.load=")), "")
-                row = dict(run=label, cls=c["name"], scheme=c["scheme"], msr=c["msr"], load=load, jobs=c["jobs"],
-                           done=c["done"], jct_mean_us=c["jct_mean_us"], jct_p50_us=c["jct_p50_us"],
-                           jct_p99_us=c["jct_p99_us"], loss_rate=c["loss_rate"], max_job_loss=c["max_job_loss"],
-                           delivered_fraction=c["delivered_fraction"], queue_mean_bytes=summ["queue_mean_bytes"],
-                           queue_p99_bytes=summ["queue_p99_bytes"], drops=summ["drops"], wall_s=summ["wall_s"])
+                row = dict(
+                    run=label,
+                    cls=c["name"],
+                    scheme=c["scheme"],
+                    msr=c["msr"],
+                    load=load,
+                    jobs=c["jobs"],
+                    done=c["done"],
+                    jct_mean_us=c["jct_mean_us"],
+                    jct_p50_us=c["jct_p50_us"],
+                    jct_p99_us=c["jct_p99_us"],
+                    loss_rate=c["loss_rate"],
+                    max_job_loss=c["max_job_loss"],
+                    delivered_fraction=c["delivered_fraction"],
+                    queue_mean_bytes=summ["queue_mean_bytes"],
+                    queue_p99_bytes=summ["queue_p99_bytes"],
+                    drops=summ["drops"],
+                    wall_s=summ["wall_s"],
+                )
                 rows.append(row)
-                print(f"{tag:<14} {label:<22} {c['name']:<12} done {c['done']:>7}/{c['jobs']:<7} "
-                      f"jct {c['jct_mean_us'] or float('nan'):>9.1f} us  p99 {c['jct_p99_us'] or float('nan'):>9.1f}  "
-                      f"loss {c['loss_rate']:.4f}  q {summ['queue_mean_bytes']:.0f} B", flush=True)
+                print(
+                    f"{tag:<14} {label:<22} {c['name']:<12} done {c['done']:>7}/{c['jobs']:<7} "
+                    f"jct {c['jct_mean_us'] or float('nan'):>9.1f} us  p99 {c['jct_p99_us'] or float('nan'):>9.1f}  "
+                    f"loss {c['loss_rate']:.4f}  q {summ['queue_mean_bytes']:.0f} B",
+                    flush=True,
+                )
         path = os.path.join(HERE, "results", f"{tag}.csv")
         if only and os.path.exists(path):
             # keep the other runs of an earlier sweep

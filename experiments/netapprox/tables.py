@@ -7,6 +7,7 @@ CLASS keeps only that job class (e.g. `foreground` for fig11). A sweep over
 offered loads prints one table per load. `versus` prints, per load and MSR,
 ATP Full's mean JCT over the best baseline's (below 1: ATP ahead).
 """
+
 import csv
 import os
 import sys
@@ -24,7 +25,10 @@ def by_scheme_msr(rows, cell):
     for r in rows:
         if r["scheme"] not in schemes:
             schemes.append(r["scheme"])
-    out = ["| scheme | " + " | ".join(f"MSR {m:g}" for m in msrs) + " |", "|---|" + "---|" * len(msrs)]
+    out = [
+        "| scheme | " + " | ".join(f"MSR {m:g}" for m in msrs) + " |",
+        "|---|" + "---|" * len(msrs),
+    ]
     for s in schemes:
         cells = []
         for m in msrs:
@@ -43,23 +47,35 @@ def f(x, fmt="{:.1f}"):
 
 CELLS = {
     "jct": lambda r: f"{f(r['jct_mean_us'])} / {f(r['jct_p99_us'])}",
-    "queue": lambda r: f"{f(r['queue_mean_bytes'], '{:.0f}')} / {f(r['queue_p99_bytes'], '{:.0f}')}",
-    "loss": lambda r: f"{float(r['loss_rate']) * 100:.1f} % (max job {float(r['max_job_loss']) * 100:.1f} %)",
+    "queue": lambda r: (
+        f"{f(r['queue_mean_bytes'], '{:.0f}')} / {f(r['queue_p99_bytes'], '{:.0f}')}"
+    ),
+    "loss": lambda r: (
+        f"{float(r['loss_rate']) * 100:.1f} % (max job {float(r['max_job_loss']) * 100:.1f} %)"
+    ),
 }
 
 
 def per_run(rows):
-    out = ["| run | class | scheme | MSR | done | JCT mean us | JCT p99 us | loss |", "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| run | class | scheme | MSR | done | JCT mean us | JCT p99 us | loss |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        out.append(f"| {r['run']} | {r['cls']} | {r['scheme']} | {r['msr']} | {r['done']}/{r['jobs']} | "
-                   f"{f(r['jct_mean_us'])} | {f(r['jct_p99_us'])} | {float(r['loss_rate']) * 100:.2f} % |")
+        out.append(
+            f"| {r['run']} | {r['cls']} | {r['scheme']} | {r['msr']} | {r['done']}/{r['jobs']} | "
+            f"{f(r['jct_mean_us'])} | {f(r['jct_p99_us'])} | {float(r['loss_rate']) * 100:.2f} % |"
+        )
     return "\n".join(out)
 
 
 def versus(rows):
     """ATP Full's mean JCT over the best baseline's, per MSR (and which baseline)."""
     msrs = sorted({float(r["msr"]) for r in rows})
-    out = ["| MSR | ATP mean us | best baseline | its mean us | ATP / best |", "|---|---|---|---|---|"]
+    out = [
+        "| MSR | ATP mean us | best baseline | its mean us | ATP / best |",
+        "|---|---|---|---|---|",
+    ]
     for m in msrs:
         rs = [r for r in rows if float(r["msr"]) == m and r["jct_mean_us"] not in ("", "None")]
         atp = [r for r in rs if r["scheme"] == "atp-full"]
@@ -68,8 +84,10 @@ def versus(rows):
             continue
         b = min(base, key=lambda r: float(r["jct_mean_us"]))
         a = float(atp[0]["jct_mean_us"])
-        out.append(f"| {m:g} | {a:.1f} | {b['scheme']} | {float(b['jct_mean_us']):.1f} | "
-                   f"{a / float(b['jct_mean_us']):.2f} |")
+        out.append(
+            f"| {m:g} | {a:.1f} | {b['scheme']} | {float(b['jct_mean_us']):.1f} | "
+            f"{a / float(b['jct_mean_us']):.2f} |"
+        )
     return "\n".join(out)
 
 

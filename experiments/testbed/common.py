@@ -26,14 +26,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from approxnet import binaries
+from approxnet import testbed as testbed
+from approxnet.testbed.status import parse_qdiscs
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RESULTS = HERE / "results"
-if str(REPO / "python") not in sys.path:
-    sys.path.insert(0, str(REPO / "python"))
-
-from approxnet import testbed  # noqa: E402
-from approxnet.testbed.status import parse_qdiscs  # noqa: E402
 
 TOOLS = [sys.executable, str(HERE / "tools.py")]
 ATP_PORT = 7700
@@ -46,21 +45,16 @@ class ExperimentError(RuntimeError):
 
 
 def perf_binary() -> Path | None:
-    """`approxnet-perf`: $APPROXNET_PERF, else target/release, else target-net/release."""
-    env = os.environ.get("APPROXNET_PERF")
-    cands = [Path(env)] if env else []
-    cands += [REPO / "target/release/approxnet-perf", REPO / "target-net/release/approxnet-perf"]
-    return next((c for c in cands if c.is_file() and os.access(c, os.X_OK)), None)
+    """`approxnet-perf`: $APPROXNET_PERF, else PATH, else a release build in
+    this checkout (`approxnet.binaries`)."""
+    return binaries.find("approxnet-perf")
 
 
 def require_perf() -> str:
-    b = perf_binary()
-    if b is None:
-        raise SystemExit(
-            "approxnet-perf is not built: "
-            "cargo build --release -p approxnet-net --bin approxnet-perf"
-        )
-    return str(b)
+    try:
+        return str(binaries.require("approxnet-perf"))
+    except FileNotFoundError as e:
+        raise SystemExit(str(e)) from None
 
 
 def require_root() -> None:
@@ -132,7 +126,8 @@ def run(tb: testbed.Testbed, host: str, argv: Sequence[str], timeout: float) -> 
 def _last_json(out: str, err: str, rc: int | None) -> dict[str, Any]:
     for line in reversed(out.splitlines()):
         if line.startswith("{"):
-            return json.loads(line)
+            out_json: dict[str, Any] = json.loads(line)
+            return out_json
     raise ExperimentError(f"no JSON output (exit {rc}): {err.strip()[-400:]}")
 
 
@@ -276,8 +271,9 @@ def gap_spec(a: Any) -> str:
     value is a usage error before any testbed is built)."""
     import tools
 
+    spec: str
     if a.gap_us is not None:
-        spec = a.gap_us
+        spec = str(a.gap_us)
     elif a.produce_mbps > 0 and math.isfinite(a.produce_mbps):
         spec = f"exp:{a.size * 8 / a.produce_mbps:g}"
     else:
@@ -293,7 +289,8 @@ def production_s(spec: str, messages: int) -> float:
     """Mean time a job of `messages` takes to be produced (for time bounds)."""
     import tools
 
-    return (messages - 1) * tools.parse_gap(spec)[1] / 1e9
+    mean_ns: float = tools.parse_gap(spec)[1]
+    return (messages - 1) * mean_ns / 1e9
 
 
 # --------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def senders(cfg: c.testbed.Config) -> list[str]:
 
 
 def bound_s(a: argparse.Namespace) -> float:
-    return 10.0 + a.jobs * (5.0 + 2 * c.production_s(a.gap, a.messages))
+    return float(10.0 + a.jobs * (5.0 + 2 * c.production_s(a.gap, a.messages)))
 
 
 def run_atp(tb: c.testbed.Testbed, hosts: list[str], a: argparse.Namespace) -> dict[str, Any]:
@@ -94,9 +94,9 @@ def run_atp(tb: c.testbed.Testbed, hosts: list[str], a: argparse.Namespace) -> d
         for p in procs:
             c.kill(p)
         c.kill(srv)
-        for p in (cap, ack_cap):
-            if p is not None:
-                c.kill(p)
+        for p_cap in (cap, ack_cap):
+            if p_cap is not None:
+                c.kill(p_cap)
     done = sum(o["jobs_completed"] for o in outs)
     mean = sum(o["jct_ms"]["mean"] * o["jobs_completed"] for o in outs) / max(done, 1)
     pk = sum(o["packets"] for o in outs)
@@ -195,19 +195,19 @@ def run_tcp(
         for s in servers:
             c.finish(s, timeout=10)
     finally:
-        for p in procs + servers:
-            c.kill(p)
+        for proc in procs + servers:
+            c.kill(proc)
     jobs = [j for o in outs for j in o["jobs"]]
     jcts = [j["jct_s"] * 1e3 for j in jobs]
-    s = c.summary(jcts)
+    stats = c.summary(jcts)
     t0 = min(j["t0"] for j in jobs)
     return {
         "jobs_done": len(jobs),
         "jobs_failed": a.jobs * len(hosts) - len(jobs),
-        "jct_mean_ms": s["mean"],
-        "jct_p50_ms": s["p50"],
-        "jct_p99_ms": s["p99"],
-        "jct_max_ms": s["max"],
+        "jct_mean_ms": stats["mean"],
+        "jct_p50_ms": stats["p50"],
+        "jct_p99_ms": stats["p99"],
+        "jct_max_ms": stats["max"],
         "makespan_s": max(j["t0"] + j["jct_s"] for j in jobs) - t0,
         "delivered_fraction": outs[0]["need"] / a.messages,
         "guarantee_held": True,

@@ -34,8 +34,12 @@ def phases(schedule: list[tuple[float, int]], seconds: float) -> list[tuple[floa
     return [(t, e, q) for (t, q), e in zip(schedule, ends, strict=True)]
 
 
-def summarise(timeline: list[dict[str, Any]], tc_rows: list[dict[str, Any]],
-              schedule: list[tuple[float, int]], seconds: float) -> list[dict[str, Any]]:
+def summarise(
+    timeline: list[dict[str, Any]],
+    tc_rows: list[dict[str, Any]],
+    schedule: list[tuple[float, int]],
+    seconds: float,
+) -> list[dict[str, Any]]:
     out = []
     for t0, t1, bq in phases(schedule, seconds):
         ep = [s for s in timeline if t0 <= s["t_s"] < t1]
@@ -58,8 +62,15 @@ def summarise(timeline: list[dict[str, Any]], tc_rows: list[dict[str, Any]],
     return out
 
 
-def plot(path: Path, timeline: list[dict[str, Any]], tc_rows: list[dict[str, Any]],
-         schedule: list[tuple[float, int]], seconds: float, msr: float, bg_mbps: float) -> None:
+def plot(
+    path: Path,
+    timeline: list[dict[str, Any]],
+    tc_rows: list[dict[str, Any]],
+    schedule: list[tuple[float, int]],
+    seconds: float,
+    msr: float,
+    bg_mbps: float,
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,24 +103,36 @@ def plot(path: Path, timeline: list[dict[str, Any]], tc_rows: list[dict[str, Any
     for a in ax:
         for p in schedule[1:]:
             a.axvline(p[0], color="k", lw=0.5, ls=":")
-    fig.suptitle(f"ATP MSR {msr} vs a {bg_mbps:.0f} Mbit/s background moved between queues "
-                 "(tc + endpoint epochs)", fontsize=10)
+    fig.suptitle(
+        f"ATP MSR {msr} vs a {bg_mbps:.0f} Mbit/s background moved between queues "
+        "(tc + endpoint epochs)",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--config", type=Path, default=c.HERE / "dumbbell.toml")
     p.add_argument("--name", help="testbed name (default: the config's)")
     p.add_argument("--msr", type=float, default=0.5)
-    p.add_argument("--seconds", type=float, default=3.0,
-                   help="span of the background schedule; no new job after it")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=3.0,
+        help="span of the background schedule; no new job after it",
+    )
     p.add_argument("--bg-mbps", type=float, default=600.0)
     p.add_argument("--schedule", help="t:queue,... (default 0:4,T/3:3,2T/3:2)")
-    p.add_argument("--messages", type=int, default=1536,
-                   help="messages per job (default 96 MiB: one job outlasts the schedule)")
+    p.add_argument(
+        "--messages",
+        type=int,
+        default=1536,
+        help="messages per job (default 96 MiB: one job outlasts the schedule)",
+    )
     p.add_argument("--jobs", type=int, default=1, help="jobs, one after another")
     p.add_argument("--size", type=int, default=65536)
     p.add_argument("--line-rate-gbps", type=float, default=1.0)
@@ -125,20 +148,48 @@ def main(argv: list[str] | None = None) -> int:
     env = c.environment()
     cfg = c.load_config(a.config, a.name)
     with c.testbed.up(cfg) as tb:
-        sink = c.start(tb, "h4", [*c.TOOLS, "sink", "--port", str(BG_PORT), "--seconds",
-                                  str(T + 30)])
+        sink = c.start(
+            tb, "h4", [*c.TOOLS, "sink", "--port", str(BG_PORT), "--seconds", str(T + 30)]
+        )
         srv = c.atp_server(tb, "h3", jobs=1_000_000, idle=1.0)
         try:
             with c.QueueSampler(tb, "xl", "xr", period=a.period, limit_s=T + 30) as sampler:
                 # The background runs until the job is done (stdin closed), at
                 # most T + 30 s; its last queue holds after the schedule ends.
-                bg = c.start(tb, "h2", [*c.TOOLS, "cbr", "--dst", tb.address("h4"), "--port",
-                                        str(BG_PORT), "--rate-mbps", str(a.bg_mbps),
-                                        "--seconds", str(T + 30), "--schedule", sched_s])
+                bg = c.start(
+                    tb,
+                    "h2",
+                    [
+                        *c.TOOLS,
+                        "cbr",
+                        "--dst",
+                        tb.address("h4"),
+                        "--port",
+                        str(BG_PORT),
+                        "--rate-mbps",
+                        str(a.bg_mbps),
+                        "--seconds",
+                        str(T + 30),
+                        "--schedule",
+                        sched_s,
+                    ],
+                )
                 t_client = time.monotonic()
-                r = c.run(tb, "h1", c.atp_client_argv(tb.address("h3"), a.msr, a.messages,
-                                                       a.size, a.jobs, a.line_rate_gbps,
-                                                       duration=T, window=1), timeout=T + 30)
+                r = c.run(
+                    tb,
+                    "h1",
+                    c.atp_client_argv(
+                        tb.address("h3"),
+                        a.msr,
+                        a.messages,
+                        a.size,
+                        a.jobs,
+                        a.line_rate_gbps,
+                        duration=T,
+                        window=1,
+                    ),
+                    timeout=T + 30,
+                )
                 bg_out = c.stop(bg, timeout=10)
                 time.sleep(0.1)
             server = c.finish(srv, timeout=10)
@@ -157,16 +208,27 @@ def main(argv: list[str] | None = None) -> int:
     c.write_csv(a.out.parent / (a.out.name + "_atp.csv"), timeline)
     c.write_csv(a.out.parent / (a.out.name + "_tc.csv"), tc_rows)
     c.write_csv(a.out.parent / (a.out.name + "_phases.csv"), summary)
-    c.write_json(a.out.with_suffix(".json"), {
-        "environment": env, "schedule": schedule, "client_offset_s": offset,
-        "background": bg_out, "atp_client": keep, "atp_server": server, "phases": summary})
+    c.write_json(
+        a.out.with_suffix(".json"),
+        {
+            "environment": env,
+            "schedule": schedule,
+            "client_offset_s": offset,
+            "background": bg_out,
+            "atp_client": keep,
+            "atp_server": server,
+            "phases": summary,
+        },
+    )
     if not a.no_plot:
         plot(a.out.with_suffix(".png"), timeline, tc_rows, schedule, end, a.msr, a.bg_mbps)
     for row in summary:
         print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})
-    print(f"ATP: {r['jobs_completed']} jobs, failed {r['jobs_failed']}, measured loss "
-          f"{r['measured_loss']:.4f}, background achieved {bg_out['achieved_mbps']:.0f} Mbit/s; "
-          f"load average {env['loadavg_start']} -> {env['loadavg_end']}; results {a.out}*")
+    print(
+        f"ATP: {r['jobs_completed']} jobs, failed {r['jobs_failed']}, measured loss "
+        f"{r['measured_loss']:.4f}, background achieved {bg_out['achieved_mbps']:.0f} Mbit/s; "
+        f"load average {env['loadavg_start']} -> {env['loadavg_end']}; results {a.out}*"
+    )
     return 0 if r["jobs_failed"] == 0 else 1
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -243,7 +244,7 @@ def main() -> int:
     global RESULTS
     if len(sys.argv) > 1:
         RESULTS = Path(sys.argv[1])
-    parts = [
+    parts: list[tuple[str, Callable[[], str]]] = [
         ("Experiment 1: JCT across MSR (1 Gbit/s)", exp1),
         ("Experiment 1: JCT across MSR (200 Mbit/s)", lambda: exp1("exp1_msr_jct_200m")),
         (

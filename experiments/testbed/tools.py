@@ -53,6 +53,8 @@ import sys
 import time
 from typing import Any
 
+from approxnet import must_deliver
+
 #: job, index, messages in the job, messages needed, payload length
 TCP_HDR = struct.Struct("!IIIII")
 #: job, message, fragment, fragments of the message, messages in the job
@@ -238,7 +240,7 @@ def tcp_job_send(
     grng = GapRng(seed if gap_seed is None else gap_seed)
     s = _connect(dst, port, tos, cc, 5.0)
     deadline = time.monotonic() + timeout
-    need_n = max(1, math.ceil(msr * messages - 1e-9))
+    need_n = must_deliver(msr, messages)
     payload = bytes(size)
     out = []
     pending = b""

@@ -55,6 +55,8 @@ from ._native import (
     TransferError,
     Transmit,
     __version__,
+    must_deliver,
+    queue_limits,
 )
 from .harness import TransferResult, transfer
 
@@ -91,6 +93,8 @@ __all__ = [
     "Transmit",
     "__version__",
     "harness",
+    "must_deliver",
+    "queue_limits",
     "net",
     "sim",
     "transfer",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -140,7 +141,8 @@ def test_message_checks() -> None:
 )
 def test_bad_config_values_are_config_errors(field: str, value: float) -> None:
     with pytest.raises(ConfigError):
-        Config(**{field: value})
+        kwargs: dict[str, Any] = {field: value}
+        Config(**kwargs)
 
 
 @pytest.mark.parametrize(
@@ -400,3 +402,29 @@ def test_a_streaming_job_stops_at_its_msr() -> None:
         Job(1.0).announce(5, 3)
     with pytest.raises(JobError, match="group id"):
         client.push_message(0, h, job, 70_000, b"x")  # checked as Job.message checks it
+
+
+def test_must_deliver_is_the_cores_rule() -> None:
+    # ceil(MSR * N) without float noise (0.1 * 10 is 1.0000000000000002).
+    assert approxnet.must_deliver(0.1, 10) == 1
+    assert approxnet.must_deliver(0.5, 8) == 4
+    assert approxnet.must_deliver(0.125, 10) == 2
+    assert approxnet.must_deliver(1.0, 7) == 7
+    assert approxnet.must_deliver(0.0, 7) == 0
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(approxnet.JobError, match="MSR"):
+            approxnet.must_deliver(bad, 10)
+    with pytest.raises(approxnet.JobError, match="n must be"):
+        approxnet.must_deliver(0.5, -1)
+
+
+def test_queue_limits_are_the_cores_rule() -> None:
+    # seed 000 §5.2: queues 1..7 hold 7..1 frames, queue 0 the rest.
+    assert approxnet.queue_limits(8, 1514, 200_000) == [
+        200_000 - 28 * 1514,
+        *(k * 1514 for k in range(7, 0, -1)),
+    ]
+    with pytest.raises(approxnet.ConfigError, match=f"need at least {29 * 1514}"):
+        approxnet.queue_limits(8, 1514, 29 * 1514 - 1)
+    with pytest.raises(approxnet.ConfigError, match="frame must be >= 0"):
+        approxnet.queue_limits(8, -1, 100_000)

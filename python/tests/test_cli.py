@@ -138,3 +138,39 @@ def test_python_dash_m_entry_point() -> None:
         check=False,
     )
     assert r.returncode == 0 and "approxnet" in r.stdout
+
+
+def test_perf_runs_from_the_package_without_the_binary(tmp_path: Path) -> None:
+    # `approxnet perf` uses the native module (python -m approxnet.perf): one
+    # job over loopback, server and client, no Rust binary involved.
+    import json
+    import os
+    import socket
+
+    env = {k: v for k, v in os.environ.items() if k != "APPROXNET_PERF"}
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cli = [sys.executable, "-m", "approxnet", "perf"]
+    server = subprocess.Popen(
+        [*cli, "server", "--bind", f"127.0.0.1:{port}", "--jobs", "1", "--idle", "10", "--json"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        client = subprocess.run(
+            [*cli, "client", "--server", f"127.0.0.1:{port}", "--jobs", "1", "--messages", "8"]
+            + ["--json"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+        )
+        out, _ = server.communicate(timeout=30)
+    finally:
+        server.kill()
+    assert client.returncode == 0, client.stderr
+    report = json.loads(client.stdout.strip().splitlines()[-1])
+    assert report["jobs_completed"] == 1 and report["bytes_delivered"] == 8 * 65536
+    assert json.loads(out.strip().splitlines()[0])["messages_delivered"] == 8

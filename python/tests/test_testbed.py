@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+
 from approxnet import testbed as tbm
 from approxnet.testbed import layout, plan
 from approxnet.testbed.cli import testbed as cli
 from approxnet.testbed.errors import ConfigError
-from click.testing import CliRunner
 
 PYTHON_ROOT = Path(tbm.__file__).resolve().parents[2]
 EXAMPLES = Path(tbm.__file__).resolve().parent / "examples"

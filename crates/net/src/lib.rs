@@ -27,6 +27,7 @@ pub mod config;
 mod driver;
 pub mod error;
 mod events;
+pub mod perf;
 pub mod stats;
 pub mod sys;
 

@@ -1,4 +1,5 @@
-//! Bit error rate models over an AWGN channel (seed 004 §4.1).
+//! erfc and the unchecked (plain `f64`) forms of the BER formulas; the
+//! checked models live in [`crate::channel`] (seed 004 §4.1).
 
 /// Complementary error function (Numerical Recipes `erfcc`, fractional
 /// error below 1.2e-7 everywhere).
@@ -21,30 +22,34 @@ pub fn erfc(x: f64) -> f64 {
     }
 }
 
-/// OOK bit error rate, seed 004 eq. 2: `P_b = 1/2 erfc(sqrt(Eb / 2N0))`.
-/// `ebn0` is the linear (not dB) ratio.
+/// OOK bit error rate, seed 004 eq. 2 (unchecked form of
+/// [`crate::channel::ook_ber`]: NaN for a negative or non-finite `ebn0`).
 pub fn ook_ber(ebn0: f64) -> f64 {
-    0.5 * erfc((ebn0 / 2.0).sqrt())
+    crate::channel::ook_ber(ebn0).unwrap_or(f64::NAN)
 }
 
-/// M-QAM symbol error rate, seed 004 §4.1:
-/// `P_s = 2 (1 - 1/sqrt(M)) erfc(sqrt(6 log2(M) Eb / (M - 1) / (4 N0)))`.
+/// M-QAM per-component symbol error rate, seed 004 eq. 3 (unchecked form of
+/// [`crate::channel::Qam::ser_component`]: NaN for an `m` that is not a
+/// power of 4 or a bad `ebn0`).
 pub fn mqam_ser(m: u32, ebn0: f64) -> f64 {
-    let mf = m as f64;
-    let arg = (6.0 * mf.log2() * ebn0 / (mf - 1.0) / 4.0).sqrt();
-    (2.0 * (1.0 - 1.0 / mf.sqrt()) * erfc(arg)).min(1.0)
+    crate::channel::Qam::new(m)
+        .and_then(|q| q.ser_component(ebn0))
+        .unwrap_or(f64::NAN)
 }
 
-/// Approximate M-QAM bit error rate with Gray coding: one bit wrong per
-/// symbol error, `P_b = P_s / log2(M)`.
+/// M-QAM per-component bit error rate with Gray coding, `P_s / log2(M)`
+/// (eq. 3; see [`crate::channel::Qam::ber`] for eq. 4). NaN on bad input.
 pub fn mqam_ber(m: u32, ebn0: f64) -> f64 {
-    mqam_ser(m, ebn0) / (m as f64).log2()
+    crate::channel::Qam::new(m)
+        .and_then(|q| q.ber_component(ebn0))
+        .unwrap_or(f64::NAN)
 }
 
 /// End-to-end BER over `hops` links of per-link BER `pb`, seed 004 §3:
-/// `1 - (1 - P_b)^n`.
+/// `1 - (1 - P_b)^n` (unchecked form of [`crate::channel::end_to_end_ber`]:
+/// NaN for `pb` outside [0, 1]).
 pub fn end_to_end(pb: f64, hops: u32) -> f64 {
-    1.0 - (1.0 - pb).powi(hops as i32)
+    crate::channel::end_to_end_ber(pb, hops).unwrap_or(f64::NAN)
 }
 
 /// Converts decibels to a linear ratio.

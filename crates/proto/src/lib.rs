@@ -21,11 +21,13 @@
 //! The same endpoint runs unchanged in the simulator (virtual time) and in
 //! the real runtime (UDP / UDP-Lite sockets).
 
+pub mod cdf;
 pub mod config;
 pub mod endpoint;
 pub mod event;
 pub mod harness;
 pub mod job;
+mod job_error;
 pub mod policy;
 pub mod rng;
 pub mod stats;

@@ -7,7 +7,7 @@
 //! which ranges are missing; the application fills them with zeros or with
 //! its previous values.
 
-use crate::job::JobError;
+use crate::job_error::JobError;
 use crate::wire::Dtype;
 
 /// A tensor to send.

@@ -172,6 +172,18 @@ impl From<ScenarioError> for Error {
     }
 }
 
+impl From<approxnet_phy::approx_types::ApproxTypeError> for Error {
+    fn from(e: approxnet_phy::approx_types::ApproxTypeError) -> Self {
+        Error::ConfigValue(e.to_string())
+    }
+}
+
+impl From<approxnet_phy::channel::ChannelError> for Error {
+    fn from(e: approxnet_phy::channel::ChannelError) -> Self {
+        Error::ConfigValue(e.to_string())
+    }
+}
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {

@@ -25,6 +25,36 @@ impl PyGroup {
     }
 }
 
+/// `ceil(msr * n)`: how many of `n` messages a group of MSR `msr` must
+/// deliver (seed 000 §3.3). The one rule every layer counts with: the core's
+/// `Msr::must_deliver`, exposed so that Python baselines and experiments do
+/// not count again.
+#[pyfunction]
+pub(crate) fn must_deliver(msr: f64, n: Int) -> Result<u32> {
+    let n = u32::try_from(n.0)
+        .map_err(|_| Error::JobValue(format!("n must be within 0 ..= 4294967295, got {}", n.0)))?;
+    Ok(approxnet_proto::job::Msr::new(msr)?.must_deliver(n))
+}
+
+/// Per-queue buffer limits in bytes of one switch egress port under seed
+/// 000 §5.2 (queue q >= 1 holds `queues - q` frames, queue 0 the rest):
+/// the core's `policy::netapprox_queue_limits`, which the simulator uses too.
+#[pyfunction]
+pub(crate) fn queue_limits(queues: Int, frame: Int, port_buffer: Int) -> Result<Vec<u64>> {
+    let q = u8::try_from(queues.0).map_err(|_| {
+        Error::ConfigValue(format!("queues must be within 1 ..= 255, got {}", queues.0))
+    })?;
+    let nonneg = |what: &str, v: i64| {
+        u64::try_from(v).map_err(|_| Error::ConfigValue(format!("{what} must be >= 0, got {v}")))
+    };
+    approxnet_proto::policy::netapprox_queue_limits(
+        q,
+        nonneg("frame", frame.0)?,
+        nonneg("port_buffer", port_buffer.0)?,
+    )
+    .map_err(Error::ConfigValue)
+}
+
 fn group_id(id: i64) -> Result<u16> {
     u16::try_from(id)
         .map_err(|_| Error::JobValue(format!("group id must be within 0 ..= 65535, got {id}")))

@@ -15,6 +15,7 @@
 //! caller names. Every Rust error becomes an `approxnet.ApproxnetError`
 //! subclass in one place ([`errors`]).
 
+mod approx_types;
 mod config;
 mod endpoint;
 mod errors;
@@ -39,9 +40,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<endpoint::PyTransmit>()?;
     m.add_class::<net::PySocketEndpoint>()?;
     m.add_class::<harness::PyTransfer>()?;
+    m.add_function(wrap_pyfunction!(job::must_deliver, m)?)?;
+    m.add_function(wrap_pyfunction!(job::queue_limits, m)?)?;
     m.add_function(wrap_pyfunction!(harness::transfer, m)?)?;
+    m.add_function(wrap_pyfunction!(net::perf_main, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_sizes, m)?)?;
+    approx_types::register(m)?;
     Ok(())
 }

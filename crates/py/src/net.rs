@@ -354,3 +354,13 @@ fn job_complete(
         },
     )
 }
+
+/// Runs the `approxnet-perf` load generator in this process with `argv`
+/// (without the program name) and returns its exit status; it prints to
+/// the process's stdout / stderr. The GIL is released while it runs; it
+/// ends by itself (its `--duration` / `--jobs` / `--idle` bounds), not on
+/// Ctrl-C, so the `approxnet perf` command runs it in a child process.
+#[pyfunction]
+pub(crate) fn perf_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.allow_threads(move || approxnet_net::perf::main(argv))
+}

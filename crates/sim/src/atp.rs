@@ -13,7 +13,7 @@
 
 use crate::engine::adapter::{Datagram, HostAdapter, HostIo, JobUpdate};
 use crate::job::{Job, JobCounters};
-use crate::scheme::{AtpVariant, Scheme};
+use crate::scheme::Scheme;
 use approxnet_proto::event::Role;
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::time::{Duration, Instant};
@@ -61,7 +61,7 @@ pub struct EpochRecord {
     /// Receiving host.
     pub peer: u32,
     /// Variant.
-    pub variant: AtpVariant,
+    pub variant: Variant,
     /// TLR in force.
     pub tlr: f64,
     /// Measured loss.
@@ -139,7 +139,7 @@ impl std::hash::Hasher for IntHasher {
 
 type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
 
-const VARIANTS: usize = 6;
+const VARIANTS: usize = Variant::ALL.len();
 
 /// Runs ATP jobs inside the simulator.
 pub struct AtpAdapter {
@@ -164,39 +164,6 @@ pub struct AtpAdapter {
     pub epochs: Vec<EpochRecord>,
     /// Jobs the endpoint refused (`send_job` errors), with the reason.
     pub refused: Vec<(u32, String)>,
-}
-
-fn vindex(v: AtpVariant) -> u8 {
-    match v {
-        AtpVariant::Base => 0,
-        AtpVariant::Rc => 1,
-        AtpVariant::Mrdf => 2,
-        AtpVariant::FixTlr => 3,
-        AtpVariant::FixPrio => 4,
-        AtpVariant::Full => 5,
-    }
-}
-
-fn variant_of(i: u8) -> AtpVariant {
-    [
-        AtpVariant::Base,
-        AtpVariant::Rc,
-        AtpVariant::Mrdf,
-        AtpVariant::FixTlr,
-        AtpVariant::FixPrio,
-        AtpVariant::Full,
-    ][i as usize % 6]
-}
-
-fn proto_variant(v: AtpVariant) -> Variant {
-    match v {
-        AtpVariant::Base => Variant::Base,
-        AtpVariant::Rc => Variant::Rc,
-        AtpVariant::Mrdf => Variant::Mrdf,
-        AtpVariant::FixTlr => Variant::FixTlr,
-        AtpVariant::FixPrio => Variant::FixPrio,
-        AtpVariant::Full => Variant::Full,
-    }
 }
 
 /// The simulated address of `host`'s endpoint for variant index `v`.
@@ -235,9 +202,9 @@ impl AtpAdapter {
         }
     }
 
-    fn config(&self, v: AtpVariant) -> Config {
+    fn config(&self, v: Variant) -> Config {
         let mut c = Config {
-            variant: proto_variant(v),
+            variant: v,
             line_rate: self.setup.line_rate,
             mtu: self.setup.mtu,
             initial_rtt: self.setup.initial_rtt,
@@ -256,9 +223,11 @@ impl AtpAdapter {
     }
 
     fn endpoint(&mut self, host: u32, v: u8) -> &mut Endpoint {
+        // `v` is the port offset of one of our own simulated addresses.
+        let variant = Variant::from_index(v).expect("variant index of a simulated address");
         let i = host as usize * VARIANTS + v as usize;
         if self.eps[i].is_none() {
-            let cfg = self.config(variant_of(v));
+            let cfg = self.config(variant);
             let seed = self.setup.seed
                 ^ ((host as u64) << 8 | v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let ep = Endpoint::new(cfg, seed).expect("ATP config validated by the scenario");
@@ -406,7 +375,7 @@ impl AtpAdapter {
                         t_ns: now.as_nanos(),
                         host,
                         peer: dst,
-                        variant: variant_of(v),
+                        variant: Variant::from_index(v).unwrap_or_default(),
                         tlr: s.tlr,
                         rho: s.rho,
                         rate_bps: s.rate.as_bps(),
@@ -459,7 +428,7 @@ impl HostAdapter for AtpAdapter {
         let Scheme::Atp(variant) = job.scheme else {
             return;
         };
-        let v = vindex(variant);
+        let v = variant.index();
         let (src, dst) = (job.src, job.dst);
         let key = (src, dst, v);
         let h = match self.conns.get(&key) {

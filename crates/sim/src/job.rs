@@ -1,6 +1,7 @@
 //! Jobs: N messages with a minimal sampling rate, and their outcome.
 
 use crate::scheme::Scheme;
+use approxnet_proto::job::Msr;
 use approxnet_proto::time::Instant;
 
 /// Counters a job's transport reports.
@@ -59,12 +60,13 @@ pub struct Job {
 
 impl Job {
     /// Messages that must arrive for a job of `n` messages.
+    /// The core's rule (`Msr::must_deliver`, seed 000 §3.3); `msr` was
+    /// validated by the scenario (`0 < msr <= 1`).
     pub fn needed_for(n: u32, msr: f64, approximate: bool) -> u32 {
         if !approximate {
             return n;
         }
-        // small epsilon so 0.5 * 8 stays 4 despite float noise
-        ((msr * n as f64 - 1e-9).ceil().max(1.0) as u32).min(n)
+        Msr::new(msr).map_or(n, |m| m.must_deliver(n))
     }
 
     /// Messages produced within `elapsed_ns` of the job's start.

@@ -8,6 +8,7 @@
 //! transport"; the reliable transports are DCTCP, pFabric and Aeolus; plain
 //! UDP is the performance baseline.
 
+pub use approxnet_proto::Variant;
 use std::fmt;
 
 /// A natively simulated transport.
@@ -37,30 +38,14 @@ pub enum SenderApprox {
     EarlySend,
 }
 
-/// The six ATP variants of seed 000 sections 7.1.2-7.1.3.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AtpVariant {
-    /// UDP, then retransmit losses until MSR * N delivered.
-    Base,
-    /// Base + loss-vs-TLR rate control, TLR fixed at 1 - MSR.
-    Rc,
-    /// RC + MRDF scheduling.
-    Mrdf,
-    /// Static TLR = 1 - MSR, static queue.
-    FixTlr,
-    /// Dynamic TLR, static queue.
-    FixPrio,
-    /// Dynamic TLR and queue.
-    Full,
-}
-
 /// A job's transport scheme.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scheme {
     /// A native transport with a sender-side approximation.
     Native(Proto, SenderApprox),
     /// ATP from `approxnet-proto`, driven through the host adapter.
-    Atp(AtpVariant),
+    /// One of the six ablation variants of seed 000 §7.1.2-7.1.3.
+    Atp(Variant),
 }
 
 /// Scheme names accepted in scenario files.
@@ -104,13 +89,8 @@ impl Scheme {
             "atp" => return None,
             _ => {
                 let v = match s {
-                    "atp-base" => AtpVariant::Base,
-                    "atp-rc" => AtpVariant::Rc,
-                    "atp-mrdf" => AtpVariant::Mrdf,
-                    "atp-fixtlr" => AtpVariant::FixTlr,
-                    "atp-fixprio" => AtpVariant::FixPrio,
-                    "atp-full" | "atp" => AtpVariant::Full,
-                    _ => return None,
+                    "atp" => Variant::Full,
+                    _ => Variant::from_name(s.strip_prefix("atp-")?)?,
                 };
                 return Some(Scheme::Atp(v));
             }
@@ -142,17 +122,7 @@ impl fmt::Display for Scheme {
                 };
                 write!(f, "{p}{a}")
             }
-            Scheme::Atp(v) => {
-                let v = match v {
-                    AtpVariant::Base => "base",
-                    AtpVariant::Rc => "rc",
-                    AtpVariant::Mrdf => "mrdf",
-                    AtpVariant::FixTlr => "fixtlr",
-                    AtpVariant::FixPrio => "fixprio",
-                    AtpVariant::Full => "full",
-                };
-                write!(f, "atp-{v}")
-            }
+            Scheme::Atp(v) => write!(f, "atp-{}", v.name()),
         }
     }
 }

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from .._native import JobError
+from .._native import JobError, must_deliver
 from .errors import AnalyticsError
 
 __all__ = ["Accuracy", "check_msr", "next_fraction"]
@@ -40,8 +40,10 @@ def check_msr(msr: object, name: str = "msr") -> float:
     if isinstance(msr, bool) or not isinstance(msr, int | float):
         raise JobError(f"{name} must be a number within [0, 1], got {type(msr).__name__}")
     f = float(msr)
-    if not 0.0 <= f <= 1.0:  # also refuses NaN
-        raise JobError(f"{name} must be within [0, 1], got {msr}")
+    try:
+        must_deliver(f, 0)  # the core's rule: [0, 1], NaN refused
+    except JobError as e:
+        raise JobError(f"{name}: {e}") from None
     return f
 
 

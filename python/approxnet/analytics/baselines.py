@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .._native import must_deliver
 from .errors import AnalyticsError
 from .roles import Settings
 from .sample import Sample, split
@@ -130,7 +131,7 @@ def tcp_aggregate(
                 h, big_n = _META_ENTRY.unpack(_recv_exact(c, _META_ENTRY.size))
                 with lock:
                     sample.add_population(h, big_n)
-                quota[h] = min(big_n, math.ceil(fractions.get(h, 1.0) * big_n - 1e-9))
+                quota[h] = must_deliver(fractions.get(h, 1.0), big_n)
             got: dict[int, int] = {}
             done_at = None
             while True:
@@ -212,7 +213,7 @@ def tcp_source(
             sent = _early_send(s, strata, k, rng)
         else:
             for h, r in sorted(strata.items()):
-                n = len(r) if mode == "all" else math.ceil(fractions.get(h, 1.0) * len(r) - 1e-9)
+                n = len(r) if mode == "all" else must_deliver(fractions.get(h, 1.0), len(r))
                 for i in range(0, n, k):
                     chunk = r[i : min(n, i + k)]
                     s.sendall(_DATA.pack(h, len(chunk)) + chunk.tobytes())

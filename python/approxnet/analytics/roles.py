@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from .._native import Job
+from .._native import Job, must_deliver
 from .accuracy import Accuracy, check_msr
 from .errors import AnalyticsError
 from .estimators import Estimate
@@ -150,7 +150,7 @@ class Source:
             if plan.counts:  # msr is n0 for this source: n = n0 / (1 + n0 / N)
                 msr = min(1.0, msr / (1.0 + msr / big_n) / big_n) if big_n else 1.0
             sent = self.sent.get((plan.window, h), 0)
-            want = min(big_n, math.ceil(frac * big_n - 1e-9))
+            want = must_deliver(frac, big_n)
             if want > sent:
                 want = min(big_n, sent + math.ceil((want - sent) / k) * k)
             chunk = recs[sent:want] if want > sent else recs[:0]

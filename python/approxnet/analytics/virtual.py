@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._native import ConfigError, Endpoint
+from .._native import ConfigError, Endpoint, queue_limits
 
 __all__ = ["Bottleneck", "VirtualNet"]
 
@@ -51,15 +51,15 @@ class Bottleneck:
             raise ConfigError(f"queues must be within 1 ..= 8, got {self.queues}")
         if not 0.0 <= self.loss < 1.0:
             raise ConfigError(f"loss must be within [0, 1), got {self.loss}")
-        frame = self.mtu + 14
-        if self.buffer_bytes < frame * self.queues * (self.queues + 1) // 2:
-            raise ConfigError(f"buffer_bytes {self.buffer_bytes} is too small for the queues")
+        self.limits()  # raises ConfigError when the buffer is too small
 
     def limits(self) -> list[int]:
-        """Bytes each queue holds (seed 000 §5.2: queue q >= 1 holds Q - q frames)."""
-        frame = self.mtu + 14
-        small = [(self.queues - q) * frame for q in range(1, self.queues)]
-        return [self.buffer_bytes - sum(small), *small]
+        """Bytes each queue holds (seed 000 §5.2: queue q >= 1 holds Q - q
+        frames, queue 0 the rest): the core's rule, as the testbed builds it."""
+        try:
+            return queue_limits(self.queues, self.mtu + 14, self.buffer_bytes)
+        except ConfigError as e:
+            raise ConfigError(f"buffer_bytes: {e}") from None
 
 
 class VirtualNet:

@@ -4,11 +4,13 @@ real runtime (crates/net), passing every option through."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import click
+
+from .. import binaries
 
 __all__ = ["command", "find_binary"]
 
@@ -16,21 +18,9 @@ MODES = ("server", "client", "tcp-server", "tcp-client")
 
 
 def find_binary(explicit: str | None = None) -> Path | None:
-    """``explicit``, else ``$APPROXNET_PERF``, else ``approxnet-perf`` on
-    PATH, else a release build in this checkout's target directories."""
-    for cand in (explicit, os.environ.get("APPROXNET_PERF")):
-        if cand:
-            p = Path(cand)
-            return p if p.is_file() else None
-    which = shutil.which("approxnet-perf")
-    if which:
-        return Path(which)
-    root = Path(__file__).resolve().parents[3]
-    for target in ("target", "target-net"):
-        p = root / target / "release" / "approxnet-perf"
-        if p.is_file():
-            return p
-    return None
+    """``approxnet-perf``: ``explicit``, else ``$APPROXNET_PERF``, else PATH,
+    else a release build in this checkout (:mod:`approxnet.binaries`)."""
+    return binaries.find("approxnet-perf", explicit)
 
 
 @click.command(
@@ -39,7 +29,7 @@ def find_binary(explicit: str | None = None) -> Path | None:
 @click.argument("mode", type=click.Choice(MODES))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.option(
-    "--binary", metavar="PATH", help="approxnet-perf to run (default: PATH, then target/release)."
+    "--binary", metavar="PATH", help="a built approxnet-perf to run (default: the package's own)."
 )
 def command(mode: str, args: tuple[str, ...], binary: str | None) -> None:
     """Real-network load over UDP / UDP-Lite (ATP) or kernel TCP: runs
@@ -57,14 +47,16 @@ def command(mode: str, args: tuple[str, ...], binary: str | None) -> None:
       approxnet perf server --bind 10.0.0.2:7700 --jobs 1
       approxnet perf client --server 10.0.0.2:7700 --msr 0.5 --duration 2 --json
 
-    Build the tool with: cargo build --release -p approxnet-net
+    The tool runs from the installed package (python -m approxnet.perf);
+    --binary PATH or $APPROXNET_PERF runs a built approxnet-perf instead.
     """
-    exe = find_binary(binary)
-    if exe is None:
-        raise click.ClickException(
-            "approxnet-perf not found: build it with 'cargo build --release -p approxnet-net' "
-            "or pass --binary PATH"
-        )
-    rc = subprocess.call([str(exe), mode, *args])
+    if binary or os.environ.get(binaries.env_var("approxnet-perf")):
+        try:
+            cmd = [str(binaries.require("approxnet-perf", binary))]
+        except FileNotFoundError as e:
+            raise click.ClickException(f"{e}, or pass --binary PATH") from None
+    else:
+        cmd = [sys.executable, "-m", "approxnet.perf"]
+    rc = subprocess.call([*cmd, mode, *args])
     if rc != 0:
         raise click.exceptions.Exit(rc)

@@ -35,8 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._native import ConfigError as NativeConfigError
+from .._native import queue_limits as port_queue_limits
 from .errors import ConfigError
 from .units import parse_rate, parse_size
+
+#: Bytes tc adds to an IP packet on a veth (the Ethernet header).
+ETHERNET_HEADER = 14
 
 TESTBED_NAME = re.compile(r"^[a-z][a-z0-9]{0,9}$")
 NODE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,14}$")
@@ -145,9 +150,10 @@ def parse(data: dict[str, Any]) -> Config:
     config = Config(
         name, mtu, port_buffer, queues, host_queue, burst_ms / 1000, switches, hosts, trunks
     )
-    from .layout import queue_limits  # local import: layout depends on config
-
-    queue_limits(config)  # raises ConfigError when port_buffer is too small
+    try:  # seed 000 §5.2 limits, the core's rule: is port_buffer big enough?
+        port_queue_limits(queues, mtu + ETHERNET_HEADER, port_buffer)
+    except NativeConfigError as e:
+        raise ConfigError("testbed.port_buffer", str(e)) from None
     return config
 
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from .config import Config, Host
+from .._native import ConfigError as NativeConfigError
+from .._native import queue_limits as port_queue_limits
+from .config import ETHERNET_HEADER, Config, Host
 from .errors import ConfigError
 
-#: Bytes tc adds to an IP packet on a veth (the Ethernet header).
-ETHERNET_HEADER = 14
 TRUNK_SUBNET_BASE = 200
 
 
@@ -59,17 +59,10 @@ def frame_bytes(config: Config) -> int:
 
 def queue_limits(config: Config) -> tuple[int, ...]:
     """bfifo limit in bytes of each queue 0..N-1 of a switch egress port."""
-    frame = frame_bytes(config)
-    n = config.queues
-    approximate = [(n - q) * frame for q in range(1, n)]
-    rest = config.port_buffer - sum(approximate)
-    if rest < frame:
-        need = sum(approximate) + frame
-        raise ConfigError(
-            "testbed.port_buffer",
-            f"{config.port_buffer} bytes is too small for {n} queues; need at least {need}",
-        )
-    return (rest, *approximate)
+    try:
+        return tuple(port_queue_limits(config.queues, frame_bytes(config), config.port_buffer))
+    except NativeConfigError as e:  # the core's rule (policy::netapprox_queue_limits)
+        raise ConfigError("testbed.port_buffer", str(e)) from None
 
 
 def tos_of_queue(queue: int) -> int:

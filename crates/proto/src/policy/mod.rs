@@ -16,7 +16,7 @@ mod sched;
 mod tlr;
 mod variant;
 
-pub use queue::{FixedQueue, QueueSelector, SlackQueue};
+pub use queue::{netapprox_queue_limits, FixedQueue, QueueSelector, SlackQueue};
 pub use rate::{LineRate, RateController, RateInput, SlackRate};
 pub use sched::{Mrdf, NewFirst, SchedKey, Scheduler};
 pub use tlr::{DynamicTlr, FixedTlr, GroupProgress, TlrSource};

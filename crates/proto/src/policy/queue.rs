@@ -47,9 +47,49 @@ impl QueueSelector for FixedQueue {
     }
 }
 
+/// The per-queue buffer limits of one switch egress port under seed 000
+/// §5.2: queue `q` in `1..queues` holds `queues - q` frames (the lowest
+/// priority one frame, so an approximate queue never builds a standing
+/// backlog); queue 0, for non-approximate traffic, holds the rest of
+/// `port_buffer`. The one rule the simulator's `netapprox` buffer preset,
+/// the testbed's bfifo leaves and the analytics virtual network use.
+/// Errors (with the smallest buffer that works) when queue 0 would hold
+/// less than one frame.
+pub fn netapprox_queue_limits(
+    queues: u8,
+    frame: u64,
+    port_buffer: u64,
+) -> Result<Vec<u64>, String> {
+    if queues == 0 || frame == 0 {
+        return Err(format!("need at least one queue and a frame of at least 1 byte (queues {queues}, frame {frame})"));
+    }
+    let n = u64::from(queues);
+    let approximate: Vec<u64> = (1..n).map(|q| (n - q) * frame).collect();
+    let small: u64 = approximate.iter().sum();
+    match port_buffer.checked_sub(small) {
+        Some(rest) if rest >= frame => Ok(std::iter::once(rest).chain(approximate).collect()),
+        _ => Err(format!(
+            "{port_buffer} bytes is too small for {queues} queues; need at least {}",
+            small + frame
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queue_limits_of_seed_000() {
+        // 8 queues, 1514-byte frames: queues 1..7 hold 7..1 frames.
+        let l = netapprox_queue_limits(8, 1514, 200_000).unwrap();
+        assert_eq!(l[1..], [7, 6, 5, 4, 3, 2, 1].map(|k| k * 1514));
+        assert_eq!(l[0], 200_000 - 28 * 1514);
+        assert_eq!(netapprox_queue_limits(1, 1500, 1500).unwrap(), vec![1500]);
+        let e = netapprox_queue_limits(8, 1514, 29 * 1514 - 1).unwrap_err();
+        assert!(e.contains(&format!("need at least {}", 29 * 1514)), "{e}");
+        assert!(netapprox_queue_limits(0, 1514, 1 << 20).is_err());
+    }
 
     #[test]
     fn thresholds_of_seed_000() {

@@ -57,6 +57,22 @@ impl Variant {
         }
     }
 
+    /// The variant's position in [`Variant::ALL`] (a compact key for tables).
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+
+    /// The variant at `i` in [`Variant::ALL`], if any.
+    pub fn from_index(i: u8) -> Option<Variant> {
+        Variant::ALL.get(usize::from(i)).copied()
+    }
+
+    /// The variant whose [`Variant::name`] is exactly `name` (no case or
+    /// punctuation folding; [`FromStr`] is the lenient parser).
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
     /// Builds the policies; `rate` configures the slack controller where used.
     pub fn policies(self, rate: SlackRate) -> Policies {
         let p = |rate: Box<dyn RateController>,
@@ -136,6 +152,17 @@ impl FromStr for Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_and_name_round_trip() {
+        for (i, v) in Variant::ALL.into_iter().enumerate() {
+            assert_eq!(usize::from(v.index()), i);
+            assert_eq!(Variant::from_index(v.index()), Some(v));
+            assert_eq!(Variant::from_name(v.name()), Some(v));
+        }
+        assert_eq!(Variant::from_index(6), None);
+        assert_eq!(Variant::from_name("Full"), None);
+    }
 
     #[test]
     fn names_parse() {

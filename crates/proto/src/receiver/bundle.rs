@@ -5,9 +5,8 @@ use super::reassembly::hand_over;
 use super::{DataVerdict, Held, RecvSide, PER_PACKET_OVERHEAD};
 use crate::config::Config;
 use crate::event::Event;
-use crate::sender::BUNDLE_RECORD;
 use crate::stats::DropReason;
-use crate::wire::{Flags, HeaderRepr};
+use crate::wire::{BundleRecord, BundleRecords, Flags, HeaderRepr};
 use std::collections::VecDeque;
 
 impl RecvSide {
@@ -35,8 +34,12 @@ impl RecvSide {
         let keep = cfg.keep_payloads;
         let g = &self.jobs[ji].groups[gi];
         let (mut cost, mut has_next, mut first) = (0usize, false, None);
-        for rec in Records(body) {
-            let Some((id, payload)) = rec else {
+        for rec in BundleRecords::new(body) {
+            let Ok(BundleRecord {
+                msg_id: id,
+                payload,
+            }) = rec
+            else {
                 return DataVerdict::Drop(DropReason::Malformed);
             };
             if id >= g.messages {
@@ -57,7 +60,11 @@ impl RecvSide {
         let job = &mut self.jobs[ji];
         job.packets += 1;
         let g = &mut job.groups[gi];
-        for (id, payload) in Records(body).flatten() {
+        for BundleRecord {
+            msg_id: id,
+            payload,
+        } in BundleRecords::new(body).flatten()
+        {
             if g.done.get(id as usize) || g.partial.contains_key(&id) {
                 continue; // a duplicate, or claimed by a multi-packet message
             }
@@ -73,31 +80,5 @@ impl RecvSide {
             hand_over(g, job.id, id, msg, &mut self.buffered, events);
         }
         DataVerdict::Ack
-    }
-}
-
-/// The records of a BUNDLE body: `Some((message id, payload))`, or one
-/// `None` (then nothing more) where the bytes do not parse.
-struct Records<'a>(&'a [u8]);
-
-impl<'a> Iterator for Records<'a> {
-    type Item = Option<(u32, &'a [u8])>;
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.0.is_empty() {
-            return None;
-        }
-        let b = self.0;
-        if b.len() < BUNDLE_RECORD {
-            self.0 = &[];
-            return Some(None);
-        }
-        let id = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-        let n = u16::from_be_bytes([b[4], b[5]]) as usize;
-        if b.len() < BUNDLE_RECORD + n {
-            self.0 = &[];
-            return Some(None);
-        }
-        self.0 = &b[BUNDLE_RECORD + n..];
-        Some(Some((id, &b[BUNDLE_RECORD..BUNDLE_RECORD + n])))
     }
 }

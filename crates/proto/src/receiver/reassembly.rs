@@ -5,8 +5,8 @@
 use super::{DataVerdict, Held, Partial, RecvGroup, RecvSide, PER_PACKET_OVERHEAD};
 use crate::config::{Config, Integrity};
 use crate::event::Event;
-use crate::sender::APPROX_CRC_LEN;
 use crate::stats::DropReason;
+use crate::wire::body::check_approx_trailer;
 use crate::wire::{Flags, HeaderRepr};
 use std::collections::VecDeque;
 
@@ -35,13 +35,11 @@ impl RecvSide {
         let mut payload = body;
         let mut damaged = false;
         if h.flags.has(Flags::APPROX_CRC) {
-            if body.len() < h.precise_len as usize + APPROX_CRC_LEN {
+            let Some((p, d)) = check_approx_trailer(body, h.precise_len as usize) else {
                 return DataVerdict::Drop(DropReason::OutOfRange);
-            }
-            let (p, crc) = body.split_at(body.len() - APPROX_CRC_LEN);
+            };
             payload = p;
-            let want = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
-            damaged = crate::wire::crc::crc32c(&p[h.precise_len as usize..]) != want;
+            damaged = d;
             if damaged && cfg.integrity == Integrity::Strict {
                 return DataVerdict::Drop(DropReason::DamagedApproximate);
             }

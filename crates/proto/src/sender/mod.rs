@@ -31,8 +31,7 @@ use crate::time::Instant;
 use crate::wire::JobRepr;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-/// Trailer of a DATA packet with an approximate region: CRC32C of that region.
-pub(crate) const APPROX_CRC_LEN: usize = 4;
+pub(crate) use crate::wire::body::{APPROX_CRC_LEN, BUNDLE_RECORD_LEN as BUNDLE_RECORD};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MsgState {
@@ -287,8 +286,6 @@ pub(crate) struct Acked {
     pub(crate) spurious: bool,
 }
 
-/// Bytes before each message in a bundle: message id (32) and length (16).
-pub(crate) const BUNDLE_RECORD: usize = 6;
 /// Most messages in one bundle.
 const MAX_BUNDLE: usize = 64;
 

@@ -2,12 +2,13 @@
 //! packet, bundling, writing its body and recording its departure.
 
 use super::{
-    Fate, Flight, MsgState, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY,
-    APPROX_CRC_LEN, BUNDLE_RECORD, MAX_BUNDLE,
+    Fate, Flight, MsgState, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY, BUNDLE_RECORD,
+    MAX_BUNDLE,
 };
 use crate::job::Payload;
 use crate::policy::{Policies, SchedKey};
 use crate::time::Instant;
+use crate::wire::body::{emit_approx_trailer, emit_bundle_record_header};
 use std::collections::BTreeSet;
 
 pub(super) fn order(job: u32, msg: u32) -> u64 {
@@ -164,9 +165,7 @@ impl SendSide {
             for &mi in std::iter::once(&np.msg).chain(&self.pending_bundle) {
                 let m = &job.msgs[mi as usize];
                 let n = m.payload.len();
-                out[at..at + 4].copy_from_slice(&m.msg_id.to_be_bytes());
-                out[at + 4..at + 6].copy_from_slice(&(n as u16).to_be_bytes());
-                at += BUNDLE_RECORD;
+                at += emit_bundle_record_header(&mut out[at..], m.msg_id, n as u16);
                 match &m.payload {
                     Payload::Bytes(v) => out[at..at + n].copy_from_slice(v),
                     Payload::Synthetic(_) => out[at..at + n].fill(0),
@@ -191,9 +190,7 @@ impl SendSide {
         // Synthetic bytes carry no information worth a checksum trailer.
         let approx = precise < n && matches!(m.payload, Payload::Bytes(_));
         if approx {
-            let c = crate::wire::crc::crc32c(&out[precise..n]);
-            out[n..n + APPROX_CRC_LEN].copy_from_slice(&c.to_be_bytes());
-            body += APPROX_CRC_LEN;
+            body = emit_approx_trailer(out, precise, n);
         }
         (body, precise, approx, m.elem_range)
     }

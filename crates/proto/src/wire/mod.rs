@@ -11,6 +11,7 @@
 //! `parse` / `emit` / `buffer_len`.
 
 pub mod ack;
+pub mod body;
 pub mod control;
 pub mod crc;
 mod error;
@@ -18,6 +19,7 @@ pub mod header;
 pub mod job;
 
 pub use ack::{AckRepr, SeqRange, MAX_ACK_RANGES};
+pub use body::{BundleRecord, BundleRecords, APPROX_CRC_LEN, BUNDLE_RECORD_LEN};
 pub use control::{FinRepr, HelloRepr, ResetReason};
 pub use error::WireError;
 pub use header::{Flags, HeaderRepr, Packet, PacketType, HEADER_LEN, VERSION};

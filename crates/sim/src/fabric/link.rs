@@ -1,5 +1,6 @@
 //! Link parameters and bit-error injection on a link.
 
+use approxnet_phy::inject;
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::Duration;
 use approxnet_proto::units::Rate;
@@ -28,39 +29,17 @@ impl LinkSpec {
 
 /// Flips each of the `bytes.len() * 8` bits independently with probability
 /// `ber` (geometric skipping: cost is proportional to the errors, not the
-/// bits). Returns the number of bits flipped.
+/// bits), drawing from the simulator's generator. Returns the number of
+/// bits flipped. The flipping itself is `approxnet_phy::inject`'s, the one
+/// home of bit errors.
 pub fn flip_bits(bytes: &mut [u8], ber: f64, rng: &mut Rng) -> u32 {
-    let bits = bytes.len() as u64 * 8;
-    let mut flipped = 0;
-    let mut pos = next_error(ber, rng);
-    while pos < bits {
-        bytes[(pos / 8) as usize] ^= 1 << (pos % 8);
-        flipped += 1;
-        pos = pos.saturating_add(1 + next_error(ber, rng));
-    }
-    flipped
+    let n = inject::flip_bits_with(bytes, ber, || rng.next_f64());
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Whether a packet of `bits` bits suffers at least one bit error.
 pub fn any_error(bits: u64, ber: f64, rng: &mut Rng) -> bool {
-    next_error(ber, rng) < bits
-}
-
-/// Number of error-free bits before the next error (geometric, support 0..).
-fn next_error(ber: f64, rng: &mut Rng) -> u64 {
-    if ber <= 0.0 {
-        return u64::MAX;
-    }
-    if ber >= 1.0 {
-        return 0;
-    }
-    let u = 1.0 - rng.next_f64(); // (0, 1]
-    let g = (u.ln() / (1.0 - ber).ln()).floor();
-    if g >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        g as u64
-    }
+    inject::any_error_with(bits, ber, || rng.next_f64())
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use super::classes::{job_class, queue_follows, training};
 use super::schema::ScenarioFile;
 use super::switch::{switch_config, DEFAULT_BUFFER_KB, DEFAULT_QUEUES};
-use super::{invalid, ScenarioError};
+use super::{invalid, positive, us, ScenarioError};
 use crate::atp::{AtpAdapter, AtpSetup};
 use crate::engine::SamplePorts;
 use crate::fabric::link::LinkSpec;
@@ -30,18 +30,6 @@ pub struct Built {
     pub host_rate: Rate,
     /// Unloaded round-trip time across the network's longest path.
     pub base_rtt: Duration,
-}
-
-pub(super) fn us(x: f64) -> Duration {
-    Duration::from_nanos((x * 1e3).round() as u64)
-}
-
-pub(super) fn positive(key: &str, v: f64) -> Result<f64, ScenarioError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(invalid(key, format!("{v} is not a positive number"), "> 0"))
-    }
 }
 
 /// Keys that only the flow mode reads are refused here, not ignored.

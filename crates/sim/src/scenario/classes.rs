@@ -1,8 +1,7 @@
 //! `[[jobs]]` and `[[training]]`: job classes and training jobs.
 
-use super::build::{positive, us};
 use super::schema::{JobFile, TrainingFile};
-use super::{invalid, ScenarioError};
+use super::{invalid, positive, us, ScenarioError};
 use crate::engine::{QueueFollow, TrainingRun};
 use crate::scheme::{self, Proto, Scheme, SenderApprox};
 use crate::workload::training::{Collective, Training, TrainingSpec};
@@ -24,9 +23,7 @@ pub(super) fn job_class(
             cdf::NAMES.join(", "),
         )
     })?;
-    if !(j.msr > 0.0 && j.msr <= 1.0) {
-        return Err(invalid(key("msr"), format!("{}", j.msr), "0 < msr <= 1"));
-    }
+    check_msr(j.msr).map_err(|why| invalid(key("msr"), format!("{}", j.msr), why))?;
     if !(j.load >= 0.0 && j.load.is_finite()) {
         return Err(invalid(key("load"), format!("{}", j.load), ">= 0"));
     }
@@ -258,9 +255,7 @@ pub(super) fn training(
             ))
         }
     };
-    if !(t.msr > 0.0 && t.msr <= 1.0) {
-        return Err(invalid(key("msr"), format!("{}", t.msr), "0 < msr <= 1"));
-    }
+    check_msr(t.msr).map_err(|why| invalid(key("msr"), format!("{}", t.msr), why))?;
     if t.iterations == 0 || t.messages == 0 {
         return Err(invalid(
             key("iterations"),
@@ -315,4 +310,13 @@ pub(super) fn training(
         queue: t.queue,
     };
     Ok((c, run))
+}
+
+/// A class's MSR: the core's rule (`Msr::new`: within [0, 1], not NaN),
+/// and more than 0 — a simulated job of MSR 0 would have nothing to deliver.
+fn check_msr(msr: f64) -> Result<(), &'static str> {
+    match approxnet_proto::job::Msr::new(msr) {
+        Ok(m) if m.get() > 0.0 => Ok(()),
+        _ => Err("0 < msr <= 1"),
+    }
 }

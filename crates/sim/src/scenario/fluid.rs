@@ -2,10 +2,10 @@
 //! [`FluidSim`]. Keys only the packet mode reads are refused by name, so a
 //! scenario never silently means less than it says.
 
-use super::build::{positive, us};
 use super::classes::job_class;
 use super::schema::{AtpFile, PhaseFile, ScenarioFile, StagedFile, SwitchFile, TransportFile};
 use super::{invalid, ScenarioError};
+use super::{positive, us};
 use crate::fabric::link::LinkSpec;
 use crate::fluid::{Collective, FluidNet, FluidSim, Latency, Owner, Phase, StagedJob};
 use crate::job::Job;

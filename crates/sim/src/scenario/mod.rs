@@ -9,6 +9,7 @@ mod switch;
 mod topology;
 pub use topology::topology_report;
 
+use approxnet_proto::time::Duration;
 pub use build::{build, Built};
 pub use fluid::{build_fluid, FluidBuilt};
 pub use schema::ScenarioFile;
@@ -55,6 +56,20 @@ pub(crate) fn invalid(
         key: key.into(),
         msg: msg.into(),
         allowed: allowed.into(),
+    }
+}
+
+/// Microseconds as a [`Duration`].
+pub(crate) fn us(x: f64) -> Duration {
+    Duration::from_nanos((x * 1e3).round() as u64)
+}
+
+/// `v` if it is a finite number above 0, else an error naming `key`.
+pub(crate) fn positive(key: &str, v: f64) -> Result<f64, ScenarioError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(invalid(key, format!("{v} is not a positive number"), "> 0"))
     }
 }
 

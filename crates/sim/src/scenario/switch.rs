@@ -6,6 +6,7 @@ use crate::fabric::buffer::SharingConfig;
 use crate::fabric::port::PortConfig;
 use crate::fabric::queue::{Discipline, EcnThreshold, QueueConfig};
 use crate::fabric::sched::{Drr, Scheduler};
+use approxnet_proto::policy::netapprox_queue_limits;
 
 /// Seed 000 section 7.1: "eight priority queues".
 pub(super) const DEFAULT_QUEUES: u32 = 8;
@@ -71,11 +72,13 @@ pub(super) fn switch_config(
         "shared" | "complete" => vec![total; n],
         // seed 000 section 5.2: the lowest queue 1 MTU, +1 MTU per higher
         // queue up to queue 1; queue 0 (non-approximate) gets the rest
-        "netapprox" => {
-            let mut v: Vec<u64> = (0..n).map(|q| (n - q) as u64 * mtu as u64).collect();
-            v[0] = total.saturating_sub(v[1..].iter().sum());
-            v
-        }
+        "netapprox" => netapprox_queue_limits(n as u8, u64::from(mtu), total).map_err(|e| {
+            invalid(
+                "switch.buffer_kb",
+                e,
+                "room for queue 0 beside the approximate queues",
+            )
+        })?,
         // pFabric: tiny per-port buffers, about 2 BDP (pFabric section 5: 36 KB at 10 Gbps)
         "pfabric" => {
             let b = s

@@ -1,7 +1,7 @@
 //! `[topology]`: the preset and its parameters, checked key by key, and the
 //! built graph checked for connectivity.
 
-use super::build::positive;
+use super::positive;
 use super::schema::TopologyFile;
 use super::{invalid, ScenarioError};
 use crate::fabric::link::LinkSpec;
@@ -247,7 +247,7 @@ pub fn topology_report(
         "topology.core_gbps",
         t.core_gbps.unwrap_or(t.host_gbps),
     )?);
-    let delay = super::build::us(t.link_delay_us.max(0.0));
+    let delay = super::us(t.link_delay_us.max(0.0));
     let core = LinkSpec::new(core, delay);
     let s = spec(t, core, f.seed)?;
     let fabric = Fabric {

@@ -45,35 +45,10 @@ pub enum SizeDist {
     },
 }
 
-/// Parses `size prob` lines; `scale` converts the probability unit to [0, 1].
+/// Parses `size prob` lines; `scale` converts the probability unit to
+/// [0, 1] (the shared parser, `approxnet_proto::cdf::parse`).
 pub fn parse_cdf(text: &str, scale: f64) -> Result<Vec<(f64, f64)>, String> {
-    let mut pts = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let mut it = line.split_whitespace();
-        let (Some(a), Some(b)) = (it.next(), it.next()) else {
-            return Err(format!("line {}: expected `size probability`", i + 1));
-        };
-        let s: f64 = a
-            .parse()
-            .map_err(|_| format!("line {}: bad size {a:?}", i + 1))?;
-        let p: f64 = b
-            .parse()
-            .map_err(|_| format!("line {}: bad probability {b:?}", i + 1))?;
-        pts.push((s, p * scale));
-    }
-    if pts.is_empty() {
-        return Err("empty CDF".into());
-    }
-    for w in pts.windows(2) {
-        if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
-            return Err("CDF must be non-decreasing in size and probability".into());
-        }
-    }
-    Ok(pts)
+    approxnet_proto::cdf::parse(text, scale)
 }
 
 impl SizeDist {
@@ -117,19 +92,11 @@ impl SizeDist {
                     return (x.min(GPD_CAP).round() as u64).max(1);
                 }
                 let u = u.min(last);
-                let i = points.partition_point(|p| p.1 < u).min(points.len() - 1);
                 let s = match interp {
-                    Interp::Step => points[i].0,
-                    Interp::Linear if i == 0 => points[0].0,
-                    Interp::Linear => {
-                        let (s0, p0) = points[i - 1];
-                        let (s1, p1) = points[i];
-                        if p1 > p0 {
-                            s0 + (s1 - s0) * (u - p0) / (p1 - p0)
-                        } else {
-                            s1
-                        }
+                    Interp::Step => {
+                        points[points.partition_point(|p| p.1 < u).min(points.len() - 1)].0
                     }
+                    Interp::Linear => approxnet_proto::cdf::linear_at(points, u),
                 };
                 (s.round() as u64).max(1)
             }

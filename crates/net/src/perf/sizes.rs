@@ -36,30 +36,8 @@ impl Sizes {
             }
             "cdf" => {
                 let text = std::fs::read_to_string(rest).map_err(|e| format!("{rest}: {e}"))?;
-                let mut pts = Vec::new();
-                for (i, line) in text.lines().enumerate() {
-                    let line = line.trim();
-                    if line.is_empty() || line.starts_with('#') {
-                        continue;
-                    }
-                    let mut it = line.split_whitespace();
-                    let (Some(s), Some(p)) = (it.next(), it.next()) else {
-                        return Err(format!("{rest}:{}: expected `size probability`", i + 1));
-                    };
-                    let s: f64 = s
-                        .parse()
-                        .map_err(|_| format!("{rest}:{}: bad size", i + 1))?;
-                    let p: f64 = p
-                        .parse()
-                        .map_err(|_| format!("{rest}:{}: bad probability", i + 1))?;
-                    if !(s.is_finite() && p.is_finite() && s >= 0.0 && p >= 0.0) {
-                        return Err(format!("{rest}:{}: negative or non-finite value", i + 1));
-                    }
-                    if pts.last().is_some_and(|&(_, q): &(f64, f64)| p < q) {
-                        return Err(format!("{rest}:{}: probabilities must not decrease", i + 1));
-                    }
-                    pts.push((s, p));
-                }
+                let pts =
+                    approxnet_proto::cdf::parse(&text, 1.0).map_err(|e| format!("{rest}: {e}"))?;
                 let top = pts.last().map(|&(_, p)| p).unwrap_or(0.0);
                 if top <= 0.0 {
                     return Err(format!("{rest}: empty CDF"));
@@ -78,19 +56,7 @@ impl Sizes {
             Sizes::Fixed(n) => *n,
             Sizes::Uniform(a, b) => a + rng.below((b - a + 1) as u64) as usize,
             Sizes::Cdf(pts) => {
-                let u = rng.next_f64();
-                let i = pts
-                    .iter()
-                    .position(|&(_, p)| p >= u)
-                    .unwrap_or(pts.len() - 1);
-                if i == 0 {
-                    pts[0].0 as usize
-                } else {
-                    let (s0, p0) = pts[i - 1];
-                    let (s1, p1) = pts[i];
-                    let f = if p1 > p0 { (u - p0) / (p1 - p0) } else { 1.0 };
-                    (s0 + f * (s1 - s0)).round() as usize
-                }
+                approxnet_proto::cdf::linear_at(pts, rng.next_f64()).round() as usize
             }
         };
         s.clamp(1, max.max(1))

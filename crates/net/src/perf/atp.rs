@@ -1,10 +1,10 @@
 //! ATP client and server over the blocking runtime.
 
-use crate::cpu::process_cpu_seconds;
-use crate::produce::{Feed, GapRng, Production};
-use crate::report::{cpu_per_gb, gbps, quantile, Json};
-use crate::sizes::Sizes;
-use approxnet_net::{Endpoint, EpochSample, RuntimeConfig};
+use super::cpu::process_cpu_seconds;
+use super::produce::{Feed, GapRng, Production};
+use super::report::{cpu_per_gb, gbps, quantile, Json};
+use super::sizes::Sizes;
+use crate::{Endpoint, EpochSample, RuntimeConfig};
 use approxnet_proto::event::Role;
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::rng::Rng;

@@ -1,7 +1,7 @@
 //! Kernel TCP baseline: one bulk flow, same measurements as the ATP modes.
 
-use crate::cpu::process_cpu_seconds;
-use crate::report::{cpu_per_gb, gbps, Json};
+use super::cpu::process_cpu_seconds;
+use super::report::{cpu_per_gb, gbps, Json};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
