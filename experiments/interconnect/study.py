@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import csv
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -107,7 +106,7 @@ QUICK = Plan(
 
 
 def procs_of(st: S.Study, topo: str) -> int:
-    return S._hosts(st.topologies[topo])
+    return S.topology_hosts(st, topo)
 
 
 class Runner:
@@ -157,22 +156,25 @@ class Runner:
         return row
 
 
-def normalise(rows: list[Row], ref: Callable[[Row], Row]) -> None:
+def normalise(rows: list[Row], ref: Row) -> None:
     for r in rows:
-        r.norm = r.jct_us / ref(r).jct_us
+        r.norm = r.jct_us / ref.jct_us
 
 
 def fig6(run: Runner, p: Plan) -> None:
-    for topo, seed, fig in [(p.base, 1, "6")] + [(p.check_topology, s, "6check") for s in p.check_seeds]:
+    for topo, seed, fig in [(p.base, 1, "6")] + [
+        (p.check_topology, s, "6check") for s in p.check_seeds
+    ]:
         rows = [run.point(fig, a, n, topo, seed=seed) for a in p.fig6_apps for n in FIG6_NETS]
         conv = {r.app: r for r in rows if r.network == "conventional"}
-        normalise(rows, lambda r: conv[r.app])
+        for app in p.fig6_apps:
+            normalise([r for r in rows if r.app == app], conv[app])
 
 
 def fig8(run: Runner, p: Plan) -> None:
     rows = [run.point("8", "fft", n, p.base) for n in ("conventional", "fec_perfect")]
     rows += [run.point("8", "fft", "approx", p.base, level=lv) for lv in p.fig8_levels]
-    normalise(rows, lambda r: rows[0])
+    normalise(rows, rows[0])
 
 
 def fig9(run: Runner, p: Plan) -> None:
@@ -184,7 +186,7 @@ def fig9(run: Runner, p: Plan) -> None:
             for n in ("fec_perfect", "approx")
             for g in p.fig9_gbps
         ]
-        normalise(rows, lambda r, c=conv: c)
+        normalise(rows, conv)
 
 
 def fig10(run: Runner, p: Plan) -> None:
@@ -193,17 +195,15 @@ def fig10(run: Runner, p: Plan) -> None:
             continue
         for app in p.fig10_apps:
             rows = [run.point("10", app, n, t) for t in group for n in MAIN]
-            ref = rows[0]  # conventional on the group's first topology
-            normalise(rows, lambda r, c=ref: c)
+            normalise(rows, rows[0])  # conventional on the group's first topology
 
 
 def fig11(run: Runner, p: Plan) -> None:
     for app in p.fig11_apps:
         rows = [run.point("11", app, n, p.base, sd=d) for d in p.fig11_delays for n in MAIN]
-        ref = next(r for r in rows if r.network == "conventional" and r.switch_delay_ns == 60.0) if any(
-            r.switch_delay_ns == 60.0 for r in rows
-        ) else rows[0]
-        normalise(rows, lambda r, c=ref: c)
+        # conventional at 60 ns (the paper's default), else at the first delay
+        conv = [r for r in rows if r.network == "conventional"]
+        normalise(rows, next((r for r in conv if r.switch_delay_ns == 60.0), conv[0]))
 
 
 def fft_quality(levels: list[int], side: int, seeds: int = 3) -> dict[int, float]:
@@ -244,8 +244,10 @@ def md_fig6(st: S.Study, rows: list[Row], fig: str) -> None:
         sub = [r for r in rs if r.topology_seed == seed]
         if not sub:
             continue
-        print(f"\nFig. {fig} ({sub[0].topology}, seed {seed}, {sub[0].procs} processes): "
-              "execution time / conventional (conventional JCT in us)\n")
+        print(
+            f"\nFig. {fig} ({sub[0].topology}, seed {seed}, {sub[0].procs} processes): "
+            "execution time / conventional (conventional JCT in us)\n"
+        )
         print("| app | conv. JCT | " + " | ".join(label(st, n) for n in FIG6_NETS) + " |")
         print("|---" * (len(FIG6_NETS) + 2) + "|")
         for app in dict.fromkeys(r.app for r in sub):
@@ -262,13 +264,20 @@ def md_generic(st: S.Study, rows: list[Row], fig: str, key: str) -> None:
     print(f"| app | network | {key} | JCT (us) | normalised |")
     print("|---|---|---|---|---|")
     for r in rs:
-        print(f"| {st.apps[r.app]['label']} | {label(st, r.network)} | {getattr(r, key)} | "
-              f"{r.jct_us:,.1f} | {r.norm:.3f} |")
+        print(
+            f"| {st.apps[r.app]['label']} | {label(st, r.network)} | {getattr(r, key)} | "
+            f"{r.jct_us:,.1f} | {r.norm:.3f} |"
+        )
 
 
 def plot(st: S.Study, rows: list[Row], out: Path, suffix: str, quality: dict[int, float]) -> None:
-    colors = {"conventional": "tab:gray", "fec_perfect": "tab:blue", "approx": "tab:red",
-              "full_approx": "tab:orange", "approx_precise_free": "tab:pink"}
+    colors = {
+        "conventional": "tab:gray",
+        "fec_perfect": "tab:blue",
+        "approx": "tab:red",
+        "full_approx": "tab:orange",
+        "approx_precise_free": "tab:pink",
+    }
     r6 = [r for r in rows if r.fig == "6"]
     if r6:
         apps = list(dict.fromkeys(r.app for r in r6))
@@ -296,8 +305,12 @@ def plot(st: S.Study, rows: list[Row], out: Path, suffix: str, quality: dict[int
         ax.set_ylabel("time / conventional")
         ax2 = ax.twinx()
         lv = [r.level for r in ap]
-        ax2.semilogy([str(x) for x in lv], [max(quality.get(x, np.nan), 1e-18) for x in lv], "k.-",
-                     label="FFT mean rel. error")
+        ax2.semilogy(
+            [str(x) for x in lv],
+            [max(quality.get(x, np.nan), 1e-18) for x in lv],
+            "k.-",
+            label="FFT mean rel. error",
+        )
         ax2.set_ylabel("mean relative error")
         ax.legend(fontsize=7, loc="upper left")
         ax.set_title("Fig. 8: FFT, performance vs quality")
@@ -311,7 +324,13 @@ def plot(st: S.Study, rows: list[Row], out: Path, suffix: str, quality: dict[int
         for ax, a in zip(axs[0], apps, strict=True):
             for n in ("fec_perfect", "approx"):
                 rr = [r for r in r9 if r.app == a and r.network == n]
-                ax.plot([r.gbps for r in rr], [r.norm for r in rr], "o-", color=colors[n], label=label(st, n))
+                ax.plot(
+                    [r.gbps for r in rr],
+                    [r.norm for r in rr],
+                    "o-",
+                    color=colors[n],
+                    label=label(st, n),
+                )
             ax.axhline(1.0, color="tab:gray", ls="--", label="Conv. (100 Gbps)")
             ax.set_xlabel("link bandwidth (Gbps)")
             ax.set_ylabel("time / conventional")
@@ -328,7 +347,10 @@ def plot(st: S.Study, rows: list[Row], out: Path, suffix: str, quality: dict[int
         for ax, a in zip(axs[0], apps, strict=True):
             w = 0.8 / len(MAIN)
             for i, n in enumerate(MAIN):
-                ys = [next(r.norm for r in r10 if r.app == a and r.network == n and r.topology == t) for t in topos]
+                ys = [
+                    next(r.norm for r in r10 if r.app == a and r.network == n and r.topology == t)
+                    for t in topos
+                ]
                 ax.bar(np.arange(len(topos)) + i * w, ys, w, color=colors[n], label=label(st, n))
             ax.set_xticks(np.arange(len(topos)) + 0.4 - w / 2, topos)
             ax.set_title(f"Fig. 10: {st.apps[a]['label']}")
@@ -344,7 +366,13 @@ def plot(st: S.Study, rows: list[Row], out: Path, suffix: str, quality: dict[int
         for ax, a in zip(axs[0], apps, strict=True):
             for n in MAIN:
                 rr = [r for r in r11 if r.app == a and r.network == n]
-                ax.plot([r.switch_delay_ns for r in rr], [r.norm for r in rr], "o-", color=colors[n], label=label(st, n))
+                ax.plot(
+                    [r.switch_delay_ns for r in rr],
+                    [r.norm for r in rr],
+                    "o-",
+                    color=colors[n],
+                    label=label(st, n),
+                )
             ax.set_xlabel("switch delay (ns)")
             ax.set_ylabel("time / conv. at 60 ns")
             ax.set_title(f"Fig. 11: {st.apps[a]['label']}")
@@ -356,7 +384,9 @@ def plot(st: S.Study, rows: list[Row], out: Path, suffix: str, quality: dict[int
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="64 / 256 processes, fewer points (< 2 min)")
+    ap.add_argument(
+        "--quick", action="store_true", help="64 / 256 processes, fewer points (< 2 min)"
+    )
     ap.add_argument("--figs", default="6,8,9,10,11", help="comma-separated figure numbers")
     ap.add_argument("--study", type=Path, default=S.STUDY_TOML)
     ap.add_argument("--sim", default=None, help="approxnet-sim binary (default: found as usual)")
@@ -377,17 +407,20 @@ def main() -> None:
     quality = fft_quality(plan.fig8_levels, plan.fft_side) if "8" in figs else {}
     write_csv(run.rows, args.out / f"study{suffix}.csv")
     if quality:
-        with open(args.out / f"fig8_quality{suffix}.csv", "w") as f:
-            f.write("level,fft_mean_rel_error\n")
+        with open(args.out / f"fig8_quality{suffix}.csv", "w") as fh:
+            fh.write("level,fft_mean_rel_error\n")
             for lv, e in quality.items():
-                f.write(f"{lv},{e!r}\n")
+                fh.write(f"{lv},{e!r}\n")
     plot(st, run.rows, args.out, suffix, quality)
     md_fig6(st, run.rows, "6")
     md_fig6(st, run.rows, "6check")
     for f, key in (("8", "level"), ("9", "gbps"), ("10", "topology"), ("11", "switch_delay_ns")):
         md_generic(st, run.rows, f, key)
     if quality:
-        print("\nFFT quality (median of 3 seeds): " + ", ".join(f"{k}: {v:.2e}" for k, v in quality.items()))
+        print(
+            "\nFFT quality (median of 3 seeds): "
+            + ", ".join(f"{k}: {v:.2e}" for k, v in quality.items())
+        )
 
 
 if __name__ == "__main__":

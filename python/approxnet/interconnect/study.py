@@ -50,6 +50,7 @@ __all__ = [
     "run_scenario",
     "scenario",
     "skeleton",
+    "topology_hosts",
     "wire_factor",
 ]
 
@@ -145,14 +146,14 @@ def _log2(procs: int, app: str) -> int:
 
 def _row_exchange(side: int, k: int) -> tuple[tuple[int, int], ...]:
     """Rank ``(r, c)`` sends to ``(r, c xor 2^k)`` (rank = r side + c)."""
-    return tuple((r * side + c, r * side + (c ^ (1 << k))) for r in range(side) for c in range(side))
+    return tuple(
+        (r * side + c, r * side + (c ^ (1 << k))) for r in range(side) for c in range(side)
+    )
 
 
 def _transpose(side: int) -> tuple[tuple[int, int], ...]:
     """Rank ``(r, c)`` sends to ``(c, r)``; the diagonal keeps its data."""
-    return tuple(
-        (r * side + c, c * side + r) for r in range(side) for c in range(side) if r != c
-    )
+    return tuple((r * side + c, c * side + r) for r in range(side) for c in range(side) if r != c)
 
 
 def _cg(app: dict[str, Any], procs: int, inner_approx: bool) -> list[Phase]:
@@ -383,6 +384,11 @@ def scenario(
         if p.kind == "flows":
             lines.append("pairs = [" + ", ".join(f"[{a}, {b}]" for a, b in p.pairs) + "]")
     return "\n".join(lines) + "\n"
+
+
+def topology_hosts(study: Study, topology: str) -> int:
+    """Hosts (= processes) of a study topology."""
+    return _hosts(study.topologies[topology])
 
 
 def _hosts(topo: dict[str, Any]) -> int:
