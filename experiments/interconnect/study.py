@@ -61,7 +61,7 @@ class Plan:
     fig6_apps: list[str]
     fig8_levels: list[int]
     fig9_apps: list[str]
-    fig9_gbps: list[float]
+    fig9_modulations: list[str]  # names in study.toml [modulations]
     fig10_apps: list[str]
     fig10_big: list[str]  # normalised to fig10_big[0]
     fig10_small: list[str]  # normalised to fig10_small[0]
@@ -77,7 +77,7 @@ FULL = Plan(
     fig6_apps=["cg", "fft", "kmeans", "ftmm", "ftcg"],
     fig8_levels=[0, 8, 16, 24, 32, 40, 48, 56, 64],
     fig9_apps=["cg", "ftmm"],
-    fig9_gbps=[100.0, 200.0, 400.0, 600.0, 800.0, 1000.0],
+    fig9_modulations=["OOK", "4-QAM", "16-QAM", "64-QAM", "256-QAM", "1024-QAM"],
     fig10_apps=["fft", "cg", "ftmm"],
     fig10_big=["df11", "r11", "r17", "tor8", "r8"],
     fig10_small=["tor6", "r6"],
@@ -93,7 +93,7 @@ QUICK = Plan(
     fig6_apps=["cg", "fft", "kmeans", "ftmm", "ftcg"],
     fig8_levels=[0, 16, 32, 64],
     fig9_apps=["cg", "ftmm"],
-    fig9_gbps=[200.0, 600.0, 1000.0],
+    fig9_modulations=["4-QAM", "64-QAM", "1024-QAM"],
     fig10_apps=["fft", "cg"],
     fig10_big=[],
     fig10_small=["tor6", "r6"],
@@ -182,9 +182,9 @@ def fig9(run: Runner, p: Plan) -> None:
         conv = run.point("9", app, "conventional", p.base)
         rows = [conv]
         rows += [
-            run.point("9", app, n, p.base, gbps=g)
+            run.point("9", app, n, p.base, gbps=run.st.modulations[m])
             for n in ("fec_perfect", "approx")
-            for g in p.fig9_gbps
+            for m in p.fig9_modulations
         ]
         normalise(rows, conv)
 
