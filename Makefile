@@ -35,6 +35,7 @@ test-rust:
 # The testbed smoke tests drive the real binary (release, as documented).
 test-python: setup-python lint-python
 	$(CARGO) build --release -q -p approxnet-net --bin approxnet-perf --bin approxnet-link
+	$(CARGO) build --release -q -p approxnet-sim --bin approxnet-sim
 	$(PY) -m pytest -q -W error python/tests
 
 # The wheel a user installs, from a fresh virtualenv outside the checkout.
@@ -49,8 +50,9 @@ lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(PY_TREE)
 	$(VENV)/bin/ruff format -q --check $(PY_TREE)
 	$(VENV)/bin/mypy --no-error-summary -p approxnet
-	$(VENV)/bin/mypy --no-error-summary python/tests experiments/testbed experiments/interconnect \
-	  experiments/dml
+	$(VENV)/bin/mypy --no-error-summary python/tests experiments/testbed
+	$(VENV)/bin/mypy --no-error-summary experiments/interconnect
+	$(VENV)/bin/mypy --no-error-summary experiments/dml
 	$(VENV)/bin/mypy --no-error-summary --allow-untyped-defs --allow-untyped-calls \
 	  --allow-incomplete-defs experiments/netapprox benches
 

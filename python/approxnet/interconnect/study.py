@@ -1,0 +1,461 @@
+"""Seed 004 §5's execution-time study on the simulator's flow-level mode.
+
+The networks of Table 1, the link modulations, the topologies of §5.6 and
+the application skeletons of Table 2 are data (``experiments/interconnect/
+study.toml``); this module turns one (network, topology, application,
+protection level) point into a flow-mode scenario with one staged job and
+runs it with the ``approxnet-sim`` binary.
+
+The approximate network's per-message bandwidth (§5.1.2,
+``B~ = f_p / (t_p + f_p - t_p f_p) B``) is applied by scaling each
+message's *size* by ``1 / factor``: a protected bit occupies ``1 / f_p``
+symbol slots of the link, so a message of ``s`` bits uses the link for
+``s (t_p / f_p + 1 - t_p)`` bit times whether it is alone or shares the
+link. Scaling the size keeps that under max-min sharing (the link's
+capacity is what all messages' symbols consume); a per-flow rate cap would
+not (a capped flow leaves the rest of the link to others, as if its
+protected bits were free).
+
+    >>> from approxnet.interconnect import study
+    >>> s = study.load()                                    # doctest: +SKIP
+    >>> r = study.run_point(s, "approx", "df11", "fft")     # doctest: +SKIP
+    >>> r.jct_us                                            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import approx_types, binaries
+from . import channel
+
+__all__ = [
+    "Comm",
+    "Compute",
+    "Phase",
+    "PointResult",
+    "Study",
+    "load",
+    "message_counts",
+    "run_point",
+    "run_scenario",
+    "scenario",
+    "skeleton",
+    "topology_hosts",
+    "wire_factor",
+]
+
+#: the shipped study data
+STUDY_TOML = binaries.CHECKOUT / "experiments" / "interconnect" / "study.toml"
+
+APPROX_MODES = ("none", "protected", "precise_free", "full")
+
+
+@dataclass(frozen=True)
+class Compute:
+    """Computation on every rank, Gflop per rank."""
+
+    gflop: float
+
+
+@dataclass(frozen=True)
+class Comm:
+    """One communication step (the fluid mode's phase): ``kind`` is
+    ``flows`` (explicit rank pairs, one message each) or ``allreduce_rd``
+    (recursive doubling over all ranks); ``bytes`` per message (for
+    ``allreduce_rd``, the vector). ``approximable``: the payload is the
+    application's approximate data type; otherwise precise."""
+
+    kind: str
+    bytes: float
+    approximable: bool
+    pairs: tuple[tuple[int, int], ...] = ()
+
+
+Phase = Compute | Comm
+
+
+@dataclass(frozen=True)
+class Study:
+    """The study data (study.toml) as read."""
+
+    system: dict[str, Any]
+    networks: dict[str, dict[str, Any]]
+    modulations: dict[str, float]
+    topologies: dict[str, dict[str, Any]]
+    apps: dict[str, dict[str, Any]]
+
+
+def _need(table: dict[str, Any], key: str, where: str) -> Any:
+    if key not in table:
+        raise ValueError(f"{where}: missing key {key!r}")
+    return table[key]
+
+
+def load(path: str | os.PathLike[str] = STUDY_TOML) -> Study:
+    """Reads and checks the study file; a missing or bad key raises
+    ValueError naming it."""
+    with open(path, "rb") as f:
+        d = tomllib.load(f)
+    for sec in ("system", "networks", "modulations", "topologies", "apps"):
+        _need(d, sec, str(path))
+    for name, net in d["networks"].items():
+        for k in ("gbps", "switch_delay_ns", "fec_ns", "approx"):
+            _need(net, k, f"networks.{name}")
+        if net["approx"] not in APPROX_MODES:
+            raise ValueError(
+                f"networks.{name}.approx: {net['approx']!r}, expected one of {APPROX_MODES}"
+            )
+        if not net["gbps"] > 0:
+            raise ValueError(f"networks.{name}.gbps: {net['gbps']}, expected > 0")
+    fp = _need(d["system"], "protected_factor", "system")
+    if not 0 < fp <= 1:
+        raise ValueError(f"system.protected_factor: {fp}, expected in (0, 1]")
+    for name, app in d["apps"].items():
+        for k in ("dtype", "level"):
+            _need(app, k, f"apps.{name}")
+        if name not in _SKELETONS:
+            raise ValueError(f"apps.{name}: no skeleton; known: {', '.join(_SKELETONS)}")
+    return Study(d["system"], d["networks"], d["modulations"], d["topologies"], d["apps"])
+
+
+# ---------------------------------------------------------------- skeletons
+
+
+def _grid(procs: int, app: str) -> int:
+    side = math.isqrt(procs)
+    if side * side != procs or side & (side - 1):
+        raise ValueError(f"{app}: {procs} processes; the skeleton needs a square power of two")
+    return side
+
+
+def _log2(procs: int, app: str) -> int:
+    if procs < 2 or procs & (procs - 1):
+        raise ValueError(f"{app}: {procs} processes; the skeleton needs a power of two >= 2")
+    return procs.bit_length() - 1
+
+
+def _row_exchange(side: int, k: int) -> tuple[tuple[int, int], ...]:
+    """Rank ``(r, c)`` sends to ``(r, c xor 2^k)`` (rank = r side + c)."""
+    return tuple(
+        (r * side + c, r * side + (c ^ (1 << k))) for r in range(side) for c in range(side)
+    )
+
+
+def _transpose(side: int) -> tuple[tuple[int, int], ...]:
+    """Rank ``(r, c)`` sends to ``(c, r)``; the diagonal keeps its data."""
+    return tuple((r * side + c, c * side + r) for r in range(side) for c in range(side) if r != c)
+
+
+def _cg(app: dict[str, Any], procs: int, inner_approx: bool) -> list[Phase]:
+    """NPB CG on a ``side x side`` grid (NPB's layout for a square power of
+    two): per inner iteration the matrix-vector product (local compute, the
+    row sum exchanged in ``log2 side`` steps of the whole segment, then the
+    transpose exchange), and two dot products (``log2 side`` steps of one
+    double within the row). One outer iteration = ``inner`` of those plus
+    the residual (a product and a norm). CG: only the residual product's
+    vectors are approximable (Table 2: 2 % of the messages); FT-CG: also
+    every inner transpose (Table 2: 8 %)."""
+    side = _grid(procs, "cg")
+    steps = _log2(side, "cg") if side > 1 else 0
+    na, nonzer, inner = int(app["na"]), int(app["nonzer"]), int(app["inner"])
+    seg = na / side * 8.0  # bytes: a segment of doubles
+    nnz = na * (nonzer + 1) ** 2  # NPB CG's nonzero count, to the order
+    matvec = Compute(2.0 * nnz / procs / 1e9)
+    vec_ops = Compute(10.0 * na / procs / 1e9)
+
+    def product(approx_sum: bool, approx_t: bool) -> list[Phase]:
+        out: list[Phase] = [matvec]
+        out += [Comm("flows", seg, approx_sum, _row_exchange(side, k)) for k in range(steps)]
+        out.append(Comm("flows", seg, approx_t, _transpose(side)))
+        return out
+
+    def dot() -> list[Phase]:
+        return [Comm("flows", 8.0, False, _row_exchange(side, k)) for k in range(steps)]
+
+    phases: list[Phase] = []
+    for _ in range(inner):
+        phases += product(False, inner_approx)
+        phases += dot()
+        phases.append(vec_ops)
+        phases += dot()
+    phases += product(True, True)
+    phases += dot()
+    return phases
+
+
+def cg(app: dict[str, Any], procs: int) -> list[Phase]:
+    """NPB CG, one outer iteration (see :func:`_cg`)."""
+    return _cg(app, procs, inner_approx=False)
+
+
+def ftcg(app: dict[str, Any], procs: int) -> list[Phase]:
+    """ABFT CG (seed 004 [7]): CG's messages, checks on local invariants
+    (no extra messages); the inner transposes are approximable too."""
+    return _cg(app, procs, inner_approx=True)
+
+
+def fft(app: dict[str, Any], procs: int) -> list[Phase]:
+    """NPB FT, one iteration: evolve + a 3-D FFT (``6 N + 5 N log2 N``
+    flop over ``N = side^3`` points), the slab transpose as MVAPICH's
+    pairwise-exchange all-to-all (``procs - 1`` steps, in step ``k`` rank
+    ``i`` sends its block to ``i + k``; approximable complex128), and the
+    checksum all-reduce (one complex, precise)."""
+    _log2(procs, "fft")
+    n = int(app["side"]) ** 3
+    block = n * 16.0 / procs / procs
+    phases: list[Phase] = [Compute((6.0 * n + 5.0 * n * math.log2(n)) / procs / 1e9)]
+    for k in range(1, procs):
+        phases.append(Comm("flows", block, True, tuple((i, (i + k) % procs) for i in range(procs))))
+    phases.append(Comm("allreduce_rd", 16.0, False))
+    return phases
+
+
+def kmeans(app: dict[str, Any], procs: int) -> list[Phase]:
+    """Parallel Lloyd's K-means (seed 004 [44]): rank 0 scatters the float32
+    points (approximable), then per iteration every rank assigns its points
+    (``3 d k`` flop per point) and the per-cluster sums and counts
+    (``k (d + 1)`` float32, approximable) are all-reduced, with a precise
+    all-reduce of the number of changed labels (8 bytes)."""
+    _log2(procs, "kmeans")
+    pts, d, k = int(app["points"]), int(app["dims"]), int(app["clusters"])
+    phases: list[Phase] = [
+        Comm("flows", pts / procs * d * 4.0, True, tuple((0, i) for i in range(1, procs)))
+    ]
+    for _ in range(int(app["iterations"])):
+        phases.append(Compute(3.0 * d * k * pts / procs / 1e9))
+        phases.append(Comm("allreduce_rd", k * (d + 1) * 4.0, True))
+        phases.append(Comm("allreduce_rd", 8.0, False))
+    return phases
+
+
+def _bcast(side: int, root: int, along_row: bool) -> list[tuple[tuple[int, int], ...]]:
+    """Binomial broadcast from column (row) ``root`` along every row
+    (column): ``log2 side`` steps, in step ``s`` relative ranks below
+    ``2^s`` send to ``+2^s``."""
+    out = []
+    for s in range(side.bit_length() - 1):
+        pairs = []
+        for line in range(side):
+            for rel in range(1 << s):
+                a, b = (root + rel) % side, (root + rel + (1 << s)) % side
+                if along_row:
+                    pairs.append((line * side + a, line * side + b))
+                else:
+                    pairs.append((a * side + line, b * side + line))
+        out.append(tuple(pairs))
+    return out
+
+
+def ftmm(app: dict[str, Any], procs: int) -> list[Phase]:
+    """ABFT matrix multiply (seed 004 [43]) as SUMMA on a ``side x side``
+    grid: for each of ``side`` panels, A's block broadcast along the rows
+    and B's along the columns (binomial, together), then ``2 b^3`` flop
+    (``b = n / side``); the checksums travel inside the blocks; one precise
+    all-reduce (8 bytes) of the verification result at the end."""
+    side = _grid(procs, "ftmm")
+    b = int(app["n"]) / side
+    phases: list[Phase] = []
+    for k in range(side):
+        for rows, cols in zip(_bcast(side, k, True), _bcast(side, k, False), strict=True):
+            phases.append(Comm("flows", b * b * 8.0, True, rows + cols))
+        phases.append(Compute(2.0 * b**3 / 1e9))
+    phases.append(Comm("allreduce_rd", 8.0, False))
+    return phases
+
+
+_SKELETONS = {"cg": cg, "fft": fft, "kmeans": kmeans, "ftmm": ftmm, "ftcg": ftcg}
+
+
+def skeleton(study: Study, app: str, procs: int) -> list[Phase]:
+    """The phases of ``app`` at ``procs`` processes."""
+    if app not in study.apps:
+        raise ValueError(f"unknown application {app!r}; known: {', '.join(study.apps)}")
+    return _SKELETONS[app](study.apps[app], procs)
+
+
+def message_counts(phases: Sequence[Phase], procs: int) -> tuple[int, int, float, float]:
+    """``(messages, approximable messages, bytes, approximable bytes)``."""
+    msgs = approx = 0
+    byts = abytes = 0.0
+    for p in phases:
+        if isinstance(p, Compute):
+            continue
+        m = len(p.pairs) if p.kind == "flows" else procs * (procs.bit_length() - 1)
+        msgs += m
+        byts += m * p.bytes
+        if p.approximable:
+            approx += m
+            abytes += m * p.bytes
+    return msgs, approx, byts, abytes
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def wire_factor(study: Study, network: str, app: str, approximable: bool, level: int) -> float:
+    """How many times its size a message occupies the link: 1 on an
+    error-free or fully approximate network; on the approximate one
+    ``1 / B~`` (§5.1.2) with ``t_p`` the protected fraction of the data
+    type at ``level`` for approximable messages, ``t_p = 1`` for precise
+    ones (or 1 with ``approx = "precise_free"``)."""
+    mode = study.networks[network]["approx"]
+    if mode in ("none", "full"):
+        return 1.0
+    fp = float(study.system["protected_factor"])
+    if approximable:
+        tp = approx_types.protected_fraction(study.apps[app]["dtype"], level)
+        return 1.0 / channel.average_bandwidth_factor(tp, fp)
+    return 1.0 if mode == "precise_free" else 1.0 / fp
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return repr(v)
+
+
+def scenario(
+    study: Study,
+    network: str,
+    topology: str,
+    app: str,
+    *,
+    level: int | None = None,
+    gbps: float | None = None,
+    switch_delay_ns: float | None = None,
+    topology_seed: int = 1,
+) -> str:
+    """The flow-mode scenario (TOML text) of one point; ``level`` defaults
+    to the application's Table 2 level, ``gbps`` and ``switch_delay_ns`` to
+    the network's (the FEC delay is added to every switch's)."""
+    if network not in study.networks:
+        raise ValueError(f"unknown network {network!r}; known: {', '.join(study.networks)}")
+    if topology not in study.topologies:
+        raise ValueError(f"unknown topology {topology!r}; known: {', '.join(study.topologies)}")
+    net = study.networks[network]
+    topo = dict(study.topologies[topology])
+    procs = _hosts(topo)
+    lvl = int(study.apps[app]["level"]) if level is None else level
+    rate = float(net["gbps"] if gbps is None else gbps)
+    sd = float(net["switch_delay_ns"] if switch_delay_ns is None else switch_delay_ns)
+    lines = [
+        'mode = "flow"',
+        f'name = "{app}-{network}-{topology}"',
+        "duration_ms = 1000000.0",
+        "seed = 1",
+        "[topology]",
+        *(f"{k} = {_toml_value(v)}" for k, v in topo.items()),
+        f"host_gbps = {rate!r}",
+        f"core_gbps = {rate!r}",
+        f"link_delay_us = {float(study.system['link_delay_us'])!r}",
+        f"switch_delay_ns = {sd + float(net['fec_ns'])!r}",
+    ]
+    if topo["kind"] == "random_regular":
+        lines.append(f"topology_seed = {topology_seed}")
+    lines += [
+        "[[staged]]",
+        f'name = "{app}"',
+        f"hosts = {list(range(procs))}",
+        "iterations = 1",
+        f"host_gflops = {float(study.system['host_gflops'])!r}",
+    ]
+    factor = {a: wire_factor(study, network, app, a, lvl) for a in (False, True)}
+    for p in skeleton(study, app, procs):
+        lines.append("[[staged.phases]]")
+        if isinstance(p, Compute):
+            lines.append(f"compute_gflop = {p.gflop!r}")
+            continue
+        lines.append(f'comm = "{p.kind}"')
+        lines.append(f"kb = {p.bytes * factor[p.approximable] / 1000.0!r}")
+        if p.kind == "flows":
+            lines.append("pairs = [" + ", ".join(f"[{a}, {b}]" for a, b in p.pairs) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def topology_hosts(study: Study, topology: str) -> int:
+    """Hosts (= processes) of a study topology."""
+    return _hosts(study.topologies[topology])
+
+
+def _hosts(topo: dict[str, Any]) -> int:
+    kind = topo["kind"]
+    per = int(topo["hosts_per_switch"])
+    if kind == "dragonfly":
+        return int(topo["groups"]) * int(topo["routers_per_group"]) * per
+    if kind == "torus":
+        return math.prod(int(x) for x in topo["dims"]) * per
+    if kind == "random_regular":
+        return int(topo["switches"]) * per
+    raise ValueError(f"topology kind {kind!r}: no host count rule here")
+
+
+@dataclass(frozen=True)
+class PointResult:
+    """One simulated run of a staged job."""
+
+    jct_us: float
+    compute_us: float
+    comm_us: float
+    flows: int
+
+
+def run_scenario(text: str, sim: str | os.PathLike[str] | None = None) -> PointResult:
+    """Runs the scenario text with the ``approxnet-sim`` binary and reads
+    its staged job's row; raises RuntimeError when the run fails or the job
+    did not finish."""
+    exe = binaries.require("approxnet-sim", sim)
+    with tempfile.TemporaryDirectory(prefix="approxnet-ic-") as tmp:
+        path = Path(tmp) / "scenario.toml"
+        path.write_text(text)
+        out = Path(tmp) / "out"
+        proc = subprocess.run(
+            [str(exe), "run", str(path), "--out", str(out), "--quiet", "--no-flows"],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"approxnet-sim failed: {proc.stderr.strip()}")
+        with open(out / "staged.csv") as f:
+            row = next(iter(csv.DictReader(f)))
+    if row["done_iterations"] != row["iterations"]:
+        raise RuntimeError("the staged job did not finish within duration_ms")
+    return PointResult(
+        jct_us=float(row["jct_ns"]) / 1e3,
+        compute_us=float(row["compute_ns"]) / 1e3,
+        comm_us=float(row["comm_ns"]) / 1e3,
+        flows=int(row["flows"]),
+    )
+
+
+def run_point(
+    study: Study,
+    network: str,
+    topology: str,
+    app: str,
+    *,
+    sim: str | os.PathLike[str] | None = None,
+    **kw: Any,
+) -> PointResult:
+    """:func:`scenario` then :func:`run_scenario`."""
+    return run_scenario(scenario(study, network, topology, app, **kw), sim)
+
+
+def iter_levels(dtype: str) -> Iterator[int]:
+    """Protection levels 0, 8, ... up to the word size of ``dtype`` (per
+    part for complex types)."""
+    bits = {"float16": 16, "bfloat16": 16, "float32": 32, "complex64": 32}.get(dtype, 64)
+    yield from range(0, bits + 1, 8)

@@ -1,0 +1,146 @@
+"""The seed 004 execution-time study (approxnet.interconnect.study and
+experiments/interconnect/study.py): skeleton and bandwidth arithmetic, and
+properties of the quick study's runs on the flow-level simulator."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from approxnet import binaries
+from approxnet.interconnect import study as S
+
+SCRIPT = binaries.CHECKOUT / "experiments" / "interconnect" / "study.py"
+APPS = ["cg", "fft", "kmeans", "ftmm", "ftcg"]
+
+
+@pytest.fixture(scope="module")
+def st() -> S.Study:
+    return S.load()
+
+
+def test_wire_factor_is_the_inverse_of_the_average_bandwidth(st: S.Study) -> None:
+    # complex128 at 16 bits per part: t_p = 0.25, M/4: B~ = 0.25 / 0.4375 B
+    assert S.wire_factor(st, "approx", "fft", True, 16) == pytest.approx(1.75)
+    # float32 at 12: t_p = 0.375 -> 1 / 0.4706
+    assert S.wire_factor(st, "approx", "kmeans", True, 12) == pytest.approx(2.125)
+    # precise messages carry every bit on the reliable mapping, or are free
+    assert S.wire_factor(st, "approx", "cg", False, 16) == pytest.approx(4.0)
+    assert S.wire_factor(st, "approx_precise_free", "cg", False, 16) == 1.0
+    for net in ("conventional", "fec_perfect", "full_approx"):
+        assert S.wire_factor(st, net, "fft", True, 16) == 1.0
+
+
+def test_skeletons_follow_table2_fractions_where_they_can(st: S.Study) -> None:
+    fr = {}
+    for app in APPS:
+        msgs, approx, _, _ = S.message_counts(S.skeleton(st, app, 1024), 1024)
+        fr[app] = approx / msgs
+    assert fr["fft"] == pytest.approx(0.99, abs=0.005)
+    assert fr["cg"] == pytest.approx(0.02, abs=0.01)
+    assert fr["ftcg"] == pytest.approx(0.08, abs=0.01)
+    # the pairwise all-to-all: every rank sends to every other exactly once
+    ph = S.skeleton(st, "fft", 64)
+    pairs = [p for c in ph if isinstance(c, S.Comm) and c.kind == "flows" for p in c.pairs]
+    assert len(pairs) == len(set(pairs)) == 64 * 63
+
+
+def test_bad_inputs_name_the_field(st: S.Study, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="square power of two"):
+        S.skeleton(st, "cg", 512)
+    with pytest.raises(ValueError, match="unknown network"):
+        S.scenario(st, "fast", "r4s16", "fft")
+    bad = tmp_path / "s.toml"
+    bad.write_text(S.STUDY_TOML.read_text().replace('approx = "full"', 'approx = "most"'))
+    with pytest.raises(ValueError, match="networks.full_approx.approx"):
+        S.load(bad)
+
+
+needs_sim = pytest.mark.skipif(
+    binaries.find("approxnet-sim") is None, reason="approxnet-sim binary not built"
+)
+
+
+@needs_sim
+def test_all_bits_protected_is_a_quarter_rate_link(st: S.Study) -> None:
+    """Level 64 protects every bit: the size scaling must then give exactly
+    an error-free network at f_p B (max-min sharing included)."""
+    a = S.run_point(st, "approx", "r4s16", "fft", level=64)
+    b = S.run_point(st, "conventional", "r4s16", "fft", gbps=250.0)
+    assert a.jct_us == pytest.approx(b.jct_us, rel=1e-9)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, str]]:
+    if binaries.find("approxnet-sim") is None:
+        pytest.skip("approxnet-sim binary not built")
+    out = tmp_path_factory.mktemp("study")
+    subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--figs", "6,8,9", "--out", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    with open(out / "study_quick.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def _jct(rows: list[dict[str, str]], **kw: str) -> float:
+    hit = [r for r in rows if all(r[k] == v for k, v in kw.items())]
+    assert len(hit) == 1, kw
+    return float(hit[0]["jct_us"])
+
+
+@needs_sim
+def test_quick_study_has_every_application_and_network(quick: list[dict[str, str]]) -> None:
+    fig6 = [r for r in quick if r["fig"] == "6"]
+    assert {(r["app"], r["network"]) for r in fig6} == {
+        (a, n)
+        for a in APPS
+        for n in ("conventional", "fec_perfect", "approx", "full_approx", "approx_precise_free")
+    }
+    assert all(float(r["jct_us"]) > float(r["compute_us"]) > 0 for r in fig6)
+
+
+@needs_sim
+def test_network_orderings_hold_for_every_skeleton(quick: list[dict[str, str]]) -> None:
+    for fig in ("6", "6check"):
+        rows = [r for r in quick if r["fig"] == fig]
+        for app in APPS:
+            conv = _jct(rows, app=app, network="conventional")
+            fec = _jct(rows, app=app, network="fec_perfect")
+            approx = _jct(rows, app=app, network="approx")
+            full = _jct(rows, app=app, network="full_approx")
+            free = _jct(rows, app=app, network="approx_precise_free")
+            assert fec <= conv
+            assert approx <= conv
+            # unprotecting bits or freeing precise messages never slows it
+            assert full <= free <= approx
+
+
+@needs_sim
+def test_more_protected_bits_never_make_approx_faster(quick: list[dict[str, str]]) -> None:
+    fft = sorted(
+        (int(r["level"]), float(r["jct_us"]))
+        for r in quick
+        if r["fig"] == "8" and r["network"] == "approx"
+    )
+    assert len(fft) >= 3
+    assert all(a[1] < b[1] for a, b in zip(fft, fft[1:], strict=False))
+
+
+@needs_sim
+def test_faster_links_never_slow_a_skeleton(quick: list[dict[str, str]]) -> None:
+    for app in ("cg", "ftmm"):
+        for net in ("fec_perfect", "approx"):
+            pts = sorted(
+                (float(r["gbps"]), float(r["jct_us"]))
+                for r in quick
+                if r["fig"] == "9" and r["app"] == app and r["network"] == net
+            )
+            assert len(pts) >= 3
+            assert all(a[1] >= b[1] for a, b in zip(pts, pts[1:], strict=False))
