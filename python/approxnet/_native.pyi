@@ -538,7 +538,12 @@ class SapListener:
 @final
 class SapSocket:
     @staticmethod
-    def connect(peer: str, bind: str = "0.0.0.0:0", accept_damaged: bool = True) -> SapSocket: ...
+    def connect(
+        peer: str,
+        bind: str = "0.0.0.0:0",
+        accept_damaged: bool = True,
+        line_rate_mbps: float | None = None,
+    ) -> SapSocket: ...
     @property
     def local_addr(self) -> str: ...
     @property

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import socket
+import struct
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
 from approxnet import ConfigError, JobError
-from approxnet.sap import SapDatagram, SapListener, SapSocket
+from approxnet.sap import SapDatagram, SapListener, SapSocket, streamer, tracker, webserver
 
 
 def _serve(listener: SapListener, got: list[SapDatagram]) -> threading.Thread:
@@ -64,3 +68,37 @@ def test_bad_arguments_are_named_errors() -> None:
     tx.close(timeout_s=20)
     t.join(timeout=30)
     assert [d.data for d in got] == [b"ok"]
+
+
+def test_the_seed_002_applications_on_loopback(tmp_path: Path) -> None:
+    # Tracker: the plausibility filter drops a reading moved by a flipped
+    # exponent bit, and the moving average over the whole trace is the
+    # trace's own.
+    avg = tracker.SpeedAverage()
+    points = tracker.trace(1)
+    for t, p in enumerate(points[:10]):
+        avg.update(t, p)
+    lat = bytearray(struct.pack(">d", points[10][0]))
+    lat[1] ^= 0x10  # an exponent bit: the latitude moves by degrees
+    avg.update(10, (struct.unpack(">d", bytes(lat))[0], points[10][1]))
+    assert avg.discarded == 1
+    assert 1.3 < tracker.ground_truth(1) < 1.8
+    # Streamer: the stream both ends agree on, prefix first.
+    d = streamer.datagram(7, 3, 64)
+    assert len(d) == 64 and d[:4] == (3).to_bytes(4, "big") and d != streamer.datagram(7, 4, 64)
+    # Web server: the three ways to fetch a file, over loopback.
+    (tmp_path / "f.bin").write_bytes(bytes(range(256)) * 40)
+    srv = threading.Thread(target=webserver.serve, args=("127.0.0.1:18181", tmp_path), daemon=True)
+    srv.start()
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", 18181), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.02)
+    for mode in webserver.MODES:
+        body, info = webserver.fetch("http://127.0.0.1:18181/f.bin", mode, "127.0.0.1", 20)
+        assert body == (tmp_path / "f.bin").read_bytes(), mode
+        assert info["mode"] == mode and info["lost_chunks"] == 0
+    with pytest.raises(ValueError, match="mode"):
+        webserver.fetch("http://127.0.0.1:18181/f.bin", "udp", "127.0.0.1", 1)

@@ -118,6 +118,12 @@ impl AsyncEndpoint {
         self.d.push_messages(h, job, msgs)
     }
 
+    /// Ends streaming job `job` of `h` at what was pushed (see
+    /// [`crate::Endpoint::end_stream`]).
+    pub fn end_stream(&mut self, h: ConnectionHandle, job: u32) -> Result<(), SendJobError> {
+        self.d.end_stream(h, job)
+    }
+
     /// Waits for `job` on `h` to complete (see [`crate::Endpoint::wait_job`]).
     pub async fn wait_job(
         &mut self,

@@ -119,10 +119,7 @@ impl Endpoint {
     /// `approxnet_proto::Endpoint::end_stream`); it then completes like any
     /// job ([`Endpoint::wait_job`]).
     pub fn end_stream(&mut self, h: ConnectionHandle, job: u32) -> Result<(), SendJobError> {
-        let now = self.d.now();
-        self.d.ep.end_stream(now, h, job)?;
-        self.d.service()?;
-        Ok(())
+        self.d.end_stream(h, job)
     }
 
     /// Closes a connection once its jobs are done (FIN exchange follows).

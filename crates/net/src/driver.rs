@@ -188,6 +188,14 @@ impl Driver {
         Ok(r)
     }
 
+    /// Ends streaming job `job` of `h` at what was pushed (both faces).
+    pub(crate) fn end_stream(&mut self, h: ConnectionHandle, job: u32) -> Result<(), SendJobError> {
+        let now = self.now();
+        self.ep.end_stream(now, h, job)?;
+        self.service()?;
+        Ok(())
+    }
+
     /// Fires due timers, moves everything the core wants to send into the
     /// send queue, flushes once, and collects events.
     ///

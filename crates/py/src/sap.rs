@@ -24,6 +24,20 @@ fn config(accept_damaged: bool) -> SapConfig {
     }
 }
 
+/// The sender's line rate (the core's Rmax; pacing starts there): the
+/// rate of the host's own link, when it is slower than the default.
+fn with_line_rate(mut c: SapConfig, mbps: Option<f64>) -> Result<SapConfig> {
+    if let Some(m) = mbps {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(Error::ConfigValue(format!(
+                "`line_rate_mbps` = {m}: a positive, finite rate"
+            )));
+        }
+        c.runtime.proto.line_rate = approxnet_proto::Rate::mbps(m);
+    }
+    Ok(c)
+}
+
 fn mode(name: &str) -> Result<Mode> {
     match name {
         "precise" => Ok(Mode::Precise),
@@ -171,12 +185,20 @@ impl PySapSocket {
 
 #[pymethods]
 impl PySapSocket {
-    /// Connects from `bind` to `peer` with a precise handshake.
+    /// Connects from `bind` to `peer` with a precise handshake;
+    /// `line_rate_mbps`: the sender's link rate (default: the core's).
     #[staticmethod]
-    #[pyo3(signature = (peer, bind = "0.0.0.0:0", accept_damaged = true))]
-    fn connect(py: Python<'_>, peer: &str, bind: &str, accept_damaged: bool) -> Result<Self> {
+    #[pyo3(signature = (peer, bind = "0.0.0.0:0", accept_damaged = true, line_rate_mbps = None))]
+    fn connect(
+        py: Python<'_>,
+        peer: &str,
+        bind: &str,
+        accept_damaged: bool,
+        line_rate_mbps: Option<f64>,
+    ) -> Result<Self> {
         let (at, to) = (addr(bind)?, addr(peer)?);
-        let s = py.allow_threads(|| SapSocket::connect(at, to, config(accept_damaged)))?;
+        let cfg = with_line_rate(config(accept_damaged), line_rate_mbps)?;
+        let s = py.allow_threads(|| SapSocket::connect(at, to, cfg))?;
         Ok(PySapSocket::wrap(s))
     }
 

@@ -8,6 +8,7 @@ a half-built or crashed testbed as well as a complete one; `up` always runs
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import signal
@@ -50,6 +51,10 @@ def down(name: str) -> list[str]:
         if done.returncode != 0 and ns in list_namespaces(ns):
             raise TestbedError(f"cannot delete namespace {ns}: {done.stderr.strip()}")
         removed.append(ns)
+    # Wireless relays' counters and logs (layout.link_stats_path).
+    for leftover in glob.glob(f"/tmp/{namespace_prefix(name)}*link.*"):
+        with contextlib.suppress(OSError):
+            os.remove(leftover)
     return removed
 
 
