@@ -84,6 +84,15 @@ impl Flood {
     /// Sends forged JOBs round-robin over `socks` (with `ids[i]` from
     /// `socks[i]`, a new job id each round) to `server` as fast as one
     /// thread can, until stopped or `max_packets` / `max_time` is reached.
+    /// Returns once at least `n` datagrams went out (or `bound` passed):
+    /// the flood is under way before whatever the test does next.
+    pub(crate) fn wait_sent(&self, n: u64, bound: Duration) {
+        let t0 = WallInstant::now();
+        while self.sent.load(Ordering::Relaxed) < n && t0.elapsed() < bound {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     pub(crate) fn start(
         kind: Kind,
         socks: Vec<UdpSocket>,
@@ -101,10 +110,13 @@ impl Flood {
             let mut round = 0u32;
             'outer: loop {
                 for (s, &id) in socks.iter().zip(&ids) {
-                    if n >= max_packets
-                        || (n.is_multiple_of(1024)
-                            && (st.load(Ordering::Relaxed) || t0.elapsed() >= max_time))
-                    {
+                    if n.is_multiple_of(1024) {
+                        se.store(n, Ordering::Relaxed);
+                        if st.load(Ordering::Relaxed) || t0.elapsed() >= max_time {
+                            break 'outer;
+                        }
+                    }
+                    if n >= max_packets {
                         break 'outer;
                     }
                     // a full socket buffer just drops: the flood is best effort
@@ -183,8 +195,9 @@ pub(crate) fn flooded_job(server: Endpoint, kind: Kind, sources: usize, net: u8)
         (server, accepted, peak_rss)
     });
     let flood = Flood::start(kind, socks, ids, addr, 3_000_000, Duration::from_secs(20));
-    // the flood is under way before the client shows up
-    thread::sleep(Duration::from_millis(100));
+    // the flood is under way before the client shows up: at least two
+    // forged JOBs from every source (the tests check it ran past 4,000)
+    flood.wait_sent(2 * sources as u64 + 1024, Duration::from_secs(10));
     let mut client =
         Endpoint::bind("127.0.0.1:0".parse().unwrap(), RuntimeConfig::default()).unwrap();
     let t0 = WallInstant::now();
