@@ -1,7 +1,9 @@
 """Seed 004's approximate interconnects: the channel models
-(:mod:`.channel`), and the application kernels whose every exchanged array
-crosses the bit-error channel (:mod:`.kernels`, :mod:`.quality`)."""
+(:mod:`.channel`), the bit-error channel between simulated processes
+(:mod:`.exchange`), the application kernels whose every exchanged array
+crosses it (:mod:`.kernels`) and the numerical error of Fig. 5
+(:mod:`.quality`)."""
 
 from __future__ import annotations
 
-__all__ = ["channel", "kernels", "quality"]
+__all__ = ["channel", "exchange", "kernels", "quality"]
