@@ -55,3 +55,10 @@ def test_numerical_error_matches_its_expectation() -> None:
     # each protected bit lowers the expected error
     exp = [a for _, a, _ in expected_error(x[:50_000], [12, 16, 24, 32], 1e-3)]
     assert exp == sorted(exp, reverse=True)
+
+
+def test_channel_for_a_link_takes_its_rates_from_the_models() -> None:
+    ch = Channel.for_link(16, qam=1024, nominal_ber=1e-5, mapping="half", hops=3)
+    assert abs(ch.ber - 3e-5) < 1e-9  # 1 - (1 - 1e-5)^3
+    assert abs(ch.protected_ber / (3 * 6.25e-10) - 1) < 1e-3
+    assert Channel.for_link(None).protected_ber < 1e-15  # M/4 on one hop

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import approx_types
+from . import channel
 
 __all__ = ["Channel"]
 
@@ -36,6 +37,29 @@ class Channel:
     """Payload bytes sent through the channel."""
     flips: int = field(default=0, init=False)
     """Bits flipped in them."""
+
+    @classmethod
+    def for_link(
+        cls,
+        level: int | None,
+        *,
+        qam: int = 1024,
+        nominal_ber: float = 1e-5,
+        mapping: str = "quarter",
+        hops: int = 1,
+        seed: int = 1,
+    ) -> Channel:
+        """The channel of a path of ``hops`` ``qam``-QAM links at
+        ``nominal_ber`` whose protected bits use ``mapping`` (``"half"``:
+        M/2, ``"quarter"``: M/4): both BERs from crates/phy's models
+        (seed 004 §4.2.1) and the end-to-end formula of §3.2."""
+        protected, _ = channel.mapping_ber(mapping, qam, nominal_ber)
+        return cls(
+            ber=channel.end_to_end_ber(nominal_ber, hops),
+            level=level,
+            seed=seed,
+            protected_ber=channel.end_to_end_ber(protected, hops),
+        )
 
     def send(self, a: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """The array as the receiver gets it (a new array; ``a`` is left alone)."""

@@ -92,6 +92,18 @@ mod tests {
     }
 
     #[test]
+    fn denser_constellations_need_more_energy_per_bit() {
+        // Fig. 3: at every target, each step 4 -> 16 -> ... -> 1024 costs Eb/N0
+        for target in [1e-3, 1e-5, 1e-9] {
+            let need: Vec<f64> = [4, 16, 64, 256, 1024]
+                .iter()
+                .map(|&m| required_ebn0(Modulation::qam(m).unwrap(), target).unwrap())
+                .collect();
+            assert!(need.windows(2).all(|w| w[1] > w[0]), "{target}: {need:?}");
+        }
+    }
+
+    #[test]
     fn bad_targets() {
         for t in [0.0, 0.5, 0.7, -1e-3, f64::NAN] {
             assert!(matches!(
