@@ -47,7 +47,7 @@ PY_LINTED := python/approxnet/__init__.py python/approxnet/_native.pyi \
   python/approxnet/torch python/tests/test_torch_train.py python/tests/cli_runner.py \
   python/approxnet/saba python/tests/test_saba_models.py python/tests/test_saba_solver.py \
   python/tests/test_saba_controller.py python/tests/test_saba_enforcement.py \
-  python/tests/test_saba_cli.py benches/saba
+  python/tests/test_saba_cli.py benches/saba experiments/saba
 lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/ruff check -q $(wildcard $(PY_LINTED))
 	$(VENV)/bin/ruff format -q --check $(wildcard $(PY_LINTED))

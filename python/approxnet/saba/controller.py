@@ -278,7 +278,7 @@ class Controller:
                 list(solve_reference([self._apps[a] for a in apps], f, self.capacity).weights)
                 for apps, f in zip(per_port, floors, strict=True)
             ]
-        names = sorted(self._apps)
+        names = sorted({a for apps in per_port for a in apps})  # only those involved
         index = {n: i for i, n in enumerate(names)}
         coeffs = [list(self._apps[n]) + [0.0] * (4 - len(self._apps[n])) for n in names]
         batch = [([index[a] for a in apps], f) for apps, f in zip(per_port, floors, strict=True)]

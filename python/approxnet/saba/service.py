@@ -22,6 +22,7 @@ connection or path) and 409 (an app registered twice).
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -64,6 +65,14 @@ class Service:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: one connection per client
+
+            def setup(self) -> None:
+                super().setup()
+                # headers and body are two writes: without this, Nagle and the
+                # client's delayed ACK add 40 ms to every kept-alive reply
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
