@@ -33,9 +33,11 @@ def service() -> Iterator[tuple[SabaClient, Controller, MemoryBackend]]:
     ctl = Controller(topology(), backend=backend, queues=2)
     svc = Service(ctl)
     svc.start()
+    client = SabaClient(svc.url)
     try:
-        yield SabaClient(svc.url), ctl, backend
+        yield client, ctl, backend
     finally:
+        client.disconnect()
         svc.stop()
 
 

@@ -56,6 +56,12 @@ class SabaClient:
             raise kind(msg)
         return json.loads(payload)
 
+    def __enter__(self) -> SabaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.disconnect()
+
     def disconnect(self) -> None:
         """Closes the kept-alive connection (the next call opens another)."""
         if self._conn is not None:

@@ -80,6 +80,9 @@ def run_once(tb: Testbed, w: Workload, port: int, timeout: float = 300.0) -> flo
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            for f in (p.stdout, p.stderr):
+                if f is not None:
+                    f.close()
     bad = [p for p in procs if p.returncode != 0]
     if bad:
         raise RuntimeError(f"workload {w.name} failed (exit {bad[0].returncode})")
