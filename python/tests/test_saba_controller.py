@@ -64,6 +64,7 @@ def test_lifecycle_reallocates_the_ports_on_the_path(
     assert [q.dscps for q in trunk.queues] == [(1,), (2, 3)]
     assert trunk.queues[1].weight == pytest.approx(weights["pr"] + weights["sort"])
     assert trunk.queues[0].rate_bps == round(weights["lr"] * 10**9)
+    client.renew(c1["id"])  # no lease on this controller: only checked
     # closing lr's connection gives the trunk to the others
     assert client.close(c1["id"]) == ["left:right", "right:h3"]
     assert set(dict(backend.latest["left:right"].app_weights)) == {"pr", "sort"}
@@ -95,6 +96,7 @@ def test_bad_calls_are_refused_and_change_nothing(
         (SabaError, "unknown destination host 'h9'", lambda: client.open("lr", "h1", "h9")),
         (SabaError, "same host", lambda: client.open("lr", "h1", "h1")),
         (UnknownError, "no open connection 'c9'", lambda: client.close("c9")),
+        (UnknownError, "no open connection 'c9'", lambda: client.renew("c9")),
         (UnknownError, "no registered app 'pr'", lambda: client.deregister("pr")),
         (SabaError, "missing field 'dst'", lambda: post({"app": "lr", "src": "h1"})),
         (SabaError, "must be a str", lambda: post({"app": "lr", "src": 3, "dst": "h3"})),
@@ -172,3 +174,24 @@ def test_distributed_controllers_split_the_ports(tmp_path: Path) -> None:
     assert both == central.port_configs()
     with pytest.raises(UnknownError, match="no PL in the shared mapping"):
         left.register("newcomer", PR)
+
+
+def test_connections_of_a_silent_client_expire() -> None:
+    now = [0.0]
+    backend = MemoryBackend()
+    ctl = Controller(topology(), backend=backend, lease_s=10.0, clock=lambda: now[0])
+    ctl.register("lr", LR)
+    ctl.register("pr", PR)
+    alive = ctl.open_connection("lr", "h1", "h3")
+    dead = ctl.open_connection("pr", "h2", "h3")
+    now[0] = 8.0
+    ctl.renew(alive.id)
+    assert ctl.expire() == []
+    now[0] = 12.0  # pr's client went silent at 0 s
+    assert ctl.expire() == [dead.id]
+    assert [c.id for c in ctl.connections()] == [alive.id]
+    assert dict(backend.latest["right:h3"].app_weights) == {"lr": pytest.approx(1.0)}
+    with pytest.raises(UnknownError):
+        ctl.renew(dead.id)
+    with pytest.raises(SabaError, match="lease_s"):
+        Controller(topology(), lease_s=0.0)

@@ -93,6 +93,10 @@ class SabaClient:
         """Reports a closed connection; returns the ports re-allocated."""
         return list(self._call("DELETE", f"/connections/{conn_id}")["ports"])
 
+    def renew(self, conn_id: str) -> None:
+        """Renews a connection's lease."""
+        self._call("POST", f"/connections/{conn_id}/renew", {})
+
     def ports(self) -> dict[str, Any]:
         """The per-port configuration (the JSON export)."""
         return dict(self._call("GET", "/ports"))

@@ -9,6 +9,7 @@ GET    /apps/NAME                                             200 AppInfo
 DELETE /apps/NAME                                             200 {"ports"}
 POST   /connections         {"app", "src", "dst"}             201 ConnectionInfo
 GET    /connections                                           200 [ConnectionInfo]
+POST   /connections/ID/renew   (with a lease: keeps it open)   200 {"id"}
 DELETE /connections/ID                                        200 {"ports"}
 GET    /ports                                                 200 the JSON export
 GET    /health                                                200 {"ok": true}
@@ -88,6 +89,16 @@ class Service:
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._expirer: threading.Thread | None = None
+        if controller.lease_s is not None:
+            period = controller.lease_s / 4
+            self._expirer = threading.Thread(target=self._expire_loop, args=(period,), daemon=True)
+            self._expirer.start()
+
+    def _expire_loop(self, period: float) -> None:
+        while not self._stop.wait(period):
+            self.controller.expire()
 
     @property
     def url(self) -> str:
@@ -102,6 +113,7 @@ class Service:
 
     def stop(self) -> None:
         """Stops serving and closes the socket."""
+        self._stop.set()
         self.server.shutdown()
         self.server.server_close()
         if self._thread is not None:
@@ -168,6 +180,9 @@ class Service:
                 body = self._body(req)
                 app, src, dst = (_field(body, k, str) for k in ("app", "src", "dst"))
                 return HTTPStatus.CREATED, vars(c.open_connection(app, src, dst))
+            case "POST", ["connections", cid, "renew"]:
+                c.renew(cid)
+                return HTTPStatus.OK, {"id": cid}
             case "DELETE", ["connections", cid]:
                 return HTTPStatus.OK, {"ports": c.close_connection(cid)}
             case "GET", ["ports"]:
