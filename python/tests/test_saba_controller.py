@@ -3,6 +3,7 @@ reallocation per port, bad input, and recovery from the store."""
 
 from __future__ import annotations
 
+import http.client
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -195,3 +196,22 @@ def test_connections_of_a_silent_client_expire() -> None:
         ctl.renew(dead.id)
     with pytest.raises(SabaError, match="lease_s"):
         Controller(topology(), lease_s=0.0)
+
+
+def test_malformed_bodies_keep_the_connection_usable(
+    service: tuple[SabaClient, Controller, MemoryBackend],
+) -> None:
+    client, ctl, _ = service
+    conn = http.client.HTTPConnection(client._host, client._port, timeout=10)
+    try:
+        for body, needle in ((b"not json", b"body is not JSON"), (b"[1]", b"JSON object")):
+            conn.request("POST", "/apps", body=body)
+            resp = conn.getresponse()
+            assert resp.status == 400 and needle in resp.read()
+        conn.request("POST", "/connections/c1/renew", body=b'{"ignored": 1}')
+        assert b"no open connection" in conn.getresponse().read()
+        conn.request("GET", "/health")  # the same kept-alive connection still works
+        assert conn.getresponse().read() == b'{"ok": true}'
+    finally:
+        conn.close()
+    assert ctl.apps() == []

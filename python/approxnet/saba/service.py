@@ -121,7 +121,10 @@ class Service:
 
     def _handle(self, req: BaseHTTPRequestHandler, method: str) -> None:
         try:
-            status, payload = self._route(req, method)
+            # every body is read whole first: on a kept-alive connection an
+            # unread body would be taken for the next request
+            raw = self._read(req)
+            status, payload = self._route(req, method, raw)
         except _BadRequest as e:
             status, payload = HTTPStatus.BAD_REQUEST, {"error": str(e)}
         except UnknownError as e:
@@ -137,22 +140,28 @@ class Service:
         req.end_headers()
         req.wfile.write(data)
 
-    def _body(self, req: BaseHTTPRequestHandler) -> dict[str, Any]:
+    def _read(self, req: BaseHTTPRequestHandler) -> bytes:
         try:
             n = int(req.headers.get("Content-Length", "0"))
         except ValueError:
+            req.close_connection = True
             raise _BadRequest("bad Content-Length") from None
         if not 0 <= n <= MAX_BODY:
+            req.close_connection = True  # the body is not read: drop the connection
             raise _BadRequest(f"body must be at most {MAX_BODY} bytes")
+        return req.rfile.read(n)
+
+    @staticmethod
+    def _body(raw: bytes) -> dict[str, Any]:
         try:
-            body = json.loads(req.rfile.read(n) or b"{}")
+            body = json.loads(raw or b"{}")
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise _BadRequest(f"body is not JSON: {e}") from None
         if not isinstance(body, dict):
             raise _BadRequest("body must be a JSON object")
         return body
 
-    def _route(self, req: BaseHTTPRequestHandler, method: str) -> tuple[int, Any]:
+    def _route(self, req: BaseHTTPRequestHandler, method: str, raw: bytes) -> tuple[int, Any]:
         parts = [p for p in req.path.split("?")[0].split("/") if p]
         c = self.controller
         match method, parts:
@@ -163,7 +172,7 @@ class Service:
             case "GET", ["apps", name]:
                 return HTTPStatus.OK, vars(c.app(name))
             case "POST", ["apps"]:
-                body = self._body(req)
+                body = self._body(raw)
                 name = _field(body, "name", str)
                 if "coeffs" in body:
                     coeffs = _field(body, "coeffs", list)
@@ -177,7 +186,7 @@ class Service:
             case "GET", ["connections"]:
                 return HTTPStatus.OK, [vars(x) for x in c.connections()]
             case "POST", ["connections"]:
-                body = self._body(req)
+                body = self._body(raw)
                 app, src, dst = (_field(body, k, str) for k in ("app", "src", "dst"))
                 return HTTPStatus.CREATED, vars(c.open_connection(app, src, dst))
             case "POST", ["connections", cid, "renew"]:
