@@ -62,3 +62,27 @@ def test_weights_are_enforced_changed_live_and_work_conserving() -> None:
     finally:
         tb.down()
     assert not lifecycle.list_namespaces(cfg.prefix)
+
+
+def test_controller_pushes_its_weights_into_the_switch() -> None:
+    from approxnet.saba.controller import Controller
+    from approxnet.saba.topology import TestbedTopology
+    from approxnet.testbed import shell
+
+    cfg = star(f"sf{os.getpid() % 100000}", 3, link="20mbit")
+    tb = lifecycle.up(cfg)
+    try:
+        ctl = Controller(TestbedTopology(cfg), backend=HtbBackend(cfg.namespace), queues=8)
+        for name, coeffs in (("lr", [5.0, -8.0, 3.0]), ("pr", [1.5, -0.5])):
+            ctl.register(name, coeffs)
+        ctl.open_connection("lr", "a1", "dst")
+        ctl.open_connection("pr", "a2", "dst")
+        (port,) = [c for c in ctl.port_configs() if c.key == "sw:dst"]
+        shown = shell.run(["tc", "-n", tb.namespace("sw"), "class", "show", "dev", "dst"]).stdout
+        for q in port.queues:
+            line = next(x for x in shown.splitlines() if f"htb 1:{0x10 + q.queue:x} " in x)
+            assert f"rate {q.rate_bps / 1e6:g}Mbit" in line or f"rate {q.rate_bps}bit" in line
+        filters = shell.run(["tc", "-n", tb.namespace("sw"), "filter", "show", "dev", "dst"])
+        assert filters.stdout.count("flowid") == 2  # one DSCP per registered PL
+    finally:
+        tb.down()
