@@ -50,14 +50,15 @@ def testbed(name: str, trunk: str) -> Any:
     )
 
 
-def run(mode: str, table: SensitivityTable, trunk: str) -> dict[str, Any]:
+def run(mode: str, table: SensitivityTable, trunk: str, leaf: int | None) -> dict[str, Any]:
     cfg = testbed(f"co{os.getpid() % 100000}", trunk)
     tb = lifecycle.up(cfg)
     try:
         dscp = {a: 0 for a in APPS}
         weights: dict[str, Any] = {}
         if mode == "saba":
-            ctl = Controller(TestbedTopology(cfg), backend=HtbBackend(cfg.namespace))
+            backend = HtbBackend(cfg.namespace, leaf_bytes=leaf)
+            ctl = Controller(TestbedTopology(cfg), backend=backend)
             for a in APPS:
                 ctl.register(a, list(table.get(a, 3).model.coeffs))
                 for i in range(4):
@@ -76,13 +77,14 @@ def main() -> None:
     ap.add_argument("--table", default="results/saba/sensitivity.db")
     ap.add_argument("--trunk", default="200mbit")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--leaf-bytes", type=int, help="bfifo per Saba queue (default: pfifo)")
     ap.add_argument("--out", type=Path, default=Path("results/saba/corun.json"))
     args = ap.parse_args()
     table = SensitivityTable(args.table)
     runs = []
     for _ in range(args.reps):
         for mode in ("fair", "saba"):
-            r = run(mode, table, args.trunk)
+            r = run(mode, table, args.trunk, args.leaf_bytes)
             runs.append(r)
             print(json.dumps(r), flush=True)
     speedup = {}
