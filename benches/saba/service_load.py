@@ -80,6 +80,7 @@ def main() -> None:
                 dt = time.perf_counter() - t
                 with lock:
                     latencies.append(dt)
+            c.disconnect()
 
         per = args.events // args.clients
         threads = [threading.Thread(target=worker, args=(k, per)) for k in range(args.clients)]

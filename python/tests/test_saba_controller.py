@@ -3,6 +3,7 @@ reallocation per port, bad input, and recovery from the store."""
 
 from __future__ import annotations
 
+import http.client
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,9 +34,11 @@ def service() -> Iterator[tuple[SabaClient, Controller, MemoryBackend]]:
     ctl = Controller(topology(), backend=backend, queues=2)
     svc = Service(ctl)
     svc.start()
+    client = SabaClient(svc.url)
     try:
-        yield SabaClient(svc.url), ctl, backend
+        yield client, ctl, backend
     finally:
+        client.disconnect()
         svc.stop()
 
 
@@ -62,6 +65,7 @@ def test_lifecycle_reallocates_the_ports_on_the_path(
     assert [q.dscps for q in trunk.queues] == [(1,), (2, 3)]
     assert trunk.queues[1].weight == pytest.approx(weights["pr"] + weights["sort"])
     assert trunk.queues[0].rate_bps == round(weights["lr"] * 10**9)
+    client.renew(c1["id"])  # no lease on this controller: only checked
     # closing lr's connection gives the trunk to the others
     assert client.close(c1["id"]) == ["left:right", "right:h3"]
     assert set(dict(backend.latest["left:right"].app_weights)) == {"pr", "sort"}
@@ -93,6 +97,7 @@ def test_bad_calls_are_refused_and_change_nothing(
         (SabaError, "unknown destination host 'h9'", lambda: client.open("lr", "h1", "h9")),
         (SabaError, "same host", lambda: client.open("lr", "h1", "h1")),
         (UnknownError, "no open connection 'c9'", lambda: client.close("c9")),
+        (UnknownError, "no open connection 'c9'", lambda: client.renew("c9")),
         (UnknownError, "no registered app 'pr'", lambda: client.deregister("pr")),
         (SabaError, "missing field 'dst'", lambda: post({"app": "lr", "src": "h1"})),
         (SabaError, "must be a str", lambda: post({"app": "lr", "src": 3, "dst": "h3"})),
@@ -170,3 +175,43 @@ def test_distributed_controllers_split_the_ports(tmp_path: Path) -> None:
     assert both == central.port_configs()
     with pytest.raises(UnknownError, match="no PL in the shared mapping"):
         left.register("newcomer", PR)
+
+
+def test_connections_of_a_silent_client_expire() -> None:
+    now = [0.0]
+    backend = MemoryBackend()
+    ctl = Controller(topology(), backend=backend, lease_s=10.0, clock=lambda: now[0])
+    ctl.register("lr", LR)
+    ctl.register("pr", PR)
+    alive = ctl.open_connection("lr", "h1", "h3")
+    dead = ctl.open_connection("pr", "h2", "h3")
+    now[0] = 8.0
+    ctl.renew(alive.id)
+    assert ctl.expire() == []
+    now[0] = 12.0  # pr's client went silent at 0 s
+    assert ctl.expire() == [dead.id]
+    assert [c.id for c in ctl.connections()] == [alive.id]
+    assert dict(backend.latest["right:h3"].app_weights) == {"lr": pytest.approx(1.0)}
+    with pytest.raises(UnknownError):
+        ctl.renew(dead.id)
+    with pytest.raises(SabaError, match="lease_s"):
+        Controller(topology(), lease_s=0.0)
+
+
+def test_malformed_bodies_keep_the_connection_usable(
+    service: tuple[SabaClient, Controller, MemoryBackend],
+) -> None:
+    client, ctl, _ = service
+    conn = http.client.HTTPConnection(client._host, client._port, timeout=10)
+    try:
+        for body, needle in ((b"not json", b"body is not JSON"), (b"[1]", b"JSON object")):
+            conn.request("POST", "/apps", body=body)
+            resp = conn.getresponse()
+            assert resp.status == 400 and needle in resp.read()
+        conn.request("POST", "/connections/c1/renew", body=b'{"ignored": 1}')
+        assert b"no open connection" in conn.getresponse().read()
+        conn.request("GET", "/health")  # the same kept-alive connection still works
+        assert conn.getresponse().read() == b'{"ok": true}'
+    finally:
+        conn.close()
+    assert ctl.apps() == []

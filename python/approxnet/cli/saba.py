@@ -100,6 +100,11 @@ def solve_cmd(models: tuple[str, ...], capacity: float, solver: str) -> None:
 @click.option("--queues", type=click.IntRange(1, 16), default=8, show_default=True)
 @click.option("--capacity", type=click.FloatRange(0, 1, min_open=True), default=1.0)
 @click.option("--solver", type=click.Choice(["fast", "reference"]), default="fast")
+@click.option(
+    "--lease",
+    type=click.FloatRange(0, min_open=True),
+    help="seconds a connection lives unless renewed (default: until closed)",
+)
 def controller_cmd(
     topology_path: str,
     db: str,
@@ -112,6 +117,7 @@ def controller_cmd(
     queues: int,
     capacity: float,
     solver: str,
+    lease: float | None,
 ) -> None:
     """Run the controller service (HTTP/JSON) over a testbed topology."""
     config = tbm.load(topology_path)
@@ -128,6 +134,7 @@ def controller_cmd(
         queues=queues,
         capacity=capacity,
         solver=solver,  # type: ignore[arg-type]
+        lease_s=lease,
     )
     table = SensitivityTable(table_path) if table_path else None
     service = Service(ctl, host, port, table)

@@ -1,13 +1,13 @@
 """A Python client of the controller service (:mod:`.service`): each call
-one HTTP request; errors come back as the same exception classes the
-controller raises (404 -> UnknownError, 409 -> DuplicateError, 400 ->
-SabaError)."""
+one HTTP request on a kept-alive connection (one client per thread);
+errors come back as the same exception classes the controller raises
+(404 -> UnknownError, 409 -> DuplicateError, 400 -> SabaError)."""
 
 from __future__ import annotations
 
+import http.client
 import json
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,23 +22,51 @@ class SabaClient:
 
     def __init__(self, url: str, timeout: float = 10.0) -> None:
         self.url, self.timeout = url.rstrip("/"), timeout
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise SabaError(f"controller URL must be http://host:port, got {url!r}")
+        self._host, self._port = parts.hostname, parts.port or 80
+        self._conn: http.client.HTTPConnection | None = None
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as e:
+        headers = {"Content-Type": "application/json"}
+        for attempt in (0, 1):
+            # a reused connection the server has closed fails at once: retry
+            # that once on a new one (a fresh connection is never retried)
+            fresh = self._conn is None
+            if self._conn is None:
+                self._conn = http.client.HTTPConnection(self._host, self._port, self.timeout)
             try:
-                msg = json.loads(e.read()).get("error", str(e))
+                self._conn.request(method, path, body=data, headers=headers)
+                resp = self._conn.getresponse()
+                payload = resp.read()
+                break
+            except (ConnectionError, http.client.HTTPException, OSError) as e:
+                self._conn.close()
+                self._conn = None
+                if attempt or fresh:
+                    raise SabaError(f"cannot reach the controller at {self.url}: {e}") from None
+        if resp.status >= 400:
+            try:
+                msg = json.loads(payload).get("error", resp.reason)
             except (json.JSONDecodeError, AttributeError):
-                msg = str(e)
-            kind = {404: UnknownError, 409: DuplicateError}.get(e.code, SabaError)
-            raise kind(msg) from None
-        except urllib.error.URLError as e:
-            raise SabaError(f"cannot reach the controller at {self.url}: {e.reason}") from None
+                msg = resp.reason
+            kind = {404: UnknownError, 409: DuplicateError}.get(resp.status, SabaError)
+            raise kind(msg)
+        return json.loads(payload)
+
+    def __enter__(self) -> SabaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.disconnect()
+
+    def disconnect(self) -> None:
+        """Closes the kept-alive connection (the next call opens another)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def register(self, name: str, coeffs: Sequence[float]) -> dict[str, Any]:
         """Registers an app; returns its name, PL, DSCP and coefficients."""
@@ -64,6 +92,10 @@ class SabaClient:
     def close(self, conn_id: str) -> list[str]:
         """Reports a closed connection; returns the ports re-allocated."""
         return list(self._call("DELETE", f"/connections/{conn_id}")["ports"])
+
+    def renew(self, conn_id: str) -> None:
+        """Renews a connection's lease."""
+        self._call("POST", f"/connections/{conn_id}/renew", {})
 
     def ports(self) -> dict[str, Any]:
         """The per-port configuration (the JSON export)."""

@@ -16,6 +16,10 @@ the connections that cross its switches), and with `shared_pls` (a store
 both controllers read) it takes the app -> PL mapping and the PL centroids
 published offline by :func:`publish_mapping` instead of running K-means.
 
+With `lease_s`, a connection expires unless renewed within that time
+(:meth:`Controller.renew`, :meth:`Controller.expire`; the service calls
+`expire` periodically); recovered connections start a fresh lease.
+
 Every call validates its input before it changes anything; state changes
 go to the store in one transaction (see :mod:`.store`) and a restarted
 controller rebuilds the same allocation from it. Thread-safe (one lock).
@@ -25,8 +29,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .._native import saba_solve_ports
@@ -98,6 +103,8 @@ class Controller:
         seed: int = 0,
         switches: Collection[str] | None = None,
         shared_pls: Store | None = None,
+        lease_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not 1 <= levels <= MAX_LEVELS:
             raise SabaError(f"levels must be 1..{MAX_LEVELS}, got {levels}")
@@ -113,6 +120,10 @@ class Controller:
         self.levels, self.queues, self.capacity = levels, queues, capacity
         self.solver: Solver = solver
         self.seed = seed
+        if lease_s is not None and not lease_s > 0:
+            raise SabaError(f"lease_s must be a number of seconds above 0, got {lease_s}")
+        self.lease_s, self.clock = lease_s, clock
+        self._deadline: dict[str, float] = {}
         self.switches = None if switches is None else frozenset(switches)
         self.shared_pls = shared_pls
         self._lock = threading.RLock()
@@ -172,6 +183,24 @@ class Controller:
             self._reallocate(conn.ports)
             return conn
 
+    def renew(self, conn_id: str) -> None:
+        """Extends a connection's lease by `lease_s` from now (a client that
+        stops renewing — e.g. one that died — has its connections expire)."""
+        with self._lock:
+            if conn_id not in self._conns:
+                raise UnknownError(f"no open connection {conn_id!r}")
+            if self.lease_s is not None:
+                self._deadline[conn_id] = self.clock() + self.lease_s
+
+    def expire(self) -> list[str]:
+        """Closes every connection whose lease ran out; returns their ids."""
+        with self._lock:
+            now = self.clock()
+            gone = sorted(c for c, t in self._deadline.items() if t <= now)
+            for cid in gone:
+                self.close_connection(cid)
+            return gone
+
     def close_connection(self, conn_id: str) -> list[str]:
         """Closes a connection; returns the ports re-allocated."""
         with self._lock:
@@ -214,6 +243,8 @@ class Controller:
     def _add(self, cid: str, app: str, src: str, dst: str, path: list[Port]) -> ConnectionInfo:
         conn = ConnectionInfo(cid, app, src, dst, tuple(p.key for p in path))
         self._conns[cid] = conn
+        if self.lease_s is not None:
+            self._deadline[cid] = self.clock() + self.lease_s
         for p in path:
             self._ports[p.key] = p
             self._on_port[(p.key, app)] += 1
@@ -221,6 +252,7 @@ class Controller:
 
     def _drop(self, conn: ConnectionInfo) -> tuple[str, ...]:
         del self._conns[conn.id]
+        self._deadline.pop(conn.id, None)
         for key in conn.ports:
             self._on_port[(key, conn.app)] -= 1
             if self._on_port[(key, conn.app)] <= 0:
@@ -278,7 +310,7 @@ class Controller:
                 list(solve_reference([self._apps[a] for a in apps], f, self.capacity).weights)
                 for apps, f in zip(per_port, floors, strict=True)
             ]
-        names = sorted(self._apps)
+        names = sorted({a for apps in per_port for a in apps})  # only those involved
         index = {n: i for i, n in enumerate(names)}
         coeffs = [list(self._apps[n]) + [0.0] * (4 - len(self._apps[n])) for n in names]
         batch = [([index[a] for a in apps], f) for apps, f in zip(per_port, floors, strict=True)]

@@ -121,6 +121,7 @@ class HtbBackend:
         queues: int = 8,
         capacity: float = 1.0,
         burst_s: float = 0.001,
+        leaf_bytes: int | None = None,
     ) -> None:
         if not 1 <= queues <= 16:
             raise SabaError(f"queues must be 1..16, got {queues}")
@@ -130,6 +131,11 @@ class HtbBackend:
             capacity,
             burst_s,
         )
+        if leaf_bytes is not None and leaf_bytes < 2 * FRAME:
+            raise SabaError(f"leaf_bytes must be at least {2 * FRAME}, got {leaf_bytes}")
+        #: bfifo limit of each queue's leaf (None: HTB's default pfifo of
+        #: txqueuelen packets, 1,000 on a veth)
+        self.leaf_bytes = leaf_bytes
         self._installed: set[str] = set()
         self._filters: dict[str, dict[int, int]] = {}
         #: Every batch sent, per namespace (for inspection and tests).
@@ -158,6 +164,11 @@ class HtbBackend:
         cmds.append(self._class("add", dev, DEFAULT_CLASS, other, link, FRAME))
         for q in range(self.queues):
             cmds.append(self._class("add", dev, queue_class(q), MIN_RATE_BPS, link, FRAME))
+            if self.leaf_bytes is not None:
+                cmds.append(
+                    f"qdisc add dev {dev} parent {queue_class(q)} handle {0x10 + q:x}: "
+                    f"bfifo limit {self.leaf_bytes}"
+                )
         return cmds
 
     def change_commands(self, c: PortConfig) -> list[str]:

@@ -137,10 +137,12 @@ def run_phase(
             share = {q: b / total for q, b in sent.items()} if total else {}
             shares.append(Window(share, total * 8 / elapsed))
         for p in procs:
-            p.wait(timeout=phase.seconds + 15)
+            p.communicate(timeout=phase.seconds + 15)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
     return shares

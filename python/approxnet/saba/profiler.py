@@ -21,7 +21,7 @@ from .model import SHARES, SensitivityModel, fit, slowdowns
 from .table import Entry, SensitivityTable
 from .workloads import Workload, worker_argv
 
-__all__ = ["Profile", "cluster", "cap_hosts", "run_once", "profile"]
+__all__ = ["Profile", "cluster", "cap_hosts", "run_once", "run_together", "profile"]
 
 
 @dataclass(frozen=True)
@@ -58,33 +58,51 @@ def cap_hosts(config: Config, share: float) -> None:
 
 def run_once(tb: Testbed, w: Workload, port: int, timeout: float = 300.0) -> float:
     """One run of `w` on every host of `tb`; its completion time (s)."""
+    return run_together(tb, [(w, port, 0)], timeout)[0]
+
+
+def run_together(
+    tb: Testbed, jobs: Sequence[tuple[Workload, int, int]], timeout: float = 300.0
+) -> list[float]:
+    """Runs the (workload, port, DSCP) jobs at once, each on every host of
+    `tb`; their completion times (s), in order."""
     hosts = [h.name for h in tb.config.hosts]
     addrs = [tb.address(h) for h in hosts]
     procs = [
-        tb.exec(
-            h,
-            worker_argv(w, i, addrs, port),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i, h in enumerate(hosts)
+        [
+            tb.exec(
+                h,
+                worker_argv(w, i, addrs, port, dscp),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i, h in enumerate(hosts)
+        ]
+        for w, port, dscp in jobs
     ]
-    outs: list[str] = []
+    outs: list[list[str]] = [[] for _ in jobs]
     try:
-        for p in procs:
-            out, _err = p.communicate(timeout=timeout)
-            outs.append(out)
+        for k, group in enumerate(procs):
+            for p in group:
+                out, _err = p.communicate(timeout=timeout)
+                outs[k].append(out)
     finally:
-        for p in procs:
+        for p in (p for group in procs for p in group):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    bad = [p for p in procs if p.returncode != 0]
-    if bad:
-        raise RuntimeError(f"workload {w.name} failed (exit {bad[0].returncode})")
-    marks = [json.loads(o.strip().splitlines()[-1]) for o in outs]
-    return float(max(m["end"] for m in marks) - min(m["start"] for m in marks))
+            for f in (p.stdout, p.stderr):
+                if f is not None:
+                    f.close()
+    times = []
+    for (w, _, _), group, out in zip(jobs, procs, outs, strict=True):
+        bad = [p for p in group if p.returncode != 0]
+        if bad:
+            raise RuntimeError(f"workload {w.name} failed (exit {bad[0].returncode})")
+        marks = [json.loads(o.strip().splitlines()[-1]) for o in out]
+        times.append(float(max(m["end"] for m in marks) - min(m["start"] for m in marks)))
+    return times
 
 
 def profile(

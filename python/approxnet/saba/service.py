@@ -9,6 +9,7 @@ GET    /apps/NAME                                             200 AppInfo
 DELETE /apps/NAME                                             200 {"ports"}
 POST   /connections         {"app", "src", "dst"}             201 ConnectionInfo
 GET    /connections                                           200 [ConnectionInfo]
+POST   /connections/ID/renew   (with a lease: keeps it open)   200 {"id"}
 DELETE /connections/ID                                        200 {"ports"}
 GET    /ports                                                 200 the JSON export
 GET    /health                                                200 {"ok": true}
@@ -22,6 +23,7 @@ connection or path) and 409 (an app registered twice).
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -64,6 +66,14 @@ class Service:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: one connection per client
+
+            def setup(self) -> None:
+                super().setup()
+                # headers and body are two writes: without this, Nagle and the
+                # client's delayed ACK add 40 ms to every kept-alive reply
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
@@ -79,6 +89,16 @@ class Service:
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._expirer: threading.Thread | None = None
+        if controller.lease_s is not None:
+            period = controller.lease_s / 4
+            self._expirer = threading.Thread(target=self._expire_loop, args=(period,), daemon=True)
+            self._expirer.start()
+
+    def _expire_loop(self, period: float) -> None:
+        while not self._stop.wait(period):
+            self.controller.expire()
 
     @property
     def url(self) -> str:
@@ -93,6 +113,7 @@ class Service:
 
     def stop(self) -> None:
         """Stops serving and closes the socket."""
+        self._stop.set()
         self.server.shutdown()
         self.server.server_close()
         if self._thread is not None:
@@ -100,7 +121,10 @@ class Service:
 
     def _handle(self, req: BaseHTTPRequestHandler, method: str) -> None:
         try:
-            status, payload = self._route(req, method)
+            # every body is read whole first: on a kept-alive connection an
+            # unread body would be taken for the next request
+            raw = self._read(req)
+            status, payload = self._route(req, method, raw)
         except _BadRequest as e:
             status, payload = HTTPStatus.BAD_REQUEST, {"error": str(e)}
         except UnknownError as e:
@@ -116,22 +140,28 @@ class Service:
         req.end_headers()
         req.wfile.write(data)
 
-    def _body(self, req: BaseHTTPRequestHandler) -> dict[str, Any]:
+    def _read(self, req: BaseHTTPRequestHandler) -> bytes:
         try:
             n = int(req.headers.get("Content-Length", "0"))
         except ValueError:
+            req.close_connection = True
             raise _BadRequest("bad Content-Length") from None
         if not 0 <= n <= MAX_BODY:
+            req.close_connection = True  # the body is not read: drop the connection
             raise _BadRequest(f"body must be at most {MAX_BODY} bytes")
+        return req.rfile.read(n)
+
+    @staticmethod
+    def _body(raw: bytes) -> dict[str, Any]:
         try:
-            body = json.loads(req.rfile.read(n) or b"{}")
+            body = json.loads(raw or b"{}")
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise _BadRequest(f"body is not JSON: {e}") from None
         if not isinstance(body, dict):
             raise _BadRequest("body must be a JSON object")
         return body
 
-    def _route(self, req: BaseHTTPRequestHandler, method: str) -> tuple[int, Any]:
+    def _route(self, req: BaseHTTPRequestHandler, method: str, raw: bytes) -> tuple[int, Any]:
         parts = [p for p in req.path.split("?")[0].split("/") if p]
         c = self.controller
         match method, parts:
@@ -142,7 +172,7 @@ class Service:
             case "GET", ["apps", name]:
                 return HTTPStatus.OK, vars(c.app(name))
             case "POST", ["apps"]:
-                body = self._body(req)
+                body = self._body(raw)
                 name = _field(body, "name", str)
                 if "coeffs" in body:
                     coeffs = _field(body, "coeffs", list)
@@ -156,9 +186,12 @@ class Service:
             case "GET", ["connections"]:
                 return HTTPStatus.OK, [vars(x) for x in c.connections()]
             case "POST", ["connections"]:
-                body = self._body(req)
+                body = self._body(raw)
                 app, src, dst = (_field(body, k, str) for k in ("app", "src", "dst"))
                 return HTTPStatus.CREATED, vars(c.open_connection(app, src, dst))
+            case "POST", ["connections", cid, "renew"]:
+                c.renew(cid)
+                return HTTPStatus.OK, {"id": cid}
             case "DELETE", ["connections", cid]:
                 return HTTPStatus.OK, {"ports": c.close_connection(cid)}
             case "GET", ["ports"]:

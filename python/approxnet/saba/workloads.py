@@ -56,12 +56,12 @@ WORKLOADS: dict[str, Workload] = {
 }
 
 
-def worker_argv(w: Workload, index: int, hosts: list[str], port: int) -> list[str]:
-    """The command line of worker `index`."""
+def worker_argv(w: Workload, index: int, hosts: list[str], port: int, dscp: int = 0) -> list[str]:
+    """The command line of worker `index`; its traffic carries `dscp`."""
     return [
         sys.executable, "-m", "approxnet.saba.workloads", "--index", str(index),
         "--hosts", ",".join(hosts), "--port", str(port), "--rounds", str(w.rounds),
-        "--bytes", str(w.bytes), "--compute-ms", str(w.compute_ms),
+        "--bytes", str(w.bytes), "--compute-ms", str(w.compute_ms), "--dscp", str(dscp),
     ]  # fmt: skip
 
 
@@ -89,7 +89,7 @@ def _send(sock: socket.socket, n: int) -> None:
 
 
 def run_worker(
-    index: int, hosts: list[str], port: int, rounds: int, nbytes: int, cms: float
+    index: int, hosts: list[str], port: int, rounds: int, nbytes: int, cms: float, dscp: int = 0
 ) -> None:
     """One worker: accept the predecessor, connect to the successor, then
     `rounds` of compute + exchange."""
@@ -99,7 +99,14 @@ def run_worker(
     srv.listen(1)
     srv.settimeout(60)
     nxt = hosts[(index + 1) % len(hosts)]
-    out = socket.socket()
+
+    def marked() -> socket.socket:
+        sock = socket.socket()
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp << 2)
+        return sock
+
+    srv.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp << 2)  # accepted ones inherit it
+    out = marked()
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -109,7 +116,7 @@ def run_worker(
             if time.monotonic() > deadline:
                 raise
             out.close()
-            out = socket.socket()
+            out = marked()
             time.sleep(0.02)
     inc, _ = srv.accept()
     # a barrier: one byte around the ring, so every worker starts together
@@ -141,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, required=True)
     ap.add_argument("--bytes", type=int, required=True)
     ap.add_argument("--compute-ms", type=float, required=True)
+    ap.add_argument("--dscp", type=int, default=0, choices=range(64), metavar="0..63")
     a = ap.parse_args(argv)
-    run_worker(a.index, a.hosts.split(","), a.port, a.rounds, a.bytes, a.compute_ms)
+    run_worker(a.index, a.hosts.split(","), a.port, a.rounds, a.bytes, a.compute_ms, a.dscp)
     return 0
 
 
