@@ -51,6 +51,7 @@ def down(name: str) -> list[str]:
         if done.returncode != 0 and ns in list_namespaces(ns):
             raise TestbedError(f"cannot delete namespace {ns}: {done.stderr.strip()}")
         removed.append(ns)
+    shell.reap()  # the relays spawn_ready started have exited now
     # Wireless relays' counters and logs (layout.link_stats_path).
     for leftover in glob.glob(f"/tmp/{namespace_prefix(name)}*link.*"):
         with contextlib.suppress(OSError):

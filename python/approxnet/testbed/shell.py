@@ -91,4 +91,17 @@ def spawn_ready(argv: Sequence[str], log: str, ready: str = "ready") -> int:
         with open(log) as f:
             why = f.read().strip()[-500:]
         raise TestbedError(f"`{' '.join(argv)}` did not start: {why or 'no ready line'}")
+    _DAEMONS.append(proc)
     return proc.pid
+
+
+#: Daemons started by `spawn_ready`: they outlive the call on purpose, and
+#: their handles are kept so that `reap` can collect them once they exit
+#: (a dropped handle of a running child is a ResourceWarning, an unreaped
+#: one a zombie).
+_DAEMONS: list[subprocess.Popen[bytes]] = []
+
+
+def reap() -> None:
+    """Collects the daemons that have exited since they were started."""
+    _DAEMONS[:] = [p for p in _DAEMONS if p.poll() is None]
