@@ -6,10 +6,12 @@ ATP bounded (MSR 1 - x1), DCTCP-EarlySend (MSR 1 - x1: the paper's
 "simplified protocol", send all, stop at the fraction) and dropping the
 gradient at the application then sending the rest reliably (Fig. 3a).
 
-Writes into --out (default results/dml, quick: results/dml/quick):
+Writes into --out (default results/dml/full, quick: results/dml/quick):
 runs.csv (one row per run), transfers_mlp.csv (every MLP transfer, Fig.
-4c), table1.md / fig3.md / fig4.md (the markdown tables the doc embeds) and
-fig3.png, fig4.png, fig4c.png.
+4c), table1.md / fig3.md / fig4.md / fig4c.md / tail.md (the markdown
+tables docs/experiments/dml.md embeds), speedups.csv and fig3.png,
+fig4.png, fig4c.png; with several background loads, one set per load in
+load=<L>/.
 
     .venv/bin/python experiments/dml/study.py --quick
     .venv/bin/python experiments/dml/study.py --seeds 1,2 --loads 0.29
