@@ -297,13 +297,7 @@ impl Summary {
 
     /// A small JSON object (hand-written: no serde_json dependency).
     pub fn json(&self) -> String {
-        let num = |x: f64| {
-            if x.is_finite() {
-                format!("{x}")
-            } else {
-                "null".into()
-            }
-        };
+        let num = json_num;
         let classes: Vec<String> = self
             .classes
             .iter()
@@ -486,4 +480,14 @@ pub fn write_all(
     std::fs::write(dir.join("summary.txt"), summary.text())?;
     std::fs::write(dir.join("summary.json"), summary.json())?;
     Ok(())
+}
+
+/// A number for the hand-written JSON summaries: non-finite values become
+/// `null` (JSON has no NaN or infinity).
+pub(crate) fn json_num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "null".into()
+    }
 }

@@ -4,7 +4,7 @@
 //! flows.csv) on request, and the summary (text and JSON).
 
 use super::engine::{FluidSim, Owner};
-use crate::output::{ClassSummary, TrainingSummary};
+use crate::output::{json_num, ClassSummary, TrainingSummary};
 use crate::workload::JobClass;
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
@@ -185,13 +185,7 @@ impl FluidSummary {
 
     /// A small JSON object.
     pub fn json(&self) -> String {
-        let num = |x: f64| {
-            if x.is_finite() {
-                format!("{x}")
-            } else {
-                "null".into()
-            }
-        };
+        let num = json_num;
         let classes: Vec<String> = self
             .classes
             .iter()
