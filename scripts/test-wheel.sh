@@ -22,6 +22,7 @@ ax="$out/venv/bin/approxnet"
 "$ax" repro --help >/dev/null
 "$ax" analytics --help >/dev/null
 "$ax" train --help >/dev/null
+"$ax" saba --help >/dev/null
 port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$ax" perf server --bind "127.0.0.1:$port" --jobs 1 --idle 10 --json >"$out/server.json" &
 "$ax" perf client --server "127.0.0.1:$port" --jobs 1 --messages 4 --json >"$out/client.json"
