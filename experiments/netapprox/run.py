@@ -5,10 +5,10 @@ Each figure is one scenario file here plus a sweep; every run writes its
 CSVs under results/tmp/netapprox/<fig>/<scheme>-<msr>/ and one line to
 experiments/netapprox/results/<fig>[-quick].csv.
 
-  python3 experiments/netapprox/run.py fig5 --quick     # k = 4, 16 hosts, 4 ms
-  python3 experiments/netapprox/run.py fig5             # full k = 12, 192 hosts, 20 ms
-  python3 experiments/netapprox/run.py all --quick
-  python3 experiments/netapprox/run.py fig5 --only atp-full-0.5,dctcp-es-0.5   # some runs only
+  .venv/bin/python experiments/netapprox/run.py fig5 --quick     # k = 4, 16 hosts, 4 ms
+  .venv/bin/python experiments/netapprox/run.py fig5             # full k = 12, 192 hosts, 20 ms
+  .venv/bin/python experiments/netapprox/run.py all --quick
+  .venv/bin/python experiments/netapprox/run.py fig5 --only atp-full-0.5,dctcp-es-0.5   # some runs only
 
 Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
 fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
@@ -25,9 +25,10 @@ import os
 import subprocess
 import sys
 
+from approxnet import binaries
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SIM = os.path.join(ROOT, "target-sim", "release", "approxnet-sim")
 
 MSRS = [0.125, 0.25, 0.5, 0.75, 1.0]
 BASELINES = [
@@ -174,13 +175,10 @@ def main():
     )
     a = ap.parse_args()
     only = {x for x in a.only.split(",") if x}
-    if not os.path.exists(SIM):
-        subprocess.run(
-            ["cargo", "build", "--release", "-p", "approxnet-sim"],
-            check=True,
-            cwd=ROOT,
-            env=dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target-sim")),
-        )
+    if os.environ.get(binaries.env_var("approxnet-sim")):
+        sim = str(binaries.require("approxnet-sim"))
+    else:  # this checkout's, rebuilt if stale (a no-op when it is not)
+        sim = str(binaries.build("approxnet-sim"))
     figs = (
         ["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "dml", "dmltrain"]
         if a.fig == "all"
@@ -193,7 +191,7 @@ def main():
             if only and label not in only:
                 continue
             out = os.path.join(ROOT, "results", "tmp", "netapprox", tag, label)
-            cmd = [SIM, "run", os.path.join(HERE, scen), "--out", out, "--quiet", "--no-flows"]
+            cmd = [sim, "run", os.path.join(HERE, scen), "--out", out, "--quiet", "--no-flows"]
             for s in sets:
                 cmd += ["--set", s]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)

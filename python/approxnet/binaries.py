@@ -67,6 +67,14 @@ def build_command(tool: str) -> list[str]:
     return ["cargo", "build", "--release", "-q", "-p", TOOLS[tool][0], "--bin", tool]
 
 
+def build(tool: str) -> Path:
+    """Builds ``tool`` in this checkout (a no-op when it is up to date) and
+    returns it: for sweeps that must not run a stale binary."""
+    subprocess.run(build_command(tool), check=True, cwd=CHECKOUT)
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or CHECKOUT / "target")
+    return (target if target.is_absolute() else CHECKOUT / target) / "release" / tool
+
+
 def require(tool: str, explicit: str | os.PathLike[str] | None = None, build: bool = False) -> Path:
     """Like :func:`find`, but builds the tool in this checkout when
     ``build`` is set and it is missing, and raises FileNotFoundError (with
