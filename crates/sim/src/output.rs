@@ -258,16 +258,7 @@ impl Summary {
             );
         }
         for t in &self.trainings {
-            let _ = writeln!(
-                s,
-                "training {}: {}/{} iterations, mean iteration {:.1} us, {}",
-                t.name,
-                t.iterations,
-                t.of,
-                t.iter_mean_us,
-                t.jct_us
-                    .map_or("not finished".to_string(), |j| format!("JCT {j:.1} us"))
-            );
+            let _ = writeln!(s, "{}", t.line("training"));
         }
         let _ = writeln!(
             s,
@@ -489,5 +480,20 @@ pub(crate) fn json_num(x: f64) -> String {
         format!("{x}")
     } else {
         "null".into()
+    }
+}
+
+impl TrainingSummary {
+    /// The summary line of one training (or staged) job: `kind name: ...`.
+    pub(crate) fn line(&self, kind: &str) -> String {
+        format!(
+            "{kind} {}: {}/{} iterations, mean iteration {:.1} us, {}",
+            self.name,
+            self.iterations,
+            self.of,
+            self.iter_mean_us,
+            self.jct_us
+                .map_or("not finished".to_string(), |j| format!("JCT {j:.1} us"))
+        )
     }
 }

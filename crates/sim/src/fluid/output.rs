@@ -158,16 +158,7 @@ impl FluidSummary {
             );
         }
         for t in &self.staged {
-            let _ = writeln!(
-                s,
-                "staged {}: {}/{} iterations, mean iteration {:.1} us, {}",
-                t.name,
-                t.iterations,
-                t.of,
-                t.iter_mean_us,
-                t.jct_us
-                    .map_or("not finished".to_string(), |j| format!("JCT {j:.1} us"))
-            );
+            let _ = writeln!(s, "{}", t.line("staged"));
         }
         let _ = writeln!(
             s,
