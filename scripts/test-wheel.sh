@@ -23,9 +23,16 @@ ax="$out/venv/bin/approxnet"
 "$ax" analytics --help >/dev/null
 "$ax" train --help >/dev/null
 "$ax" saba --help >/dev/null
+# the studies and figure plans are package data: a figure and a study by
+# name from an empty directory
+"$ax" repro --list >"$out/list.txt"
+grep -q "netapprox/fig5_fbkv" "$out/list.txt"
+"$ax" repro netapprox/fig5_fbkv --quick --only atp-full-0.5-L0.2 -j 1 -q --out "$out/repro" >/dev/null
+grep -q "atp-full-0.5-L0.2,fbkv,atp-full" "$out/repro/table.csv"
+"$ax" sim run netapprox/demo --set duration_ms=0.5 --set jobs.0.stop_ms=0.3 -q --out "$out/demo" >/dev/null
 port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$ax" perf server --bind "127.0.0.1:$port" --jobs 1 --idle 10 --json >"$out/server.json" &
 "$ax" perf client --server "127.0.0.1:$port" --jobs 1 --messages 4 --json >"$out/client.json"
 wait
 grep -q '"jobs_completed":1' "$out/client.json"
-echo "wheel OK: every CLI group answers from a fresh virtualenv; perf moved one job"
+echo "wheel OK: every CLI group answers from a fresh virtualenv; perf moved one job; a figure and a study ran from package data"

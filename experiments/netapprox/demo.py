@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 
-from approxnet import binaries
+from approxnet import binaries, repro
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -101,7 +101,7 @@ def main():
                 cmd = [
                     sim,
                     "run",
-                    os.path.join(HERE, "demo.toml"),
+                    str(repro.find("netapprox/demo", repro.studies_root()).path),
                     "--out",
                     out,
                     "--quiet",

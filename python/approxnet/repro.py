@@ -1,13 +1,19 @@
-"""Studies under ``experiments/``: find them, run them through the
-simulator, and write their table and plot.
+"""Studies and figures: find them, run them through the simulator, and
+write their table and plot.
 
-A study is a scenario file ``experiments/<experiment>/<study>.toml``; its
-leading comment block is its description. Running a study sweeps the
-parameters given (``jobs.0.msr=0.25,0.5,1``), or the study's preset sweep
-(:data:`PRESETS`), or else runs the scenario once; the result is
-``table.csv`` / ``table.md`` (one row per point and job class) and
-``plot.png`` (a metric against the first numeric parameter, one line per
-combination of the others) in the output directory.
+A study is a scenario file ``<experiment>/<study>.toml``; the package ships
+its studies (:func:`studies_root`, so an installed wheel has them) and a
+user's own directory can stand in (``--experiments DIR`` or
+``$APPROXNET_EXPERIMENTS``). Its leading comment block is its description.
+Running a study sweeps the parameters given (``jobs.0.msr=0.25,0.5,1``),
+or the study's preset sweep (:data:`PRESETS`), or else runs the scenario
+once; the result is ``table.csv`` / ``table.md`` (one row per point and job
+class) and ``plot.png`` (a metric against the first numeric parameter, one
+line per combination of the others) in the output directory.
+
+A figure (:mod:`approxnet.figures`) is a seed paper's figure as labelled
+runs of the shipped studies; :func:`run_figure` runs one (``quick``: CI
+size) and writes the same three files.
 
     >>> from approxnet import repro
     >>> [s.name for s in repro.studies()]                          # doctest: +SKIP
@@ -16,7 +22,9 @@ combination of the others) in the output directory.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,18 +33,21 @@ from typing import Any
 
 import pandas as pd
 
-from . import sim
-from ._native import ScenarioError
+from . import figures, sim
+from ._native import ScenarioError, sim_run
 
 __all__ = [
     "PRESETS",
     "Study",
     "StudyResult",
+    "FigureResult",
     "experiments_root",
     "find",
     "plot",
     "run",
+    "run_figure",
     "studies",
+    "studies_root",
     "write_table",
 ]
 
@@ -82,16 +93,18 @@ class StudyResult:
     plot_png: Path | None
 
 
+def studies_root() -> Path:
+    """The studies shipped in the package (``approxnet/studies``)."""
+    return Path(__file__).resolve().parent / "studies"
+
+
 def experiments_root(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The experiments directory: ``explicit``, else ``$APPROXNET_EXPERIMENTS``,
-    else ``./experiments``, else the one beside this source checkout."""
+    """Where studies are looked up: ``explicit``, else
+    ``$APPROXNET_EXPERIMENTS``, else the package's own (:func:`studies_root`)."""
     for cand in (explicit, os.environ.get("APPROXNET_EXPERIMENTS")):
         if cand:
             return Path(cand)
-    here = Path("experiments")
-    if here.is_dir():
-        return here
-    return Path(__file__).resolve().parents[2] / "experiments"
+    return studies_root()
 
 
 def _first_line(path: Path) -> str:
@@ -246,3 +259,189 @@ def run(
     write_table(table, csv_path, md_path)
     png = plot(table, list(grid), out_dir / "plot.png", metric=metric, title=study.title)
     return StudyResult(study, table, out_dir, csv_path, md_path, png)
+
+
+@dataclass(frozen=True)
+class FigureResult:
+    """What :func:`run_figure` produced."""
+
+    figure: figures.Figure
+    table: pd.DataFrame
+    """One row per run and job class (training jobs: one per training)."""
+    rows: list[dict[str, Any]]
+    """The same rows as the simulator reported them (no float coercion)."""
+    out_dir: Path
+    table_csv: Path
+    table_md: Path
+    plot_png: Path | None
+
+
+def figure_rows(
+    label: str, sets: Sequence[str], summary: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The table rows of one figure run from its ``summary.json``: one per
+    job class (and one per training job), with the run's label and load."""
+    load = next((x.split("=", 1)[1] for x in sets if x.startswith("jobs.0.load=")), "")
+    shared = {
+        "queue_mean_bytes": summary.get("queue_mean_bytes"),
+        "queue_p99_bytes": summary.get("queue_p99_bytes"),
+        "drops": summary.get("drops"),
+        "wall_s": summary.get("wall_s"),
+    }
+    rows: list[dict[str, Any]] = []
+    for t in summary.get("trainings", []):
+        rows.append(
+            {
+                "run": label,
+                "cls": t["name"],
+                "scheme": "training",
+                "msr": "",
+                "load": "",
+                "jobs": t["of"],
+                "done": t["iterations"],
+                "jct_mean_us": t["jct_us"],
+                "jct_p50_us": "",
+                "jct_p99_us": t["iter_mean_us"],
+                "loss_rate": 0,
+                "max_job_loss": 0,
+                "delivered_fraction": "",
+                **shared,
+            }
+        )
+    for c in summary.get("classes", []):
+        rows.append(
+            {
+                "run": label,
+                "cls": c["name"],
+                "scheme": c["scheme"],
+                "msr": c["msr"],
+                "load": load,
+                "jobs": c["jobs"],
+                "done": c["done"],
+                "jct_mean_us": c["jct_mean_us"],
+                "jct_p50_us": c["jct_p50_us"],
+                "jct_p99_us": c["jct_p99_us"],
+                "loss_rate": c["loss_rate"],
+                "max_job_loss": c["max_job_loss"],
+                "delivered_fraction": c["delivered_fraction"],
+                **shared,
+            }
+        )
+    return rows
+
+
+def run_labelled(
+    scenario: str, sets: Sequence[str], out_dir: str, binary: str | None = None
+) -> dict[str, Any]:
+    """Runs one scenario file with ``sets`` and returns its summary; the
+    records go to ``out_dir``. ``binary``: an approxnet-sim executable to
+    run instead of the native module (the checkout's sweeps use the freshly
+    built tool). A top-level function so worker processes can pickle it."""
+    if binary is None:
+        summary: dict[str, Any] = json.loads(sim_run(scenario, True, out_dir, list(sets), False))
+        return summary
+    cmd = [binary, "run", scenario, "--out", out_dir, "--quiet", "--no-flows"]
+    for s in sets:
+        cmd += ["--set", s]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        loaded: dict[str, Any] = json.load(f)
+    return loaded
+
+
+def run_figure(
+    name: str,
+    out: str | os.PathLike[str],
+    *,
+    quick: bool = False,
+    only: Sequence[str] = (),
+    workers: int | None = None,
+    binary: str | os.PathLike[str] | None = None,
+    on_run: Callable[[str, list[dict[str, Any]]], None] | None = None,
+) -> FigureResult:
+    """Runs figure ``name``'s plan (:func:`approxnet.figures.plan`; ``only``:
+    just these run labels) and writes each run's records to ``out/<label>/``
+    and table.csv, table.md and plot.png to ``out``. ``on_run(label, rows)``
+    is called as each run finishes (progress)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    fig = figures.figure(name)
+    runs = figures.plan(name, quick)
+    if only:
+        known = {r.label for r in runs}
+        unknown = [x for x in only if x not in known]
+        if unknown:
+            raise ScenarioError(
+                f"figure {name} has no run {unknown[0]!r} (runs: {', '.join(sorted(known))})"
+            )
+        runs = [r for r in runs if r.label in set(only)]
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    exe = os.fspath(binary) if binary is not None else None
+    jobs = [(r, str(find(r.study, studies_root()).path), str(out_dir / r.label)) for r in runs]
+    rows_of: dict[str, list[dict[str, Any]]] = {}
+
+    def done(r: figures.Run, summary: Mapping[str, Any]) -> None:
+        rows_of[r.label] = figure_rows(r.label, r.sets, summary)
+        if on_run is not None:
+            on_run(r.label, rows_of[r.label])
+
+    n = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
+    if n <= 1 or len(jobs) <= 1:
+        for r, path, d in jobs:
+            done(r, run_labelled(path, r.sets, d, exe))
+    else:
+        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn")) as ex:
+            futs = {ex.submit(run_labelled, path, r.sets, d, exe): r for r, path, d in jobs}
+            try:
+                for f in as_completed(futs):
+                    done(futs[f], f.result())
+            except BaseException:
+                ex.shutdown(wait=False, cancel_futures=True)
+                raise
+    rows = [row for r in runs for row in rows_of[r.label]]
+    table = pd.DataFrame(rows)
+    csv_path, md_path = out_dir / "table.csv", out_dir / "table.md"
+    write_table(table, csv_path, md_path)
+    png = plot_figure(table, out_dir / "plot.png", title=fig.title)
+    return FigureResult(fig, table, rows, out_dir, csv_path, md_path, png)
+
+
+def plot_figure(df: pd.DataFrame, path: Path, *, title: str = "") -> Path | None:
+    """Mean JCT against MSR, one line per scheme and job class, one panel
+    per offered load; a bar per run where the runs do not sweep the MSR."""
+    if df.empty:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    msr = pd.to_numeric(df["msr"], errors="coerce")
+    loads = [x for x in dict.fromkeys(df["load"].astype(str))]
+    if msr.nunique() > 1:
+        fig, axes = plt.subplots(1, len(loads), figsize=(5 * len(loads), 4), squeeze=False)
+        for ax, load in zip(axes[0], loads, strict=True):
+            part = df[df["load"].astype(str) == load].assign(msr_x=msr)
+            for (scheme, cls), g in part.groupby(["scheme", "cls"], sort=False):
+                g = g.sort_values("msr_x")
+                ax.plot(g["msr_x"], g["jct_mean_us"], marker="o", label=f"{scheme} ({cls})")
+            ax.set_xlabel("MSR")
+            ax.set_ylabel("mean JCT (us)")
+            ax.set_title(f"load {load}" if load else "", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[0][-1].legend(fontsize=7)
+    else:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        labels = [f"{r.run} ({r.cls})" for r in df.itertuples()]
+        ax.bar(range(len(df)), pd.to_numeric(df["jct_mean_us"], errors="coerce"))
+        ax.set_xticks(range(len(df)), labels, rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel("mean JCT (us)")
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,7 +1,7 @@
 """The simulator from Python.
 
     >>> from approxnet import sim
-    >>> res = sim.run("experiments/netapprox/demo.toml",
+    >>> res = sim.run("python/approxnet/studies/netapprox/demo.toml",
     ...               overrides=["duration_ms=1.0", "jobs.0.stop_ms=0.5"])
     >>> res.classes[["name", "scheme", "msr", "jct_mean_us"]]      # doctest: +SKIP
 

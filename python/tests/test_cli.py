@@ -11,7 +11,7 @@ import pytest
 from cli_runner import error_line, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = str(ROOT / "experiments" / "netapprox" / "demo.toml")
+DEMO = str(ROOT / "python" / "approxnet" / "studies" / "netapprox" / "demo.toml")
 SHORT = ["--set", "duration_ms=0.5", "--set", "jobs.0.stop_ms=0.3"]
 
 
@@ -44,7 +44,10 @@ def test_version() -> None:
     [
         (["nope"], 2, "No such command"),
         (["sim", "run"], 2, "Missing argument"),
-        (["sim", "run", "no-such.toml"], 2, "does not exist"),
+        (["sim", "run", "no-such.toml"], 2, "nor a shipped study"),
+        (["repro", "fig5", "--only", "bogus"], 1, "has no run 'bogus'"),
+        (["repro", "netapprox/demo", "--quick"], 2, "applies to a figure"),
+        (["repro", "fig5", "--set", "seed=2"], 2, "applies to a study"),
         (["sim", "run", DEMO, "--bogus"], 2, "No such option"),
         (["sim", "run", DEMO, "--set", "novalue"], 2, "KEY=VALUE"),
         (["sim", "run", DEMO, "--set", "jobs.0.msr=2", "-q"], 1, "jobs.0.msr"),
@@ -94,7 +97,7 @@ def test_schemes() -> None:
 
 
 def test_repro_lists_the_studies() -> None:
-    r = invoke("repro", "--list", "--experiments", str(ROOT / "experiments"))
+    r = invoke("repro", "--list")
     assert r.exit_code == 0, r.output
     assert "netapprox/demo" in r.output
 
@@ -103,8 +106,6 @@ def test_repro_writes_table_and_plot(tmp_path: Path) -> None:
     r = invoke(
         "repro",
         "netapprox/demo",
-        "--experiments",
-        str(ROOT / "experiments"),
         "-p",
         "jobs.0.msr=0.5,1.0",
         "-j",

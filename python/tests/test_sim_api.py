@@ -10,7 +10,7 @@ import pytest
 from approxnet import ScenarioError, sim
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "experiments" / "netapprox" / "demo.toml"
+DEMO = ROOT / "python" / "approxnet" / "studies" / "netapprox" / "demo.toml"
 # A short run of the demo scenario: about 0.3 s of wall time.
 SHORT = ["duration_ms=0.5", "jobs.0.stop_ms=0.3"]
 

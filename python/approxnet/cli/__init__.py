@@ -67,8 +67,8 @@ def cli() -> None:
 
     \b
     Examples:
-      approxnet sim run experiments/netapprox/demo.toml --out results/demo
-      approxnet sim sweep experiments/netapprox/demo.toml -p jobs.0.msr=0.25,0.5,1 --out results/sw
+      approxnet sim run netapprox/demo --out results/demo
+      approxnet sim sweep netapprox/demo -p jobs.0.msr=0.25,0.5,1 --out results/sw
       approxnet repro --list
       approxnet perf client --server 10.0.0.2:7700 --msr 0.5
       approxnet testbed up python/approxnet/testbed/examples/dumbbell.toml

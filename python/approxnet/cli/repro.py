@@ -1,5 +1,5 @@
-"""``approxnet repro [STUDY]``: run a study from experiments/ and write its
-table and plot."""
+"""``approxnet repro [FIGURE | STUDY]``: run a seed figure's plan or a
+study shipped with the package, and write its table and plot."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from .. import figures as figlib
 from .. import repro as reprolib
 from .. import sim as simlib
 from .._native import ScenarioError
@@ -48,7 +49,16 @@ __all__ = ["command"]
     "--experiments",
     "root",
     type=click.Path(file_okay=False),
-    help="Experiments directory (default ./experiments).",
+    help="Directory of studies to use instead of the ones shipped with the package.",
+)
+@click.option(
+    "--quick", is_flag=True, help="A figure at CI size (k = 4 fat-tree, 16 hosts, short runs)."
+)
+@click.option(
+    "--only",
+    metavar="LABEL,...",
+    default="",
+    help="Run only these runs of a figure (labels as in its table, e.g. atp-full-0.5-L0.2).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def command(
@@ -60,15 +70,23 @@ def command(
     workers: int | None,
     metric: str,
     root: str | None,
+    quick: bool,
+    only: str,
     quiet: bool,
 ) -> None:
-    """Reproduce STUDY (a scenario under experiments/, e.g. netapprox/demo):
-    run its sweep through the simulator and write table.csv, table.md and
-    plot.png.
+    """Reproduce a seed FIGURE (fig5 ... fig14, dml, ...: its runs) or a
+    STUDY (a scenario shipped with the package, e.g. netapprox/demo: its
+    sweep) through the simulator, and write table.csv, table.md and
+    plot.png (default under results/repro/).
+
+    A study named for a figure (netapprox/fig5_fbkv) runs that figure
+    unless -p gives a sweep.
 
     \b
     Examples:
       approxnet repro --list
+      approxnet repro fig5 --quick
+      approxnet repro netapprox/fig6_fbhd --quick --only atp-full-0.5-L0.5,dctcp-es-0.5-L0.5
       approxnet repro netapprox/demo --out results/repro/demo
       approxnet repro fig5_fbkv -p jobs.0.scheme=atp-full,dctcp-ss \\
           -p jobs.0.msr=0.25,0.5,1 --set topology.k=4 --set topology.hosts=16
@@ -86,12 +104,32 @@ def command(
                 preset = reprolib.PRESETS.get(s.name, {})
                 t.add_row(s.name, ", ".join(preset) or "-", s.title)
             console.print(t)
+            ft = Table(title="seed figures (approxnet repro FIGURE [--quick])")
+            ft.add_column("figure")
+            ft.add_column("study")
+            ft.add_column("runs")
+            ft.add_column("what it shows")
+            for f in figlib.FIGURES.values():
+                ft.add_row(f.name, f.study, str(len(figlib.plan(f.name))), f.title)
+            console.print(ft)
         else:
             for s in found:
                 click.echo(f"{s.name}\t{s.title}")
+            for f in figlib.FIGURES.values():
+                click.echo(f"{f.name}\t{f.title}")
         if study is None and not list_:
             click.echo("run one with: approxnet repro STUDY (see --help)")
         return
+    fig = figlib.FIGURES.get(study)
+    if fig is None and not params:
+        named = reprolib.find(study, root) if root else None
+        fig = figlib.figure_of_study(named.name if named else study)
+    if fig is not None and not params:
+        _figure(fig, out, quick, [x for x in only.split(",") if x], workers, quiet, sets)
+        return
+    if quick or only:
+        flag = "--quick" if quick else "--only"
+        raise click.UsageError(f"{flag} applies to a figure; {study!r} is a study (see --list)")
     s = reprolib.find(study, root)
     try:
         grid = dict(simlib.parse_param(p) for p in params)
@@ -112,6 +150,45 @@ def command(
             on_done=on_done,
         )
     print_classes(s.title, res.table, list(grid or reprolib.PRESETS.get(s.name, {})))
+    click.echo(f"table: {res.table_csv} ({res.table_md.name})")
+    if res.plot_png is not None:
+        click.echo(f"plot:  {res.plot_png}")
+
+
+def _figure(
+    fig: figlib.Figure,
+    out: str | None,
+    quick: bool,
+    only: list[str],
+    workers: int | None,
+    quiet: bool,
+    sets: tuple[str, ...],
+) -> None:
+    if sets:
+        raise click.UsageError("--set applies to a study; a figure's runs set their own keys")
+    n = len(only) if only else len(figlib.plan(fig.name, quick))
+    tag = fig.name + ("-quick" if quick else "")
+    dest = Path(out) if out else Path("results/repro") / tag
+    with bar(f"repro {tag}", n, quiet=quiet) as on_done:
+        count = [0]
+
+        def step(label: str, rows: list[dict[str, object]]) -> None:
+            count[0] += 1
+            on_done(count[0], n)
+
+        res = reprolib.run_figure(
+            fig.name, dest, quick=quick, only=only, workers=workers, on_run=step
+        )
+    cols = ["run", "cls", "scheme", "msr", "load", "done", "jobs", "jct_mean_us", "jct_p99_us"]
+    if console.is_terminal:
+        t = Table(title=fig.title)
+        for c in cols:
+            t.add_column(c)
+        for r in res.table[cols].itertuples(index=False):
+            t.add_row(*(f"{v:.1f}" if isinstance(v, float) else str(v) for v in r))
+        console.print(t)
+    else:
+        click.echo(res.table[cols].to_string(index=False))
     click.echo(f"table: {res.table_csv} ({res.table_md.name})")
     if res.plot_png is not None:
         click.echo(f"plot:  {res.plot_png}")

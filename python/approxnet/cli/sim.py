@@ -65,7 +65,35 @@ SET = click.option(
     metavar="KEY=VALUE",
     help="Override a scenario key, e.g. --set jobs.0.msr=0.5 --set seed=3 (repeatable).",
 )
-SCENARIO = click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+
+
+class ScenarioPath(click.ParamType):  # type: ignore[type-arg]
+    """A scenario file, or the name of a study shipped with the package
+    (``netapprox/demo``, see ``approxnet repro --list``)."""
+
+    name = "scenario"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        text = str(value)
+        if Path(text).is_file():
+            return text
+        if Path(text).exists():
+            self.fail(f"{text} is not a file", param, ctx)
+        from .. import repro
+
+        try:
+            return str(repro.find(text, repro.studies_root()).path)
+        except ScenarioError:
+            self.fail(
+                f"{text}: no such file, nor a shipped study (see: approxnet repro --list)",
+                param,
+                ctx,
+            )
+
+
+SCENARIO = click.argument("scenario", type=ScenarioPath())
 
 
 @click.group(name="sim")
@@ -74,7 +102,7 @@ def group() -> None:
 
     \b
     Example:
-      approxnet sim run experiments/netapprox/demo.toml --out results/demo
+      approxnet sim run netapprox/demo --out results/demo
     """
 
 
@@ -89,12 +117,12 @@ def group() -> None:
 @click.option("--no-flows", is_flag=True, help="Skip flows.csv.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress spinner.")
 def run(scenario: str, out: str | None, sets: tuple[str, ...], no_flows: bool, quiet: bool) -> None:
-    """Run one SCENARIO and write jobs.csv, flows.csv, queues.csv,
+    """Run one SCENARIO (a TOML file or a shipped study) and write jobs.csv, flows.csv, queues.csv,
     summary.txt and summary.json.
 
     \b
     Example:
-      approxnet sim run experiments/netapprox/demo.toml --out results/demo \\
+      approxnet sim run netapprox/demo --out results/demo \\
           --set jobs.0.scheme=dctcp-ss --set jobs.0.msr=0.5
     """
     for s in sets:
@@ -155,7 +183,7 @@ def sweep(
 
     \b
     Example:
-      approxnet sim sweep experiments/netapprox/demo.toml \\
+      approxnet sim sweep netapprox/demo \\
           -p jobs.0.scheme=atp-full,dctcp-ss -p jobs.0.msr=0.25,0.5,1 \\
           --set duration_ms=2.0 --out results/sweep
     """
