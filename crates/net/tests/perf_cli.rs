@@ -100,6 +100,8 @@ fn client_and_server_run_jobs_and_report_json() {
             "uniform:100:20000",
             "--groups",
             "1.0,0.5",
+            "-i",
+            "0.002",
         ],
     );
     assert_eq!(
@@ -115,6 +117,18 @@ fn client_and_server_run_jobs_and_report_json() {
     assert_eq!(field(&c, "jobs_failed"), "0");
     assert_eq!(field(&s, "jobs"), "3");
     assert!(c.contains("\"jct_ms\"") && c.contains("\"groups\"") && c.contains("\"timeline\""));
+    // iperf3's -i: the interval series partitions the run and sums to it
+    let report: serde_json::Value = serde_json::from_str(&c).unwrap();
+    let series = report["intervals"].as_array().expect("an interval series");
+    assert!(!series.is_empty());
+    let jobs: u64 = series
+        .iter()
+        .map(|p| p["jobs_completed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(jobs, 3);
+    for w in series.windows(2) {
+        assert_eq!(w[0]["end_s"], w[1]["start_s"]);
+    }
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! ATP client and server over the blocking runtime.
 
 use super::cpu::process_cpu_seconds;
+use super::interval::Intervals;
 use super::produce::{Feed, GapRng, Production};
-use super::report::{cpu_per_gb, gbps, quantile, Json};
+use super::report::{cpu_per_gb, gbps, obj, quantile, Json};
 use super::sizes::Sizes;
 use crate::{Endpoint, EpochSample, RuntimeConfig};
 use approxnet_proto::event::Role;
@@ -10,6 +11,7 @@ use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::rng::Rng;
 use approxnet_proto::stats::DropReason;
 use approxnet_proto::{ConnectionHandle, Event, JobSpec, Pushed};
+use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -31,6 +33,10 @@ pub(crate) struct ClientPlan {
     pub(crate) production: Production,
     /// Seeds the production gaps alone (`--gap-seed`, default `--seed`).
     pub(crate) gap_seed: u64,
+    /// Interval reports every this long (`-i`; None: none).
+    pub(crate) interval: Option<Duration>,
+    /// Print a line per interval (text mode; JSON keeps the series only).
+    pub(crate) print_intervals: bool,
 }
 
 #[derive(Default)]
@@ -39,16 +45,6 @@ struct GroupTotals {
     must: u64,
     delivered: u64,
     abandoned: u64,
-}
-
-/// Parses `--groups 1.0,0.5` into MSRs (each checked by the core later).
-pub(crate) fn parse_groups(s: &str) -> Result<Vec<f64>, String> {
-    let v: Result<Vec<f64>, _> = s.split(',').map(|x| x.trim().parse::<f64>()).collect();
-    let v = v.map_err(|_| format!("--groups `{s}`: expected MSRs like 1.0,0.5"))?;
-    if v.is_empty() || v.len() > 64 {
-        return Err("--groups: 1 to 64 groups".into());
-    }
-    Ok(v)
 }
 
 /// One job: its spec (with the messages produced at job start), its bytes,
@@ -116,37 +112,34 @@ fn epoch_summary(samples: &[EpochSample], origin_ns: u64) -> (Json, Json) {
         *per_queue.entry(s.stats.queue).or_default() += w;
         total += w;
     }
-    let frac = Json::Arr(
+    let frac = Json::Array(
         per_queue
             .iter()
             .map(|(q, w)| {
-                Json::Obj(vec![
-                    ("queue", Json::Int(u64::from(*q))),
-                    ("time_fraction", Json::Num(*w as f64 / total.max(1) as f64)),
+                obj(vec![
+                    ("queue", json!(u64::from(*q))),
+                    ("time_fraction", json!(*w as f64 / total.max(1) as f64)),
                 ])
             })
             .collect(),
     );
     let step = samples.len().div_ceil(200).max(1);
-    let timeline = Json::Arr(
+    let timeline = Json::Array(
         samples
             .iter()
             .step_by(step)
             .map(|s| {
-                Json::Obj(vec![
+                obj(vec![
                     (
                         "t_ms",
-                        Json::Num(s.at.as_nanos().saturating_sub(origin_ns) as f64 / 1e6),
+                        json!(s.at.as_nanos().saturating_sub(origin_ns) as f64 / 1e6),
                     ),
-                    ("queue", Json::Int(u64::from(s.stats.queue))),
-                    ("tlr", Json::Num(s.stats.tlr)),
-                    ("rho", Json::Num(s.stats.rho)),
-                    ("resolved", Json::Int(s.stats.resolved)),
-                    ("rate_gbps", Json::Num(s.stats.rate.as_bps() / 1e9)),
-                    (
-                        "epoch_us",
-                        Json::Num(s.stats.length.as_nanos() as f64 / 1e3),
-                    ),
+                    ("queue", json!(u64::from(s.stats.queue))),
+                    ("tlr", json!(s.stats.tlr)),
+                    ("rho", json!(s.stats.rho)),
+                    ("resolved", json!(s.stats.resolved)),
+                    ("rate_gbps", json!(s.stats.rate.as_bps() / 1e9)),
+                    ("epoch_us", json!(s.stats.length.as_nanos() as f64 / 1e3)),
                 ])
             })
             .collect(),
@@ -181,6 +174,7 @@ pub(crate) fn client(
     let mut groups: BTreeMap<u16, GroupTotals> = BTreeMap::new();
     let mut epochs: Vec<EpochSample> = Vec::new();
     let origin = Instant::now();
+    let mut intervals = Intervals::new(plan.interval, plan.print_intervals, origin);
     let mut first_error = None;
     let mut gone = false;
     loop {
@@ -221,7 +215,11 @@ pub(crate) fn client(
             break;
         }
         // Wait for an event, at most until the next message is produced.
-        let next = feeds.values().filter_map(Feed::next_due).min();
+        let next = feeds
+            .values()
+            .filter_map(Feed::next_due)
+            .chain(intervals.due())
+            .min();
         let wait = next.map_or(Duration::from_millis(200), |t| {
             t.saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(200))
@@ -232,6 +230,7 @@ pub(crate) fn client(
                 epochs.push(s);
             }
         }
+        intervals.tick();
         match ev {
             Some((
                 _,
@@ -262,8 +261,10 @@ pub(crate) fn client(
                         let msgs: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
                         let deliv: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
                         // Delivered bytes estimated as the delivered share of the job's bytes.
-                        bytes_delivered +=
+                        let job_delivered =
                             (bytes as f64 * deliv as f64 / msgs.max(1) as f64) as u64;
+                        bytes_delivered += job_delivered;
+                        intervals.job(job_delivered, r.jct.as_secs_f64() * 1e3, r.retransmissions);
                         for g in &r.groups {
                             let t = groups.entry(g.id).or_default();
                             t.messages += u64::from(g.messages);
@@ -289,6 +290,7 @@ pub(crate) fn client(
         }
     }
     let elapsed = origin.elapsed().as_secs_f64();
+    let intervals = intervals.finish();
     let _ = ep.close(h);
     let _ = ep.finish(Duration::from_secs(2));
     let cpu = process_cpu_seconds() - cpu0;
@@ -296,23 +298,23 @@ pub(crate) fn client(
     jcts.sort_by(f64::total_cmp);
     let origin_ns = epochs.first().map_or(0, |s| s.at.as_nanos());
     let (queue_frac, timeline) = epoch_summary(&epochs, origin_ns);
-    let group_json = Json::Arr(
+    let group_json = Json::Array(
         groups
             .iter()
             .map(|(id, t)| {
-                Json::Obj(vec![
-                    ("id", Json::Int(u64::from(*id))),
+                obj(vec![
+                    ("id", json!(u64::from(*id))),
                     (
                         "msr",
-                        Json::Num(plan.groups.get(*id as usize).copied().unwrap_or(f64::NAN)),
+                        json!(plan.groups.get(*id as usize).copied().unwrap_or(f64::NAN)),
                     ),
-                    ("messages", Json::Int(t.messages)),
-                    ("must_deliver", Json::Int(t.must)),
-                    ("delivered", Json::Int(t.delivered)),
-                    ("abandoned", Json::Int(t.abandoned)),
+                    ("messages", json!(t.messages)),
+                    ("must_deliver", json!(t.must)),
+                    ("delivered", json!(t.delivered)),
+                    ("abandoned", json!(t.abandoned)),
                     (
                         "delivered_fraction",
-                        Json::Num(t.delivered as f64 / t.messages.max(1) as f64),
+                        json!(t.delivered as f64 / t.messages.max(1) as f64),
                     ),
                 ])
             })
@@ -323,54 +325,49 @@ pub(crate) fn client(
     } else {
         jcts.iter().sum::<f64>() / jcts.len() as f64
     };
-    Ok(Json::Obj(vec![
-        ("mode", Json::Str("atp-client".into())),
-        ("server", Json::Str(plan.server.to_string())),
-        ("sizes", Json::Str(plan.sizes_spec.clone())),
-        ("messages_per_job", Json::Int(plan.messages as u64)),
-        ("window", Json::Int(plan.window as u64)),
-        ("production", Json::Str(plan.production.describe())),
-        ("gap_seed", Json::Int(plan.gap_seed)),
-        ("production_ms_mean", Json::Num(mean_of(&spans_ns) / 1e6)),
-        ("elapsed_s", Json::Num(elapsed)),
-        ("jobs_completed", Json::Int(done)),
-        ("jobs_failed", Json::Int(failed)),
-        (
-            "error",
-            first_error.map_or(Json::Str(String::new()), Json::Str),
-        ),
-        ("bytes_offered", Json::Int(bytes_offered)),
-        ("bytes_delivered", Json::Int(bytes_delivered)),
-        ("bytes_unsent", Json::Int(bytes_unsent)),
+    Ok(obj(vec![
+        ("mode", json!("atp-client")),
+        ("server", json!(plan.server.to_string())),
+        ("sizes", json!(plan.sizes_spec.clone())),
+        ("messages_per_job", json!(plan.messages as u64)),
+        ("window", json!(plan.window as u64)),
+        ("production", json!(plan.production.describe())),
+        ("gap_seed", json!(plan.gap_seed)),
+        ("production_ms_mean", json!(mean_of(&spans_ns) / 1e6)),
+        ("elapsed_s", json!(elapsed)),
+        ("jobs_completed", json!(done)),
+        ("jobs_failed", json!(failed)),
+        ("error", first_error.map_or(json!(""), Json::String)),
+        ("bytes_offered", json!(bytes_offered)),
+        ("bytes_delivered", json!(bytes_delivered)),
+        ("bytes_unsent", json!(bytes_unsent)),
         // part of bytes_unsent: not yet produced when the job completed
-        ("bytes_unproduced", Json::Int(bytes_unpushed)),
-        ("goodput_gbps", Json::Num(gbps(bytes_delivered, elapsed))),
-        ("packets", Json::Int(packets)),
-        ("retransmissions", Json::Int(retrans)),
-        ("lost_packets", Json::Int(lost)),
-        ("lost_by_timer", Json::Int(lost_timer)),
-        ("spurious_losses", Json::Int(spurious)),
-        ("tail_probes", Json::Int(probes)),
-        (
-            "measured_loss",
-            Json::Num(lost as f64 / packets.max(1) as f64),
-        ),
+        ("bytes_unproduced", json!(bytes_unpushed)),
+        ("goodput_gbps", json!(gbps(bytes_delivered, elapsed))),
+        ("packets", json!(packets)),
+        ("retransmissions", json!(retrans)),
+        ("lost_packets", json!(lost)),
+        ("lost_by_timer", json!(lost_timer)),
+        ("spurious_losses", json!(spurious)),
+        ("tail_probes", json!(probes)),
+        ("measured_loss", json!(lost as f64 / packets.max(1) as f64)),
         ("groups", group_json),
         (
             "jct_ms",
-            Json::Obj(vec![
-                ("mean", Json::Num(mean)),
-                ("p50", Json::Num(quantile(&jcts, 0.5))),
-                ("p90", Json::Num(quantile(&jcts, 0.9))),
-                ("p99", Json::Num(quantile(&jcts, 0.99))),
-                ("max", Json::Num(quantile(&jcts, 1.0))),
+            obj(vec![
+                ("mean", json!(mean)),
+                ("p50", json!(quantile(&jcts, 0.5))),
+                ("p90", json!(quantile(&jcts, 0.9))),
+                ("p99", json!(quantile(&jcts, 0.99))),
+                ("max", json!(quantile(&jcts, 1.0))),
             ]),
         ),
         ("queue_time_fraction", queue_frac),
-        ("epochs", Json::Int(epochs.len() as u64)),
+        ("epochs", json!(epochs.len() as u64)),
+        ("intervals", intervals),
         ("timeline", timeline),
-        ("cpu_s", Json::Num(cpu)),
-        ("cpu_s_per_gb", Json::Num(cpu_per_gb(cpu, bytes_delivered))),
+        ("cpu_s", json!(cpu)),
+        ("cpu_s_per_gb", json!(cpu_per_gb(cpu, bytes_delivered))),
         ("runtime", runtime_json(&ep)),
     ]))
 }
@@ -421,24 +418,22 @@ fn mean_of(v: &[u64]) -> f64 {
 fn runtime_json(ep: &Endpoint) -> Json {
     let st = ep.stats();
     let core = ep.core().stats();
-    let drops = Json::Obj(
-        DropReason::ALL
-            .iter()
-            .map(|r| (drop_name(*r), Json::Int(core.dropped(*r))))
-            .collect(),
-    );
-    Json::Obj(vec![
-        ("datagrams_sent", Json::Int(st.send.datagrams)),
-        ("send_syscalls", Json::Int(st.send.syscalls)),
-        ("gso_messages", Json::Int(st.send.gso_messages)),
-        ("send_would_block", Json::Int(st.send.would_block)),
-        ("send_errors", Json::Int(st.send.errors)),
-        ("datagrams_received", Json::Int(st.recv.datagrams)),
-        ("recv_syscalls", Json::Int(st.recv.syscalls)),
-        ("gro_messages", Json::Int(st.recv.gro_messages)),
-        ("truncated", Json::Int(st.recv.truncated)),
-        ("wakeups", Json::Int(st.wakeups)),
-        ("core_accepted", Json::Int(core.accepted)),
+    let drops = obj(DropReason::ALL
+        .iter()
+        .map(|r| (drop_name(*r), json!(core.dropped(*r))))
+        .collect());
+    obj(vec![
+        ("datagrams_sent", json!(st.send.datagrams)),
+        ("send_syscalls", json!(st.send.syscalls)),
+        ("gso_messages", json!(st.send.gso_messages)),
+        ("send_would_block", json!(st.send.would_block)),
+        ("send_errors", json!(st.send.errors)),
+        ("datagrams_received", json!(st.recv.datagrams)),
+        ("recv_syscalls", json!(st.recv.syscalls)),
+        ("gro_messages", json!(st.recv.gro_messages)),
+        ("truncated", json!(st.recv.truncated)),
+        ("wakeups", json!(st.wakeups)),
+        ("core_accepted", json!(core.accepted)),
         ("core_drops", drops),
     ])
 }
@@ -537,35 +532,35 @@ pub(crate) fn server(
     // Without kept payloads, delivered bytes come from the job reports.
     let bytes = if bytes == 0 { job_bytes } else { bytes };
     let cpu = process_cpu_seconds() - cpu0;
-    let group_json = Json::Arr(
+    let group_json = Json::Array(
         groups
             .iter()
             .map(|(id, t)| {
-                Json::Obj(vec![
-                    ("id", Json::Int(u64::from(*id))),
-                    ("messages", Json::Int(t.messages)),
-                    ("delivered", Json::Int(t.delivered)),
+                obj(vec![
+                    ("id", json!(u64::from(*id))),
+                    ("messages", json!(t.messages)),
+                    ("delivered", json!(t.delivered)),
                     (
                         "delivered_fraction",
-                        Json::Num(t.delivered as f64 / t.messages.max(1) as f64),
+                        json!(t.delivered as f64 / t.messages.max(1) as f64),
                     ),
                 ])
             })
             .collect(),
     );
-    Ok(Json::Obj(vec![
-        ("mode", Json::Str("atp-server".into())),
-        ("jobs", Json::Int(jobs)),
-        ("jobs_failed", Json::Int(failed)),
-        ("messages_delivered", Json::Int(msgs)),
-        ("messages_abandoned", Json::Int(abandoned)),
-        ("messages_damaged", Json::Int(damaged)),
-        ("bytes_delivered", Json::Int(bytes)),
-        ("active_s", Json::Num(active)),
-        ("goodput_gbps", Json::Num(gbps(bytes, active))),
+    Ok(obj(vec![
+        ("mode", json!("atp-server")),
+        ("jobs", json!(jobs)),
+        ("jobs_failed", json!(failed)),
+        ("messages_delivered", json!(msgs)),
+        ("messages_abandoned", json!(abandoned)),
+        ("messages_damaged", json!(damaged)),
+        ("bytes_delivered", json!(bytes)),
+        ("active_s", json!(active)),
+        ("goodput_gbps", json!(gbps(bytes, active))),
         ("groups", group_json),
-        ("cpu_s", Json::Num(cpu)),
-        ("cpu_s_per_gb", Json::Num(cpu_per_gb(cpu, bytes))),
+        ("cpu_s", json!(cpu)),
+        ("cpu_s_per_gb", json!(cpu_per_gb(cpu, bytes))),
         ("runtime", runtime_json(&ep)),
     ]))
 }

@@ -1,69 +1,16 @@
-//! Output: a tiny JSON value type and percentile helpers.
+//! Output: report objects (serde_json) and percentile helpers.
 
-use std::fmt::Write;
+/// Reports are serde_json values; objects keep their keys in insertion order.
+pub(crate) type Json = serde_json::Value;
 
-/// A JSON value (enough for reports; no dependency).
-pub(crate) enum Json {
-    Num(f64),
-    Int(u64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(&'static str, Json)>),
-}
-
-impl Json {
-    pub(crate) fn render(&self) -> String {
-        let mut s = String::new();
-        self.write(&mut s);
-        s
-    }
-
-    fn write(&self, out: &mut String) {
-        match self {
-            Json::Num(x) if x.is_finite() => {
-                let _ = write!(out, "{x}");
-            }
-            Json::Num(_) => out.push_str("null"),
-            Json::Int(x) => {
-                let _ = write!(out, "{x}");
-            }
-            Json::Str(s) => {
-                out.push('"');
-                for c in s.chars() {
-                    match c {
-                        '"' => out.push_str("\\\""),
-                        '\\' => out.push_str("\\\\"),
-                        c if (c as u32) < 0x20 => {
-                            let _ = write!(out, "\\u{:04x}", c as u32);
-                        }
-                        c => out.push(c),
-                    }
-                }
-                out.push('"');
-            }
-            Json::Arr(v) => {
-                out.push('[');
-                for (i, x) in v.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    x.write(out);
-                }
-                out.push(']');
-            }
-            Json::Obj(v) => {
-                out.push('{');
-                for (i, (k, x)) in v.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    let _ = write!(out, "\"{k}\":");
-                    x.write(out);
-                }
-                out.push('}');
-            }
-        }
-    }
+/// An object from `(key, value)` pairs, in that order.
+pub(crate) fn obj(fields: Vec<(&str, Json)>) -> Json {
+    Json::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 /// The `q`-quantile (0..=1) of sorted values, nearest rank; NaN when empty.
@@ -98,13 +45,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_renders_and_escapes() {
-        let j = Json::Obj(vec![
-            ("a", Json::Int(3)),
-            ("b", Json::Str("x\"y".into())),
-            ("c", Json::Arr(vec![Json::Num(0.5), Json::Num(f64::NAN)])),
+    fn objects_keep_their_order_and_nan_is_null() {
+        let j = obj(vec![
+            ("b", serde_json::json!(3)),
+            ("a", serde_json::json!("x\"y")),
+            ("c", serde_json::json!([0.5, f64::NAN])),
         ]);
-        assert_eq!(j.render(), r#"{"a":3,"b":"x\"y","c":[0.5,null]}"#);
+        assert_eq!(j.to_string(), r#"{"b":3,"a":"x\"y","c":[0.5,null]}"#);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Kernel TCP baseline: one bulk flow, same measurements as the ATP modes.
 
 use super::cpu::process_cpu_seconds;
-use super::report::{cpu_per_gb, gbps, Json};
+use super::interval::Intervals;
+use super::report::{cpu_per_gb, gbps, obj, Json};
+use serde_json::json;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -29,19 +31,26 @@ pub(crate) fn server(bind: SocketAddr) -> Result<Json, String> {
     }
     let secs = t0.elapsed().as_secs_f64();
     let cpu = process_cpu_seconds() - cpu0;
-    Ok(Json::Obj(vec![
-        ("mode", Json::Str("tcp-server".into())),
-        ("peer", Json::Str(peer.to_string())),
-        ("bytes", Json::Int(bytes)),
-        ("elapsed_s", Json::Num(secs)),
-        ("goodput_gbps", Json::Num(gbps(bytes, secs))),
-        ("cpu_s", Json::Num(cpu)),
-        ("cpu_s_per_gb", Json::Num(cpu_per_gb(cpu, bytes))),
+    Ok(obj(vec![
+        ("mode", json!("tcp-server")),
+        ("peer", json!(peer.to_string())),
+        ("bytes", json!(bytes)),
+        ("elapsed_s", json!(secs)),
+        ("goodput_gbps", json!(gbps(bytes, secs))),
+        ("cpu_s", json!(cpu)),
+        ("cpu_s_per_gb", json!(cpu_per_gb(cpu, bytes))),
     ]))
 }
 
-/// Sends for `duration` with congestion control `cc`, then closes.
-pub(crate) fn client(server: SocketAddr, duration: Duration, cc: &str) -> Result<Json, String> {
+/// Sends for `duration` with congestion control `cc`, then closes;
+/// interval reports every `interval` (printed when `print`).
+pub(crate) fn client(
+    server: SocketAddr,
+    duration: Duration,
+    cc: &str,
+    interval: Option<Duration>,
+    print: bool,
+) -> Result<Json, String> {
     let mut s = TcpStream::connect(server).map_err(|e| format!("connect {server}: {e}"))?;
     let name = cc.as_bytes();
     // SAFETY: name is a valid buffer of the given length.
@@ -64,9 +73,14 @@ pub(crate) fn client(server: SocketAddr, duration: Duration, cc: &str) -> Result
     let t0 = Instant::now();
     let buf = vec![0x5au8; 256 << 10];
     let mut bytes = 0u64;
+    let mut intervals = Intervals::new(interval, print, t0);
     while t0.elapsed() < duration {
+        intervals.tick();
         match s.write(&buf) {
-            Ok(n) => bytes += n as u64,
+            Ok(n) => {
+                bytes += n as u64;
+                intervals.bytes(n as u64);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(format!("write: {e}")),
         }
@@ -78,13 +92,13 @@ pub(crate) fn client(server: SocketAddr, duration: Duration, cc: &str) -> Result
     let _ = s.read(&mut sink);
     let secs = t0.elapsed().as_secs_f64();
     let cpu = process_cpu_seconds() - cpu0;
-    Ok(Json::Obj(vec![
-        ("mode", Json::Str("tcp-client".into())),
-        ("cc", Json::Str(cc.into())),
-        ("bytes", Json::Int(bytes)),
-        ("elapsed_s", Json::Num(secs)),
-        ("goodput_gbps", Json::Num(gbps(bytes, secs))),
-        ("cpu_s", Json::Num(cpu)),
-        ("cpu_s_per_gb", Json::Num(cpu_per_gb(cpu, bytes))),
+    Ok(obj(vec![
+        ("mode", json!("tcp-client")),
+        ("cc", json!(cc)),
+        ("bytes", json!(bytes)),
+        ("elapsed_s", json!(secs)),
+        ("goodput_gbps", json!(gbps(bytes, secs))),
+        ("cpu_s", json!(cpu)),
+        ("cpu_s_per_gb", json!(cpu_per_gb(cpu, bytes))),
     ]))
 }

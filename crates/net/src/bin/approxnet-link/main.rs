@@ -14,10 +14,6 @@
 //! Exit status: 0 after a signal, 1 when a device fails, 2 on bad arguments.
 
 mod airtime;
-// Shared with approxnet-perf (which also reads the command word).
-#[allow(dead_code)]
-#[path = "../../perf/args.rs"]
-mod args;
 mod arq;
 mod channel;
 mod relay;
@@ -25,9 +21,9 @@ mod stats;
 mod tun;
 
 use airtime::Airtime;
-use args::Args;
 use arq::LinkMode;
 use channel::{Channel, ChannelSpec};
+use clap::Parser;
 use stats::LinkStats;
 use std::io::Write;
 use std::process::ExitCode;
@@ -35,24 +31,53 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tun::Tun;
 
-const HELP: &str = "\
-approxnet-link: relay between two TUN devices emulating an error-prone link
-
-  --a-netns NS --a-dev DEV     device A (created in namespace NS; default: here)
-  --b-netns NS --b-dev DEV     device B
-  --mode integrity|approximate integrity: damaged frames are retried (airtime
-                               each) up to --retry-limit (7), then dropped;
-                               approximate: one try, delivered as received
-  --channel ber:P              independent bit errors (default ber:0)
-            ge:GOOD:BAD:P_GB:P_BG  Gilbert-Elliott, state changes per transmission
-            flip-at:N[:MIN]    bit 0 of IP-payload byte N of every frame of MIN+ bytes (tests)
-  --rate-mbps R                link rate (0: no serialisation delay; default 0)
-  --overhead-bytes B           per-try bytes on the air besides the frame (0)
-  --damage both|a-to-b|b-to-a  which directions the channel damages (both)
-  --seed S                     error seed (1); direction b-to-a uses S + 1
-  --stats PATH                 JSON counters, rewritten every 200 ms and at exit
-Bits are flipped only after the IP header; a try whose errors hit the IP
-header loses the frame (the receiving kernel would drop it).";
+/// approxnet-link: relay between two TUN devices emulating an error-prone link.
+///
+/// Bits are flipped only after the IP header; a try whose errors hit the IP
+/// header loses the frame (the receiving kernel would drop it).
+#[derive(Parser, Debug)]
+#[command(name = "approxnet-link", version)]
+struct Cli {
+    /// Namespace of device A (default: here).
+    #[arg(long)]
+    a_netns: Option<String>,
+    /// Device A (created).
+    #[arg(long)]
+    a_dev: String,
+    /// Namespace of device B (default: here).
+    #[arg(long)]
+    b_netns: Option<String>,
+    /// Device B (created).
+    #[arg(long)]
+    b_dev: String,
+    /// integrity: damaged frames are retried (airtime each) up to
+    /// --retry-limit, then dropped; approximate: one try, delivered as received.
+    #[arg(long, default_value = "integrity")]
+    mode: String,
+    /// ber:P (independent bit errors), ge:GOOD:BAD:P_GB:P_BG
+    /// (Gilbert-Elliott, state changes per transmission) or flip-at:N[:MIN]
+    /// (bit 0 of IP-payload byte N of every frame of MIN+ bytes; tests).
+    #[arg(long, default_value = "ber:0")]
+    channel: String,
+    /// Link rate, Mbit/s (0: no serialisation delay).
+    #[arg(long, default_value_t = 0.0)]
+    rate_mbps: f64,
+    /// Per-try bytes on the air besides the frame.
+    #[arg(long, default_value_t = 0)]
+    overhead_bytes: usize,
+    /// Tries of a damaged frame in integrity mode (802.11's default 7).
+    #[arg(long, default_value_t = 7)]
+    retry_limit: u32,
+    /// Which directions the channel damages: both, a-to-b or b-to-a.
+    #[arg(long, default_value = "both")]
+    damage: String,
+    /// Error seed; direction b-to-a uses seed + 1.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// JSON counters, rewritten every 200 ms and at exit.
+    #[arg(long)]
+    stats: Option<String>,
+}
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -75,52 +100,37 @@ struct Settings {
     stats: Option<String>,
 }
 
-fn settings(mut args: Args) -> Result<Settings, String> {
-    let a = (
-        args.get_str("a-netns"),
-        args.get_str("a-dev").ok_or("--a-dev is required")?,
-    );
-    let b = (
-        args.get_str("b-netns"),
-        args.get_str("b-dev").ok_or("--b-dev is required")?,
-    );
-    let mode = LinkMode::parse(&args.get_str("mode").unwrap_or_else(|| "integrity".into()))?;
-    let channel = ChannelSpec::parse(&args.get_str("channel").unwrap_or_else(|| "ber:0".into()))?;
-    let rate: f64 = args.get("rate-mbps", 0.0)?;
+fn settings(c: Cli) -> Result<Settings, String> {
+    let mode = LinkMode::parse(&c.mode)?;
+    let channel = ChannelSpec::parse(&c.channel)?;
+    let rate = c.rate_mbps;
     if !(rate.is_finite() && rate >= 0.0) {
         return Err(format!("--rate-mbps: {rate} is not a rate (0 or more)"));
     }
-    let (damage_a_to_b, damage_b_to_a) = match args.get_str("damage").as_deref() {
-        None | Some("both") => (true, true),
-        Some("a-to-b") => (true, false),
-        Some("b-to-a") => (false, true),
-        Some(o) => return Err(format!("--damage `{o}`: expected both, a-to-b or b-to-a")),
+    let (damage_a_to_b, damage_b_to_a) = match c.damage.as_str() {
+        "both" => (true, true),
+        "a-to-b" => (true, false),
+        "b-to-a" => (false, true),
+        o => return Err(format!("--damage `{o}`: expected both, a-to-b or b-to-a")),
     };
-    let s = Settings {
-        a,
-        b,
+    Ok(Settings {
+        a: (c.a_netns, c.a_dev),
+        b: (c.b_netns, c.b_dev),
         mode,
         channel,
         rate_bps: (rate > 0.0).then_some(rate * 1e6),
-        overhead: args.get("overhead-bytes", 0)?,
-        retry_limit: args.get("retry-limit", 7)?,
+        overhead: c.overhead_bytes,
+        retry_limit: c.retry_limit,
         damage_a_to_b,
         damage_b_to_a,
-        seed: args.get("seed", 1)?,
-        stats: args.get_str("stats"),
-    };
-    args.finish()?;
-    Ok(s)
+        seed: c.seed,
+        stats: c.stats,
+    })
 }
 
 fn main() -> ExitCode {
-    // No command word: the parser's is a fixed placeholder.
-    let args = Args::parse(std::iter::once("link".to_string()).chain(std::env::args().skip(1)));
-    if matches!(&args, Ok(a) if a.flag("help")) {
-        println!("{HELP}");
-        return ExitCode::SUCCESS;
-    }
-    let s = match args.and_then(settings) {
+    // clap exits 2 on bad arguments and 0 after --help / --version.
+    let s = match settings(Cli::parse()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("approxnet-link: {e}");

@@ -53,10 +53,10 @@ impl LinkStats {
             ("flipped_bits", &self.flipped_bits),
             ("airtime_ns", &self.airtime_ns),
         ];
-        let body: Vec<String> = fields
+        let map: serde_json::Map<String, serde_json::Value> = fields
             .iter()
-            .map(|(k, v)| format!("\"{k}\": {}", v.load(Relaxed)))
+            .map(|(k, v)| (k.to_string(), v.load(Relaxed).into()))
             .collect();
-        format!("{{{}}}", body.join(", "))
+        serde_json::Value::Object(map).to_string()
     }
 }
