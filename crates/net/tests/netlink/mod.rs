@@ -163,16 +163,10 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Zeros while the file is being rewritten (not yet whole JSON).
     fn parse(json: &str) -> Counters {
-        let part = json.split("\"b_to_a\"").next().unwrap_or("");
-        let field = |k: &str| -> u64 {
-            let key = format!("\"{k}\": ");
-            part.split(&key)
-                .nth(1)
-                .and_then(|r| r.split([',', '}']).next())
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0)
-        };
+        let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        let field = |k: &str| v["a_to_b"][k].as_u64().unwrap_or(0);
         Counters {
             frames: field("frames"),
             intact: field("intact"),
