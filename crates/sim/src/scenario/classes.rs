@@ -16,13 +16,8 @@ pub(super) fn job_class(
     end: Instant,
 ) -> Result<JobClass, ScenarioError> {
     let key = |k: &str| format!("jobs.{i}.{k}");
-    let sizes = SizeDist::by_name(&j.sizes).ok_or_else(|| {
-        invalid(
-            key("sizes"),
-            format!("unknown {:?}", j.sizes),
-            cdf::NAMES.join(", "),
-        )
-    })?;
+    let sizes = SizeDist::parse(&j.sizes)
+        .map_err(|why| invalid(key("sizes"), why, cdf::NAMES.join(", ")))?;
     check_msr(j.msr).map_err(|why| invalid(key("msr"), format!("{}", j.msr), why))?;
     if !(j.load >= 0.0 && j.load.is_finite()) {
         return Err(invalid(key("load"), format!("{}", j.load), ">= 0"));

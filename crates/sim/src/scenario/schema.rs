@@ -117,6 +117,9 @@ pub struct TopologyFile {
     pub degree: Option<u32>,
     /// `random_regular`: seed of the draw (default: the scenario's seed).
     pub topology_seed: Option<u64>,
+    /// `edges`: the edge-list file (`host NAME SWITCH [GBPS]` and
+    /// `link A B [GBPS [DELAY_US]]` lines; relative to the current directory).
+    pub file: Option<String>,
     /// Delay of a switch (flow mode), ns, paid once per switch on the path.
     #[serde(default)]
     pub switch_delay_ns: f64,

@@ -5,12 +5,12 @@ use super::positive;
 use super::schema::TopologyFile;
 use super::{invalid, ScenarioError};
 use crate::fabric::link::LinkSpec;
-use crate::topology::{Fabric, Graph, RandomRegularError, Spec};
+use crate::topology::{EdgeList, Fabric, Graph, RandomRegularError, Spec};
 use approxnet_proto::units::Rate;
 
 /// Topology kinds a scenario accepts.
 pub(super) const KINDS: &str =
-    "dumbbell, leaf_spine, fat_tree, spine_leaf3, dragonfly, torus, random_regular";
+    "dumbbell, leaf_spine, fat_tree, spine_leaf3, dragonfly, torus, random_regular, edges";
 
 fn need(key: &str, v: Option<u32>, what: &str) -> Result<u32, ScenarioError> {
     match v {
@@ -187,6 +187,19 @@ pub(crate) fn spec(t: &TopologyFile, core: LinkSpec, seed: u64) -> Result<Spec, 
             )?,
             seed: t.topology_seed.unwrap_or(seed),
         },
+        "edges" => {
+            const WHAT: &str = "an edge-list file (host / link lines, see docs)";
+            let path = t
+                .file
+                .as_deref()
+                .ok_or_else(|| invalid("topology.file", "missing", WHAT))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| invalid("topology.file", format!("cannot read {path}: {e}"), WHAT))?;
+            Spec::Edges(
+                EdgeList::parse(&text)
+                    .map_err(|e| invalid("topology.file", format!("{path}: {e}"), WHAT))?,
+            )
+        }
         o => return Err(invalid("topology.kind", format!("unknown {o:?}"), KINDS)),
     })
 }

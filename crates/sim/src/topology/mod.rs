@@ -1,7 +1,7 @@
 //! Topologies, used by both the packet-level and the flow-level mode:
 //! dumbbell, two-tier leaf-spine, k-ary fat-tree, three-tier spine-leaf
 //! (seed 003 §8), dragonfly, n-dimensional torus and random regular graphs
-//! (seed 004 §5.6), one file each. A preset is a few calls on a
+//! (seed 004 §5.6), and a user's edge-list file, one file each. A preset is a few calls on a
 //! [`Wiring`]: the packet mode wires a [`NetworkBuilder`] (ports, queues,
 //! buffers), the flow mode and the hop-count report a plain [`Graph`].
 //! [`Spec`] names a preset with its parameters; [`Spec::wire`] builds it.
@@ -13,6 +13,7 @@
 
 mod dragonfly;
 mod dumbbell;
+mod edge_list;
 mod fat_tree;
 mod graph;
 mod leaf_spine;
@@ -24,6 +25,7 @@ mod torus;
 
 pub use dragonfly::dragonfly;
 pub use dumbbell::dumbbell;
+pub use edge_list::EdgeList;
 pub use fat_tree::fat_tree;
 pub use graph::Graph;
 pub use leaf_spine::leaf_spine;

@@ -1,6 +1,7 @@
 //! A topology named with its parameters, checked by the scenario reader
 //! (`scenario/topology.rs`) and wired onto a [`Wiring`].
 
+use super::edge_list::EdgeList;
 use super::random_regular::RandomRegularError;
 use super::{Fabric, Wiring};
 use crate::fabric::link::LinkSpec;
@@ -79,6 +80,8 @@ pub enum Spec {
         /// Seed of the draw.
         seed: u64,
     },
+    /// [`super::edge_list`]: a user's file.
+    Edges(EdgeList),
 }
 
 impl Spec {
@@ -130,6 +133,7 @@ impl Spec {
                 hosts_per_switch,
                 seed,
             } => return super::random_regular(w, f, *switches, *degree, *hosts_per_switch, *seed),
+            Spec::Edges(e) => e.wire(w, f),
         }
         Ok(())
     }

@@ -16,8 +16,15 @@ const GPD_SCALE: f64 = 214.476;
 const GPD_SHAPE: f64 = 0.348238;
 const GPD_CAP: f64 = 1_000_000.0;
 
-/// Names accepted by [`SizeDist::by_name`].
-pub const NAMES: &[&str] = &["fbkv", "fbhd", "fbhd_hpcc", "web_search", "fixed:<bytes>"];
+/// Names accepted by [`SizeDist::parse`] (`cdf:PATH`: a user's file).
+pub const NAMES: &[&str] = &[
+    "fbkv",
+    "fbhd",
+    "fbhd_hpcc",
+    "web_search",
+    "fixed:<bytes>",
+    "cdf:<path>",
+];
 
 /// How points of a CDF are joined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +50,20 @@ pub enum SizeDist {
         /// generalized-Pareto tail takes over.
         gpd_tail: bool,
     },
+}
+
+/// Reads a user's CDF file (`value probability` lines, probabilities in
+/// [0, 1] ending at 1); errors name the file and the line.
+pub fn read_cdf(path: &str, what: &str) -> Result<Vec<(f64, f64)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let points = parse_cdf(&text, 1.0).map_err(|e| format!("{path}: {e}"))?;
+    let last = points[points.len() - 1].1;
+    if (last - 1.0).abs() > 1e-9 {
+        return Err(format!(
+            "{path}: the last probability is {last}, a CDF of {what}s must end at 1"
+        ));
+    }
+    Ok(points)
 }
 
 /// Parses `size prob` lines; `scale` converts the probability unit to
@@ -73,6 +94,22 @@ impl SizeDist {
                 SizeDist::Fixed(b)
             }
         })
+    }
+
+    /// A named distribution ([`SizeDist::by_name`]) or `cdf:PATH`: a file of
+    /// `size_bytes cumulative_probability` lines (probabilities in [0, 1],
+    /// the last 1; `#` comments), sizes linearly interpolated between points.
+    /// A relative path is read from the current directory.
+    pub fn parse(spec: &str) -> Result<SizeDist, String> {
+        if let Some(path) = spec.strip_prefix("cdf:") {
+            let points = read_cdf(path, "size")?;
+            return Ok(SizeDist::Empirical {
+                points,
+                interp: Interp::Linear,
+                gpd_tail: false,
+            });
+        }
+        SizeDist::by_name(spec).ok_or_else(|| format!("unknown {spec:?}"))
     }
 
     /// Draws one size in bytes (at least 1).

@@ -24,10 +24,10 @@ const FBKV_SIGMA_NS: f64 = 16_029.2;
 const FBKV_XI: f64 = 0.154971;
 
 /// Names accepted by [`GapDist::parse`].
-pub const NAMES: &[&str] = &["none", "fbkv", "exp:<mean_us>", "fixed:<us>"];
+pub const NAMES: &[&str] = &["none", "fbkv", "exp:<mean_us>", "fixed:<us>", "cdf:<path>"];
 
 /// The distribution of the gap between consecutive messages of a job.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum GapDist {
     /// Every message is ready at the job's start (no production process).
     #[default]
@@ -44,6 +44,12 @@ pub enum GapDist {
         /// The gap, ns.
         ns: u64,
     },
+    /// A user's empirical CDF of gaps: `(gap_ns, cumulative probability)`,
+    /// linearly interpolated.
+    Empirical {
+        /// The points, gaps ascending, the last probability 1.
+        points: Vec<(f64, f64)>,
+    },
 }
 
 /// Why a gap distribution name was refused.
@@ -59,11 +65,22 @@ pub enum GapError {
     /// The parameter is out of range.
     #[error("{0:?}: {1}")]
     OutOfRange(String, &'static str),
+    /// A user's CDF file could not be read or is not a CDF.
+    #[error("{0}")]
+    File(String),
 }
 
 impl GapDist {
-    /// Parses `none`, `fbkv`, `exp:<mean_us>` (mean > 0) or `fixed:<us>` (>= 0).
+    /// Parses `none`, `fbkv`, `exp:<mean_us>` (mean > 0), `fixed:<us>` (>= 0)
+    /// or `cdf:<path>`: a file of `gap_us cumulative_probability` lines
+    /// (probabilities in [0, 1], the last 1; a relative path is read from
+    /// the current directory).
     pub fn parse(s: &str) -> Result<GapDist, GapError> {
+        if let Some(path) = s.strip_prefix("cdf:") {
+            let points = super::cdf::read_cdf(path, "gap").map_err(GapError::File)?;
+            let points = points.into_iter().map(|(us, p)| (us * 1e3, p)).collect();
+            return Ok(GapDist::Empirical { points });
+        }
         let num = |v: &str| -> Result<f64, GapError> {
             let x: f64 = v
                 .trim()
@@ -100,17 +117,30 @@ impl GapDist {
 
     /// Mean gap, ns.
     pub fn mean_ns(&self) -> f64 {
-        match *self {
+        match self {
             GapDist::None => 0.0,
             GapDist::Fbkv => FBKV_SIGMA_NS / (1.0 - FBKV_XI),
-            GapDist::Exp { mean_ns } => mean_ns,
-            GapDist::Fixed { ns } => ns as f64,
+            GapDist::Exp { mean_ns } => *mean_ns,
+            GapDist::Fixed { ns } => *ns as f64,
+            // the mean of a piecewise-linear inverse CDF: the first point's
+            // mass at its value, then each segment's midpoint
+            GapDist::Empirical { points } => {
+                let (x0, p0) = points[0];
+                x0 * p0
+                    + points
+                        .windows(2)
+                        .map(|w| (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1))
+                        .sum::<f64>()
+            }
         }
     }
 
     /// One gap, ns (fractional; callers accumulate before rounding).
     pub fn sample_ns(&self, rng: &mut Rng) -> f64 {
         match *self {
+            GapDist::Empirical { ref points } => {
+                approxnet_proto::cdf::linear_at(points, rng.next_f64())
+            }
             GapDist::None => 0.0,
             GapDist::Fbkv => {
                 // gap = sigma * ((1 - u)^(-xi) - 1) / xi, u uniform in [0, 1)
@@ -146,6 +176,7 @@ impl fmt::Display for GapDist {
             GapDist::None => write!(f, "none"),
             GapDist::Fbkv => write!(f, "fbkv"),
             GapDist::Exp { mean_ns } => write!(f, "exp:{}", mean_ns / 1e3),
+            GapDist::Empirical { ref points } => write!(f, "cdf ({} points)", points.len()),
             GapDist::Fixed { ns } => write!(f, "fixed:{}", ns as f64 / 1e3),
         }
     }
@@ -214,5 +245,22 @@ mod tests {
             GapDist::parse("fbkv:3"),
             Err(GapError::Unknown(_))
         ));
+    }
+
+    #[test]
+    fn an_empirical_cdf_has_the_mean_of_its_segments() {
+        let d = GapDist::Empirical {
+            points: vec![(40_000.0, 0.0), (60_000.0, 1.0)],
+        };
+        assert!((d.mean_ns() - 50_000.0).abs() < 1e-6);
+        let mass = GapDist::Empirical {
+            points: vec![(10_000.0, 0.5), (30_000.0, 1.0)],
+        };
+        // half the mass at 10 us, half spread over 10-30 us: 0.5 x 10 + 0.5 x 20
+        assert!((mass.mean_ns() - 15_000.0).abs() < 1e-6);
+        let mut rng = Rng::new(3);
+        let n = 20_000;
+        let avg = (0..n).map(|_| mass.sample_ns(&mut rng)).sum::<f64>() / n as f64;
+        assert!((avg - 15_000.0).abs() < 300.0, "{avg}");
     }
 }
