@@ -165,3 +165,93 @@ fn an_ended_stream_still_sends_what_was_queued() {
     let approx = delivered(&pair.server_events).len();
     assert!(approx > 250, "{approx} delivered");
 }
+
+/// The receiver's side of one exchange step: every datagram `from` sends,
+/// with `keep` deciding which are delivered.
+fn ferry(
+    from: &mut approxnet_proto::Endpoint,
+    to: &mut approxnet_proto::Endpoint,
+    from_addr: std::net::SocketAddr,
+    now: approxnet_proto::time::Instant,
+    mut keep: impl FnMut(&approxnet_proto::wire::HeaderRepr, &[u8]) -> bool,
+) -> Vec<(approxnet_proto::wire::HeaderRepr, Vec<u8>)> {
+    let mut buf = vec![0u8; 2048];
+    let mut seen = Vec::new();
+    while let Some(t) = from.poll_transmit(now, &mut buf) {
+        let d = buf[..t.len].to_vec();
+        let h = approxnet_proto::wire::HeaderRepr::parse(
+            &approxnet_proto::wire::Packet::new_unchecked(&d[..]),
+        )
+        .unwrap();
+        if keep(&h, &d) {
+            to.handle_datagram(now, from_addr, &d);
+        }
+        seen.push((h, d));
+    }
+    seen
+}
+
+#[test]
+fn a_late_ack_of_the_first_job_does_not_confirm_the_re_announce() {
+    use approxnet_proto::harness::CLIENT_ADDR;
+    use approxnet_proto::wire::{Flags, PacketType};
+    use approxnet_proto::Endpoint;
+    let mut a = Endpoint::new(cfg(), 1).unwrap();
+    let mut b = Endpoint::new(cfg(), 2).unwrap();
+    let mut now = approxnet_proto::time::Instant::ZERO;
+    let h = a.connect(now, SERVER_ADDR).unwrap();
+    ferry(&mut a, &mut b, CLIENT_ADDR, now, |_, _| true);
+    ferry(&mut b, &mut a, SERVER_ADDR, now, |_, _| true);
+    let spec = JobSpec::streaming(1.0, OPEN_N).unwrap();
+    let job = a.send_job(now, h, spec).unwrap();
+    // the JOB goes through; its JOB_KNOWN ACK is held back (late)
+    ferry(&mut a, &mut b, CLIENT_ADDR, now, |_, _| true);
+    let acks = ferry(&mut b, &mut a, SERVER_ADDR, now, |h, _| {
+        !h.flags.has(Flags::JOB_KNOWN)
+    });
+    let late: Vec<Vec<u8>> = acks
+        .into_iter()
+        .filter(|(h, _)| h.flags.has(Flags::JOB_KNOWN))
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(late.len(), 1, "the receiver acknowledged the JOB");
+    a.push_messages(now, h, job, (0..3).map(|i| datagram(PRECISE, i)).collect())
+        .unwrap();
+    for _ in 0..4 {
+        ferry(&mut a, &mut b, CLIENT_ADDR, now, |_, _| true);
+        ferry(&mut b, &mut a, SERVER_ADDR, now, |_, _| true);
+    }
+    // the stream ends at 3; its re-announce is lost, and the late ACK of
+    // the first JOB (announcing OPEN_N) arrives instead
+    a.end_stream(now, h, job).unwrap();
+    ferry(&mut a, &mut b, CLIENT_ADDR, now, |h, _| {
+        h.ty.0 != PacketType::Job
+    });
+    a.handle_datagram(now, SERVER_ADDR, &late[0]);
+    // from here everything is delivered, timers fire as they come
+    let mut receiver = None;
+    for _ in 0..200 {
+        ferry(&mut a, &mut b, CLIENT_ADDR, now, |_, _| true);
+        ferry(&mut b, &mut a, SERVER_ADDR, now, |_, _| true);
+        while let Some((_, e)) = b.poll_event() {
+            if let Event::JobComplete {
+                role: Role::Receiver,
+                outcome,
+                ..
+            } = e
+            {
+                receiver = Some(outcome);
+            }
+        }
+        if receiver.is_some() {
+            break;
+        }
+        now = a.poll_timeout().map_or(now, |t| now.max(t)) + Duration::from_micros(1);
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+    }
+    let r = receiver
+        .expect("the receiver finished the job")
+        .expect("with its guarantee met");
+    assert_eq!(r.groups[0].delivered, 3);
+}

@@ -147,8 +147,9 @@ def recv_array(
     max_bytes: int = 256 << 20,
 ) -> ArrayReceipt:
     """Receives one array sent by :func:`send_array`. Waits up to
-    ``timeout_s`` for each precise datagram, and ``grace_s`` after the
-    sender's end marker for approximate datagrams still on their way.
+    ``timeout_s`` for each precise datagram and, once the sender's end
+    marker is in, for approximate datagrams still on their way until none
+    has come for ``grace_s``.
     Refuses (``TransferError``) a header that does not describe a
     well-formed array of at most ``max_bytes``; approximate datagrams with
     an offset outside the array are ignored. The socket stays open (keep
@@ -172,6 +173,10 @@ def recv_array(
             if deadline is None:
                 raise TransferError("the array stopped arriving before its end marker")
             break
+        if deadline is not None:
+            # the end marker is precise and may overtake approximate
+            # datagrams still queued at the sender: wait while they come
+            deadline = time.monotonic() + grace_s
         if not d.approximate:
             if d.data == _END and got_prefix == prefix_len:
                 ended = True
@@ -202,3 +207,79 @@ def recv_array(
         lost_chunks=h["chunks"] - len(seen),
         damaged_chunks=damaged,
     )
+
+
+def _data(n: int, seed: int) -> npt.NDArray[np.float64]:
+    """The study's array: ``n`` seeded normal float64 values."""
+    return np.random.default_rng(seed).normal(size=n)
+
+
+def _errors(sent: npt.NDArray[np.float64], got: npt.NDArray[np.float64]) -> dict[str, float]:
+    with np.errstate(all="ignore"):
+        err = np.abs(got - sent)
+    finite = np.isfinite(err)
+    return {
+        "max_abs_error": float(err[finite].max()) if finite.any() else math.inf,
+        "mean_abs_error": float(err[finite].mean()) if finite.any() else math.inf,
+        "non_finite": int((~finite).sum()),
+        "exact_fraction": float((err == 0).mean()),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m approxnet.sap.arrays send|recv``: one seeded float64 array
+    (the study in experiments/sap/arrays.py runs both ends on a testbed)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m approxnet.sap.arrays")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("send", "recv"):
+        s = sub.add_parser(name)
+        s.add_argument("--n", type=int, required=True, help="float64 values")
+        s.add_argument("--seed", type=int, default=1)
+        if name == "send":
+            s.add_argument("--peer", required=True)
+            s.add_argument("--level", type=int, required=True, help="protected bits per word")
+            s.add_argument("--mbps", type=float, help="pace at this rate (default: line rate)")
+        else:
+            s.add_argument("--bind", required=True)
+            s.add_argument("--timeout", type=float, default=60.0)
+    a = p.parse_args(argv)
+    if a.n < 1:
+        p.error("--n must be >= 1")
+    sent = _data(a.n, a.seed)
+    if a.cmd == "send":
+        tx = SapSocket.connect(a.peer, line_rate_mbps=a.mbps)
+        t0 = time.monotonic()
+        send_array(tx, sent, a.level)
+        tx.close(timeout_s=a.n * 8 / 1e5 + 30)
+        out: dict[str, Any] = {"seconds": time.monotonic() - t0, "bytes": sent.nbytes}
+    else:
+        from .._native import SapListener
+
+        lst = SapListener(a.bind)
+        print("ready", flush=True)
+        rx = lst.accept(timeout_s=a.timeout)
+        r = recv_array(rx, timeout_s=a.timeout)
+        while rx is not None and rx.recv(timeout_s=5) is not None:
+            pass
+        planes_sent = approx_types.to_planes(sent, r.level).precise
+        planes_got = approx_types.to_planes(r.array, r.level).precise
+        out = {
+            "level": r.level,
+            "chunks": r.chunks,
+            "lost_chunks": r.lost_chunks,
+            "damaged_chunks": r.damaged_chunks,
+            "protected_exact": bool(np.array_equal(planes_sent, planes_got)),
+            "protected_bytes_differing": int((planes_sent != planes_got).sum()),
+            "prefix_len": r.prefix_len,
+            **_errors(sent, r.array),
+        }
+    print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

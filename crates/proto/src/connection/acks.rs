@@ -76,9 +76,15 @@ impl Connection {
     pub(super) fn on_ack(&mut self, now: Instant, h: &HeaderRepr, a: &AckRepr, cfg: &Config) {
         if h.flags.has(Flags::JOB_KNOWN) {
             if let Some(j) = self.send.job_mut(h.job_id) {
-                j.job_acked = true;
-                if !j.done {
-                    j.control_sent = None;
+                // An ended stream's re-announce is confirmed only by an ACK
+                // of its shrunk counts: a late ACK of an earlier JOB (or
+                // keepalive) would let FIN overtake the re-announce and the
+                // receiver would fail the job (GuaranteeMissed).
+                if !j.ended || a.cumulative == j.announced() {
+                    j.job_acked = true;
+                    if !j.done {
+                        j.control_sent = None;
+                    }
                 }
             }
             // A job whose groups must deliver nothing is complete now.

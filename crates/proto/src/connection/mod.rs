@@ -45,7 +45,10 @@ enum Control {
         h: HeaderRepr,
         ack: AckRepr,
     },
-    JobAck(u32),
+    /// A JOB acknowledged: the job and the messages it now announces (all
+    /// groups), so that an ended stream's re-announce is confirmed only by
+    /// an ACK of its shrunk counts.
+    JobAck(u32, u32),
     Job(u32),
     Fin {
         job: u32,
@@ -333,7 +336,8 @@ impl Connection {
                                 messages,
                             });
                         }
-                        self.control.push_back(Control::JobAck(h.job_id));
+                        let announced = self.recv.announced(h.job_id).unwrap_or(0);
+                        self.control.push_back(Control::JobAck(h.job_id, announced));
                     }
                     // A known job announced with counts that do not
                     // fit it: dropped, the job goes on as it was.

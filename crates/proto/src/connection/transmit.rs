@@ -103,11 +103,13 @@ impl Connection {
                 ack.emit(&mut body);
                 ack.buffer_len()
             }
-            Control::JobAck(job) => {
+            Control::JobAck(job, announced) => {
                 h.ty = PacketTypeField(PacketType::Ack);
                 h.job_id = job;
                 h.flags = Flags(Flags::JOB_KNOWN);
-                let a = AckRepr::new(0, 0, 0);
+                // a JOB_KNOWN ACK's cumulative field carries the messages
+                // the receiver now holds announced (docs/wire-format.md)
+                let a = AckRepr::new(announced, 0, 0);
                 a.emit(&mut body);
                 a.buffer_len()
             }

@@ -16,6 +16,12 @@ const RECENT_DONE: usize = 64;
 
 impl RecvSide {
     /// Handles a JOB announcement; `Ok(true)` when it is new.
+    /// Messages job `id` announces now (all groups), if the job is open.
+    pub(crate) fn announced(&self, id: u32) -> Option<u32> {
+        let j = self.jobs.iter().find(|j| j.id == id)?;
+        Some(j.groups.iter().map(|g| g.messages).sum())
+    }
+
     pub(crate) fn on_job(
         &mut self,
         now: Instant,

@@ -25,6 +25,11 @@ pub enum Pushed {
 }
 
 impl SendJob {
+    /// Messages the job announces, all groups.
+    pub(crate) fn announced(&self) -> u32 {
+        self.groups.iter().map(|g| g.messages).sum()
+    }
+
     /// Every group holds `ceil(MSR * N)` at the receiver, and the receiver
     /// knows the job (a group that must deliver nothing is satisfied at
     /// once, but the job still waits for its JOB to be acknowledged).
