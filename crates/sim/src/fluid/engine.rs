@@ -371,13 +371,14 @@ impl FluidSim {
 
     /// Re-solves the rates and moves the changed flows' completion times.
     fn resolve(&mut self, t: f64) {
+        let rounds = self.sharing.rounds;
         self.sharing.solve();
-        if self.sharing.changed.is_empty() {
+        if self.sharing.rounds == rounds {
             return;
         }
         self.counters.solves += 1;
         self.counters.rounds = self.sharing.rounds;
-        self.counters.solved_flows += self.sharing.changed.len() as u64;
+        self.counters.solved_flows = self.sharing.solved;
         // when most completion times move, rebuild the heap in linear time
         let bulk = self.sharing.changed.len() > self.sending.len() / 2;
         let mut stopped = Vec::new();

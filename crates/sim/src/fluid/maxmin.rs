@@ -1,6 +1,6 @@
 //! Weighted max-min sharing by progressive filling, with per-flow rate caps
-//! and strict priority levels, recomputed only over the part of the
-//! network a change can reach.
+//! and strict priority levels, re-solving after a change only the flows
+//! that change can reach.
 //!
 //! Within one priority level every unfrozen flow `f` grows at `w_f * t` as
 //! a common level `t` rises; a link saturates at `t_l = rem_l / W_l`
@@ -11,8 +11,9 @@
 //! `O((links + path entries) log links)`. Level 0 is solved first; each
 //! lower level shares what the levels above left (strict priority).
 //!
-//! A change (a flow added or removed) is repaired locally: see
-//! [`Sharing::solve`]; the result equals solving everything
+//! A change (flows added or removed) is repaired exactly, without a check
+//! afterwards: see [`Sharing::solve`] for why the flows it leaves alone
+//! keep their rates. The result equals solving everything
 //! (`Sharing::full`), which the tests check on random instances.
 
 use super::heap::IndexedHeap;
@@ -30,16 +31,41 @@ pub struct Demand {
     pub priority: u8,
 }
 
-#[derive(Clone, Debug)]
-struct Slot {
-    demand: Demand,
+/// What the inner loops read of a flow, together in 40 bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Hot {
     rate: f64,
-    /// A link where this flow is bottlenecked ([`HINT_CAP`]: its cap;
-    /// [`HINT_NONE`]: not known), kept valid after every solve.
-    hint: u32,
-    live: bool,
-    /// Component-search mark.
+    /// Rate per weight: the flow's level in the last filling that froze
+    /// it; infinite until it was first solved.
+    norm: f64,
+    weight: f64,
+    /// Epoch of the set being solved that holds it.
     mark: u32,
+    /// Equal to the running filling's stamp while unfrozen in it.
+    fill: u32,
+    prio: u8,
+    live: bool,
+}
+
+/// Per-link figures of one filling.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkState {
+    /// Capacity left to the unfrozen flows.
+    rem: f64,
+    /// Weights of the unfrozen flows.
+    wsum: f64,
+    /// Every flow's rate (kept exact for the links solved).
+    load: f64,
+    /// Change of `load` a solve would make on a link left out of it.
+    delta: f64,
+    /// Unfrozen flows.
+    ucount: u32,
+    /// Epoch of the set being solved that reached it.
+    mark: u32,
+    /// Epoch in which it was left out of the set (not full before).
+    prune: u32,
+    /// Stamp of the level solve that must include it.
+    force: u32,
 }
 
 /// Active flows, their rates and the links they share.
@@ -47,45 +73,46 @@ struct Slot {
 pub struct Sharing {
     capacity: Vec<f64>,
     link_flows: Vec<Vec<u32>>,
-    slots: Vec<Slot>,
+    link: Vec<LinkState>,
+    hot: Vec<Hot>,
+    cap: Vec<f64>,
+    /// Each flow's path: `(offset, length, room)` in `paths`.
+    path_at: Vec<(u32, u32, u32)>,
+    paths: Vec<u32>,
     free: Vec<u32>,
-    dirty: Vec<u32>,
-    seeds: Vec<u32>,
-    link_mark: Vec<u32>,
+    /// Live flows per priority level.
+    levels: Vec<u32>,
+    /// Flows added since the last solve.
+    fresh: Vec<u32>,
+    /// `(link, level, priority)` of departed flows on links that were full.
+    gone: Vec<(u32, f64, u8)>,
     epoch: u32,
+    fill_stamp: u32,
+    force_stamp: u32,
     // solve scratch
-    rem: Vec<f64>,
-    wsum: Vec<f64>,
-    ucount: Vec<u32>,
     heap: IndexedHeap,
     caps: Vec<(f64, u32)>,
-    frozen: Vec<bool>,
-    comp_links: Vec<u32>,
-    comp_flows: Vec<u32>,
-    load: Vec<f64>,
-    check_stamp: u32,
-    checked: Vec<u32>,
-    stat_stamp: Vec<u32>,
-    stat_level: Vec<u8>,
-    stat_load: Vec<f64>,
-    stat_top: Vec<f64>,
-    /// Flows whose rate was (re)computed by the last [`Sharing::solve`].
+    set_links: Vec<u32>,
+    set_flows: Vec<u32>,
+    pruned: Vec<u32>,
+    next: Vec<(f64, f64)>,
+    starts: Vec<u32>,
+    lowered: Vec<u32>,
+    lowered_stamp: Vec<u32>,
+    points: Vec<(f64, f64)>,
+    /// Flows whose rate changed in the last [`Sharing::solve`] (new flows
+    /// included unless they got rate 0).
     pub changed: Vec<u32>,
-    /// Their rates before it, in the same order.
-    pub before: Vec<f64>,
     /// Whether every solve covers every flow (for checking).
     pub full: bool,
-    /// Progressive fillings run (a solve runs one per repair round).
+    /// Progressive fillings run (one per priority level a solve touches).
     pub rounds: u64,
-    solves: u64,
-    /// Running share of recent repairs that widened to every flow.
-    widen: f64,
+    /// Flow rates computed over all solves.
+    pub solved: u64,
 }
 
-/// Relative tolerance of "saturated" and "overloaded".
+/// Relative tolerance of "saturated" and of the levels compared.
 const SAT_EPS: f64 = 1e-9;
-const HINT_NONE: u32 = u32::MAX;
-const HINT_CAP: u32 = u32::MAX - 1;
 
 impl Sharing {
     /// Links with these capacities (bytes per ns), no flows.
@@ -94,77 +121,92 @@ impl Sharing {
         Sharing {
             capacity,
             link_flows: vec![Vec::new(); n],
-            slots: Vec::new(),
+            link: vec![LinkState::default(); n],
+            hot: Vec::new(),
+            cap: Vec::new(),
+            path_at: Vec::new(),
+            paths: Vec::new(),
             free: Vec::new(),
-            dirty: Vec::new(),
-            seeds: Vec::new(),
-            link_mark: vec![0; n],
+            levels: vec![0; 256],
+            fresh: Vec::new(),
+            gone: Vec::new(),
             epoch: 0,
-            rem: vec![0.0; n],
-            wsum: vec![0.0; n],
-            ucount: vec![0; n],
+            fill_stamp: 0,
+            force_stamp: 0,
             heap: IndexedHeap::default(),
             caps: Vec::new(),
-            frozen: Vec::new(),
-            comp_links: Vec::new(),
-            comp_flows: Vec::new(),
-            load: vec![0.0; n],
-            check_stamp: 0,
-            checked: Vec::new(),
-            stat_stamp: vec![0; n],
-            stat_level: vec![0; n],
-            stat_load: vec![0.0; n],
-            stat_top: vec![0.0; n],
+            set_links: Vec::new(),
+            set_flows: Vec::new(),
+            pruned: Vec::new(),
+            next: Vec::new(),
+            starts: Vec::new(),
+            lowered: Vec::new(),
+            lowered_stamp: vec![0; n],
+            points: Vec::new(),
             changed: Vec::new(),
-            before: Vec::new(),
             full: false,
             rounds: 0,
-            solves: 0,
-            widen: 0.0,
+            solved: 0,
         }
     }
 
     /// Adds a flow (rate 0 until the next solve); returns its slot.
     pub fn add(&mut self, demand: Demand) -> u32 {
-        let slot = Slot {
-            demand,
+        let hot = Hot {
             rate: 0.0,
-            hint: HINT_NONE,
-            live: false,
+            norm: f64::INFINITY,
+            weight: demand.weight,
             mark: 0,
+            fill: 0,
+            prio: demand.priority,
+            live: true,
         };
+        let len = demand.path.len() as u32;
         let id = match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = slot;
+                self.hot[i as usize] = hot;
+                self.cap[i as usize] = demand.cap;
                 i
             }
             None => {
-                self.slots.push(slot);
-                self.frozen.push(false);
-                self.slots.len() as u32 - 1
+                self.hot.push(hot);
+                self.cap.push(demand.cap);
+                self.path_at.push((0, 0, 0));
+                self.hot.len() as u32 - 1
             }
         };
-        for &l in &self.slots[id as usize].demand.path {
+        let (off, _, room) = self.path_at[id as usize];
+        let off = if len <= room {
+            off
+        } else {
+            // a longer path than this slot held: a fresh stretch of the pool
+            self.paths.resize(self.paths.len() + len as usize, 0);
+            (self.paths.len() - len as usize) as u32
+        };
+        self.paths[off as usize..(off + len) as usize].copy_from_slice(&demand.path);
+        self.path_at[id as usize] = (off, len, room.max(len));
+        for &l in &demand.path {
             self.link_flows[l as usize].push(id);
         }
-        self.slots[id as usize].live = true;
-        self.seeds.push(id);
+        self.levels[demand.priority as usize] += 1;
+        self.fresh.push(id);
         id
     }
 
     /// Removes a flow; its slot may be reused by the next [`Sharing::add`].
     pub fn remove(&mut self, id: u32) {
-        let s = &mut self.slots[id as usize];
-        s.live = false;
-        let rate = std::mem::take(&mut s.rate);
-        for &l in &s.demand.path {
+        let h = std::mem::take(&mut self.hot[id as usize]);
+        self.levels[h.prio as usize] -= 1;
+        let (off, len, _) = self.path_at[id as usize];
+        for k in off..off + len {
+            let l = self.paths[k as usize];
             let li = l as usize;
-            // only a saturated link binds anyone: freeing room elsewhere
-            // changes nobody's rate
-            if self.load[li] >= self.capacity[li] * (1.0 - SAT_EPS) {
-                self.dirty.push(l);
+            // only a full link binds anyone: freeing room elsewhere
+            // changes nobody's rate (and a flow never solved had none)
+            if h.norm.is_finite() && self.link[li].load >= self.capacity[li] * (1.0 - SAT_EPS) {
+                self.gone.push((l, h.norm, h.prio));
             }
-            self.load[li] -= rate;
+            self.link[li].load -= h.rate;
             let v = &mut self.link_flows[li];
             if let Some(p) = v.iter().position(|&x| x == id) {
                 v.swap_remove(p);
@@ -175,324 +217,362 @@ impl Sharing {
 
     /// The current rate of a flow, bytes per ns.
     pub fn rate(&self, id: u32) -> f64 {
-        self.slots[id as usize].rate
-    }
-
-    /// The demand of a flow.
-    pub fn demand(&self, id: u32) -> &Demand {
-        &self.slots[id as usize].demand
+        self.hot[id as usize].rate
     }
 
     /// Active flows.
     pub fn active(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.hot.len() - self.free.len()
     }
 
-    /// Re-solves what a change can reach (or everything with `full`); the
-    /// flows whose rate was recomputed are in `changed`, with their rates
-    /// before in `before`.
+    fn path(&self, f: u32) -> std::ops::Range<usize> {
+        let (off, len, _) = self.path_at[f as usize];
+        off as usize..(off + len) as usize
+    }
+
+    /// Re-solves what the changes since the last solve can reach (or
+    /// everything with `full`); the flows whose rate changed are in
+    /// `changed`.
     ///
-    /// Local repair: the set starts with the new flows and the flows on the
-    /// saturated links a departed flow leaves; it is solved by progressive
-    /// filling on what the other flows leave of its links. Then every flow
-    /// on those links is checked against the max-min conditions (it is at
-    /// its cap, or crosses a link full at its level where no flow of its
-    /// level has a higher rate per weight); an invalid flow joins the set
-    /// with every flow on its links, and the set is solved again. Flows
-    /// that never join keep their rates, which stay valid: their links and
-    /// everything on them are unchanged. The result is the max-min
-    /// allocation of the whole network, as `full` computes it.
+    /// Per priority level, from the highest touched: a departed flow of
+    /// level `t_f` (rate per weight) that left a full link, and a new flow
+    /// whose links, with it added, still have room at level `t` when every
+    /// flow below `t` keeps its rate and the others run at `weight x t`,
+    /// change nothing in the progressive filling below `min(t_f, t)` =
+    /// `t0`: up to `t0` the same links saturate at the same levels and
+    /// freeze the same flows (a link's room only falls as the level rises,
+    /// so room at `t0` means room below it). Flows of level below `t0`
+    /// therefore keep their rates, and so do the others that no chain of
+    /// shared links of flows at or above `t0` connects to a changed link
+    /// (their sub-problem is unchanged). The rest is solved on what the
+    /// kept flows leave of its links; the weighted max-min allocation
+    /// restricted to any set of flows is the max-min allocation of that set
+    /// on what the others leave (it meets the same bottleneck conditions,
+    /// and that allocation is unique), so the result is exact. A level
+    /// below a changed one is re-solved (from `t0 = 0`) over the links
+    /// whose higher-level rates moved.
     pub fn solve(&mut self) {
         self.changed.clear();
-        self.before.clear();
-        let e = self.next_epoch();
-        self.comp_links.clear();
-        self.comp_flows.clear();
-        let dirty = std::mem::take(&mut self.dirty);
-        let seeds = std::mem::take(&mut self.seeds);
-        if self.full {
-            for f in 0..self.slots.len() as u32 {
-                if self.slots[f as usize].live {
-                    self.enter(f, e);
-                }
-            }
-        } else {
-            for &f in &seeds {
-                if self.slots[f as usize].live {
-                    self.enter(f, e);
-                }
-            }
-            for &l in &dirty {
-                for i in 0..self.link_flows[l as usize].len() {
-                    let f = self.link_flows[l as usize][i];
-                    self.enter(f, e);
-                }
-            }
-        }
-        self.dirty = dirty;
-        self.dirty.clear();
-        self.seeds = seeds;
-        self.seeds.clear();
-        if self.comp_flows.is_empty() {
+        if self.fresh.is_empty() && self.gone.is_empty() && !self.full {
             return;
         }
-        let live = self.slots.len() - self.free.len();
-        // when recent repairs mostly ended up solving everything (many
-        // flows, all coupled), solve everything at once, but still try a
-        // repair every 16th solve to notice when that changes
-        self.solves += 1;
-        let direct = !self.full && self.widen > 0.5 && !self.solves.is_multiple_of(16);
-        if direct {
-            self.enter_all(e);
-        }
-        let mut widened = false;
-        loop {
-            // what the flows outside the set leave of its links (all of
-            // it when every flow is in the set)
-            let everyone = self.comp_flows.len() == live;
-            for i in 0..self.comp_links.len() {
-                let l = self.comp_links[i] as usize;
-                if everyone {
-                    self.rem[l] = self.capacity[l];
-                    continue;
-                }
-                let mut r = self.capacity[l];
-                for &g in &self.link_flows[l] {
-                    let sg = &self.slots[g as usize];
-                    if sg.mark != e {
-                        r -= sg.rate;
+        let fresh = std::mem::take(&mut self.fresh);
+        let gone = std::mem::take(&mut self.gone);
+        let mut lowered = std::mem::take(&mut self.lowered);
+        lowered.clear();
+        let mut starts = std::mem::take(&mut self.starts);
+        let top = self.levels.iter().rposition(|&c| c > 0).unwrap_or(0);
+        let first = if self.full {
+            0
+        } else {
+            let f = fresh.iter().map(|&f| &self.hot[f as usize]);
+            let f = f.filter(|h| h.live).map(|h| h.prio);
+            gone.iter().map(|g| g.2).chain(f).min().unwrap_or(0) as usize
+        };
+        let stamp = self.next_epoch();
+        for q in first..=top {
+            if self.levels[q] == 0 {
+                continue;
+            }
+            let q8 = q as u8;
+            starts.clear();
+            let mut t0 = f64::INFINITY;
+            if self.full {
+                t0 = 0.0;
+                starts.extend(
+                    (0..self.capacity.len() as u32)
+                        .filter(|&l| !self.link_flows[l as usize].is_empty()),
+                );
+            } else {
+                for &(l, norm, p) in &gone {
+                    if p <= q8 {
+                        // a higher level's departure frees room of unknown
+                        // use: solve this level from the bottom
+                        t0 = t0.min(if p == q8 { norm } else { 0.0 });
+                        starts.push(l);
                     }
                 }
-                // rounding residue of a full link is no capacity
-                self.rem[l] = if r > self.capacity[l] * 1e-12 { r } else { 0.0 };
-            }
-            self.rounds += 1;
-            let mut levels = [false; 256];
-            for &f in &self.comp_flows {
-                levels[self.slots[f as usize].demand.priority as usize] = true;
-            }
-            for (p, &used) in levels.iter().enumerate() {
-                if used {
-                    self.fill_level(p as u8, e);
+                if !lowered.is_empty() {
+                    t0 = 0.0;
+                    starts.extend_from_slice(&lowered);
+                }
+                let before = starts.len();
+                for &f in &fresh {
+                    let h = self.hot[f as usize];
+                    if h.live && h.prio == q8 && h.norm == f64::INFINITY {
+                        for k in self.path(f) {
+                            starts.push(self.paths[k]);
+                        }
+                    }
+                }
+                if t0 > 0.0 {
+                    let seen = self.next_epoch();
+                    for &l in &starts[before..] {
+                        if self.link[l as usize].mark != seen {
+                            self.link[l as usize].mark = seen;
+                            t0 = t0.min(self.room_level(l, q8));
+                        }
+                    }
                 }
             }
-            for i in 0..self.comp_links.len() {
-                let l = self.comp_links[i] as usize;
-                let mut sum = 0.0;
-                for &g in &self.link_flows[l] {
-                    sum += self.slots[g as usize].rate;
-                }
-                self.load[l] = sum;
+            if starts.is_empty() {
+                continue;
             }
-            if self.full || self.comp_flows.len() == live {
-                // everything was solved together: max-min by construction
-                break;
-            }
-            let grow = self.violations(e);
-            if grow.is_empty() {
-                break;
-            }
-            if self.comp_flows.len() + grow.len() > live / 4 {
-                // most of the network: solve it all at once
-                widened = true;
-                self.enter_all(e);
-            } else {
-                for f in grow {
-                    self.enter(f, e);
-                }
-            }
-        }
-        if !direct && !self.full {
-            self.widen = 0.9 * self.widen + if widened { 0.1 } else { 0.0 };
-        }
-        self.changed.extend_from_slice(&self.comp_flows);
-    }
-
-    fn enter_all(&mut self, e: u32) {
-        for f in 0..self.slots.len() as u32 {
-            if self.slots[f as usize].live && self.slots[f as usize].mark != e {
-                self.enter(f, e);
-            }
-        }
-    }
-
-    /// Puts flow `f` in the set being solved (once per epoch).
-    fn enter(&mut self, f: u32, e: u32) {
-        let s = &mut self.slots[f as usize];
-        if s.mark == e {
-            return;
-        }
-        s.mark = e;
-        self.comp_flows.push(f);
-        self.before.push(s.rate);
-        for &l in &s.demand.path {
-            if self.link_mark[l as usize] != e {
-                self.link_mark[l as usize] = e;
-                self.comp_links.push(l);
-            }
-        }
-    }
-
-    /// Flows to add to the set: the invalid flows on its links, with every
-    /// flow on their links.
-    fn violations(&mut self, e: u32) -> Vec<u32> {
-        self.check_stamp = self.check_stamp.wrapping_add(1);
-        if self.check_stamp == 0 {
-            self.checked.iter_mut().for_each(|c| *c = 0);
-            self.stat_stamp.iter_mut().for_each(|c| *c = 0);
-            self.check_stamp = 1;
-        }
-        let stamp = self.check_stamp;
-        if self.checked.len() < self.slots.len() {
-            self.checked.resize(self.slots.len(), 0);
-        }
-        let mut grow = Vec::new();
-        for i in 0..self.comp_links.len() {
-            let l = self.comp_links[i] as usize;
-            for j in 0..self.link_flows[l].len() {
-                let g = self.link_flows[l][j];
-                if self.checked[g as usize] == stamp {
-                    continue;
-                }
-                self.checked[g as usize] = stamp;
-                if self.valid(g, stamp, e) {
-                    continue;
-                }
-                let path = self.slots[g as usize].demand.path.clone();
-                if self.slots[g as usize].mark != e {
-                    grow.push(g);
-                }
-                for m in path {
-                    for &h in &self.link_flows[m as usize] {
-                        if self.slots[h as usize].mark != e {
-                            grow.push(h);
+            let from = self.changed.len();
+            self.solve_level(q8, t0, &starts);
+            if q < top {
+                // lower levels share what this one leaves: their room moved
+                // on the links of the flows whose rate changed
+                for i in from..self.changed.len() {
+                    let f = self.changed[i];
+                    for k in self.path(f) {
+                        let l = self.paths[k];
+                        if self.lowered_stamp[l as usize] != stamp {
+                            self.lowered_stamp[l as usize] = stamp;
+                            lowered.push(l);
                         }
                     }
                 }
             }
         }
-        grow.sort_unstable();
-        grow.dedup();
-        grow
+        self.fresh = fresh;
+        self.fresh.clear();
+        self.gone = gone;
+        self.gone.clear();
+        self.lowered = lowered;
+        self.starts = starts;
     }
 
-    /// Whether flow `g` meets the max-min conditions at its current rate.
-    fn valid(&mut self, g: u32, stamp: u32, e: u32) -> bool {
-        let (rate, weight, cap, p, hint) = {
-            let s = &self.slots[g as usize];
-            let d = &s.demand;
-            (s.rate, d.weight, d.cap, d.priority, s.hint)
-        };
-        if rate >= cap * (1.0 - SAT_EPS) {
-            self.slots[g as usize].hint = HINT_CAP;
-            return true;
-        }
-        // a bottleneck outside the links solved is untouched: nothing on
-        // it changed
-        if (hint as usize) < self.capacity.len() && self.link_mark[hint as usize] != e {
-            return true;
-        }
-        let norm = rate / weight;
-        // the hint first: it usually still holds
-        let n = self.slots[g as usize].demand.path.len();
-        let first = self.slots[g as usize]
-            .demand
-            .path
-            .iter()
-            .position(|&m| m == hint)
-            .unwrap_or(0);
-        for k in 0..n {
-            let m = self.slots[g as usize].demand.path[(first + k) % n] as usize;
-            if self.bottleneck_at(m, p, norm, stamp) {
-                self.slots[g as usize].hint = m as u32;
-                return true;
+    /// The highest level `t` at which link `l` still has room for its new
+    /// flows of priority `q` at `weight x t` when its other flows of `q`
+    /// run at `min(t, their level)` and higher priorities keep their rates.
+    fn room_level(&mut self, l: u32, q: u8) -> f64 {
+        let mut room = self.capacity[l as usize];
+        let mut wnew = 0.0;
+        let mut wold = 0.0;
+        self.points.clear();
+        for &f in &self.link_flows[l as usize] {
+            let h = &self.hot[f as usize];
+            if h.prio < q {
+                room -= h.rate;
+            } else if h.prio == q {
+                if h.norm == f64::INFINITY {
+                    wnew += h.weight;
+                } else {
+                    wold += h.weight;
+                    self.points.push((h.norm, h.weight));
+                }
             }
         }
-        false
+        if wnew <= 0.0 {
+            return f64::INFINITY;
+        }
+        self.points.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        // room(t) = room - sum_{norm < t} w norm - (wnew + sum_{norm >= t} w) t
+        let mut w = wnew + wold;
+        for &(norm, wf) in &self.points {
+            let t = room / w;
+            if t <= norm {
+                return t.max(0.0);
+            }
+            room -= wf * norm;
+            w -= wf;
+        }
+        (room / wnew).max(0.0)
     }
 
-    /// Whether link `m` is full at level `p` with no flow of that level
-    /// above `norm` (rate per weight); link figures cached per check pass.
-    fn bottleneck_at(&mut self, m: usize, p: u8, norm: f64, stamp: u32) -> bool {
-        if self.stat_stamp[m] != stamp || self.stat_level[m] != p {
-            let (mut load, mut top) = (0.0f64, 0.0f64);
-            for &h in &self.link_flows[m] {
-                let sh = &self.slots[h as usize];
-                if sh.demand.priority <= p {
-                    load += sh.rate;
+    /// Solves priority `q`'s flows of level `t0` and above that shared
+    /// links connect to `starts`, on what the other flows leave.
+    ///
+    /// A link that was not full binds nobody; while it stays within
+    /// capacity it can be left out of the problem (the allocation without
+    /// it meets every bottleneck condition with it). Such links are left
+    /// out (`pruned`: they connect nothing and are not filled) unless they
+    /// are in `starts`; if the solution overloads one, it is put back, with
+    /// every link solved, and the level is solved again before anything is
+    /// committed.
+    fn solve_level(&mut self, q: u8, t0: f64, starts: &[u32]) {
+        if t0 == f64::INFINITY {
+            return;
+        }
+        // levels within rounding of t0 are solved too (always safe: see solve)
+        let thr = t0 * (1.0 - SAT_EPS);
+        self.force_stamp = self.force_stamp.wrapping_add(1);
+        if self.force_stamp == 0 {
+            self.link.iter_mut().for_each(|m| m.force = 0);
+            self.force_stamp = 1;
+        }
+        let force = self.force_stamp;
+        loop {
+            let e = self.next_epoch();
+            self.set_links.clear();
+            self.set_flows.clear();
+            self.pruned.clear();
+            for &l in starts {
+                self.visit(l, e, force, true);
+            }
+            let mut i = 0;
+            while i < self.set_links.len() {
+                let l = self.set_links[i] as usize;
+                i += 1;
+                let (mut taken, mut other) = (0.0, 0.0);
+                for j in 0..self.link_flows[l].len() {
+                    let f = self.link_flows[l][j];
+                    let h = &mut self.hot[f as usize];
+                    if h.prio == q && h.norm >= thr {
+                        if h.mark != e {
+                            h.mark = e;
+                            self.set_flows.push(f);
+                            let (off, len, _) = self.path_at[f as usize];
+                            for k in off..off + len {
+                                let m = self.paths[k as usize];
+                                self.visit(m, e, force, false);
+                            }
+                        }
+                    } else {
+                        other += h.rate;
+                        if h.prio <= q {
+                            taken += h.rate;
+                        }
+                    }
                 }
-                if sh.demand.priority == p {
-                    top = top.max(sh.rate / sh.demand.weight);
+                let c = self.capacity[l];
+                let r = c - taken;
+                let ls = &mut self.link[l];
+                // rounding residue of a full link is no capacity
+                ls.rem = if r > c * 1e-12 { r } else { 0.0 };
+                ls.load = other;
+                ls.wsum = 0.0;
+                ls.ucount = 0;
+            }
+            if self.set_flows.is_empty() {
+                return;
+            }
+            self.rounds += 1;
+            self.solved += self.set_flows.len() as u64;
+            self.fill(e);
+            // a left-out link the new rates overload goes back in
+            let mut over = false;
+            for &l in &self.pruned {
+                let ls = &self.link[l as usize];
+                if ls.load + ls.delta > self.capacity[l as usize] * (1.0 + SAT_EPS) {
+                    self.link[l as usize].force = force;
+                    over = true;
                 }
             }
-            self.stat_stamp[m] = stamp;
-            self.stat_level[m] = p;
-            self.stat_load[m] = load;
-            self.stat_top[m] = top;
+            if !over {
+                break;
+            }
+            // the links solved stay solved in the next try (their load
+            // now holds this try's rates, not the committed ones)
+            for &l in &self.set_links {
+                self.link[l as usize].force = force;
+            }
         }
-        self.stat_load[m] >= self.capacity[m] * (1.0 - SAT_EPS)
-            && norm >= self.stat_top[m] * (1.0 - SAT_EPS)
+        for &l in &self.pruned {
+            let ls = &mut self.link[l as usize];
+            ls.load += ls.delta;
+        }
+        for &f in &self.set_flows {
+            let (rate, norm) = self.next[f as usize];
+            let h = &mut self.hot[f as usize];
+            h.norm = norm;
+            if rate != h.rate {
+                h.rate = rate;
+                self.changed.push(f);
+            }
+        }
+    }
+
+    /// Adds link `l` to the set being solved (once per epoch `e`), or to
+    /// the links left out when it was not full and need not be solved.
+    fn visit(&mut self, l: u32, e: u32, force: u32, start: bool) {
+        let c = self.capacity[l as usize];
+        let ls = &mut self.link[l as usize];
+        if ls.mark == e {
+            return;
+        }
+        ls.mark = e;
+        if !start && ls.force != force && ls.load < c * (1.0 - SAT_EPS) {
+            ls.prune = e;
+            ls.delta = 0.0;
+            self.pruned.push(l);
+        } else {
+            self.set_links.push(l);
+        }
     }
 
     fn next_epoch(&mut self) -> u32 {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            self.link_mark.iter_mut().for_each(|m| *m = 0);
-            self.slots.iter_mut().for_each(|s| s.mark = 0);
+            self.link.iter_mut().for_each(|m| {
+                m.mark = 0;
+                m.prune = 0;
+            });
+            self.hot.iter_mut().for_each(|h| h.mark = 0);
+            self.lowered_stamp.iter_mut().for_each(|m| *m = 0);
             self.epoch = 1;
         }
         self.epoch
     }
 
-    /// Progressive filling of the component's flows at priority `p`.
-    fn fill_level(&mut self, p: u8, e: u32) {
-        for &l in &self.comp_links {
-            self.wsum[l as usize] = 0.0;
-            self.ucount[l as usize] = 0;
+    /// Progressive filling of `set_flows` (one priority level) on the
+    /// `rem` of `set_links`; pruned links (epoch `e`) only add up the
+    /// change of their load. The rates go to `next`.
+    fn fill(&mut self, e: u32) {
+        self.fill_stamp = self.fill_stamp.wrapping_add(1);
+        if self.fill_stamp == 0 {
+            self.hot.iter_mut().for_each(|h| h.fill = 0);
+            self.fill_stamp = 1;
+        }
+        let stamp = self.fill_stamp;
+        if self.next.len() < self.hot.len() {
+            self.next.resize(self.hot.len(), (0.0, 0.0));
         }
         let mut caps = std::mem::take(&mut self.caps);
         caps.clear();
-        let mut unfrozen = 0usize;
-        for &f in &self.comp_flows {
-            let d = &self.slots[f as usize].demand;
-            if d.priority != p {
-                continue;
-            }
-            self.frozen[f as usize] = false;
-            unfrozen += 1;
-            for &l in &d.path {
-                if self.link_mark[l as usize] == e {
-                    self.wsum[l as usize] += d.weight;
-                    self.ucount[l as usize] += 1;
+        for i in 0..self.set_flows.len() {
+            let f = self.set_flows[i];
+            let h = &mut self.hot[f as usize];
+            h.fill = stamp;
+            let w = h.weight;
+            let (off, len, _) = self.path_at[f as usize];
+            for k in off..off + len {
+                let ls = &mut self.link[self.paths[k as usize] as usize];
+                if ls.prune != e {
+                    ls.wsum += w;
+                    ls.ucount += 1;
                 }
             }
-            if d.cap.is_finite() {
-                caps.push((d.cap / d.weight, f));
+            let c = self.cap[f as usize];
+            if c.is_finite() {
+                caps.push((c / w, f));
             }
         }
-        caps.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        caps.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.heap.clear();
-        for &l in &self.comp_links {
-            if self.ucount[l as usize] > 0 {
-                self.heap
-                    .push_unordered(l, self.rem[l as usize] / self.wsum[l as usize]);
+        for &l in &self.set_links {
+            let ls = &self.link[l as usize];
+            if ls.ucount > 0 {
+                self.heap.push_unordered(l, ls.rem / ls.wsum);
             }
         }
         self.heap.heapify();
+        let mut unfrozen = self.set_flows.len();
         let mut ci = 0;
         while unfrozen > 0 {
-            while ci < caps.len() && self.frozen[caps[ci].1 as usize] {
+            while ci < caps.len() && self.hot[caps[ci].1 as usize].fill != stamp {
                 ci += 1;
             }
             // the lowest link whose key is its true level
             let mut link = None;
             while let Some((k, l)) = self.heap.peek() {
-                let li = l as usize;
-                if self.ucount[li] == 0 {
+                let ls = &self.link[l as usize];
+                if ls.ucount == 0 {
                     self.heap.remove(l);
                     continue;
                 }
-                let level = self.rem[li] / self.wsum[li];
+                let level = ls.rem / ls.wsum;
                 if level > k {
                     self.heap.set(l, level);
                     continue;
@@ -501,29 +581,23 @@ impl Sharing {
                 break;
             }
             let cap = caps.get(ci).copied();
-            let take_cap = match (link, cap) {
-                (_, None) => false,
-                (None, Some(_)) => true,
-                (Some((tl, _)), Some((tc, _))) => tc <= tl,
-            };
             match (link, cap) {
-                (_, Some((t, f))) if take_cap => {
+                (link, Some((t, f))) if link.is_none_or(|(tl, _)| t <= tl) => {
                     // the flow reaches its cap before any link saturates
                     ci += 1;
-                    self.freeze(f, t.max(0.0), e, HINT_CAP);
+                    self.freeze(f, t.max(0.0), e);
                     unfrozen -= 1;
                 }
                 (Some((t, l)), _) => {
-                    // the link saturates: freeze its unfrozen flows of this level
+                    // the link saturates: freeze its unfrozen flows of the set
                     self.heap.remove(l);
                     let t = t.max(0.0);
                     let mut i = 0;
                     while i < self.link_flows[l as usize].len() {
                         let f = self.link_flows[l as usize][i];
                         i += 1;
-                        let sf = &self.slots[f as usize];
-                        if sf.mark == e && sf.demand.priority == p && !self.frozen[f as usize] {
-                            self.freeze(f, t, e, l);
+                        if self.hot[f as usize].fill == stamp {
+                            self.freeze(f, t, e);
                             unfrozen -= 1;
                         }
                     }
@@ -533,46 +607,44 @@ impl Sharing {
         }
         self.heap.clear();
         if unfrozen > 0 {
-            // flows none of whose links is in the component: as much as
-            // their path allows alone; an overload sends the link in
-            for &f in &self.comp_flows {
-                let s = &mut self.slots[f as usize];
-                if s.demand.priority == p && !self.frozen[f as usize] {
-                    let alone = s
-                        .demand
-                        .path
-                        .iter()
-                        .map(|&l| self.capacity[l as usize])
-                        .fold(s.demand.cap, f64::min);
-                    s.rate = alone;
-                    s.hint = HINT_NONE;
-                    self.frozen[f as usize] = true;
+            // only a flow whose every link was left out: as much as its
+            // path gives it alone (an overload puts the link back in)
+            for i in 0..self.set_flows.len() {
+                let f = self.set_flows[i];
+                if self.hot[f as usize].fill == stamp {
+                    let alone = self
+                        .path(f)
+                        .map(|k| self.capacity[self.paths[k] as usize])
+                        .fold(self.cap[f as usize], f64::min);
+                    let w = self.hot[f as usize].weight;
+                    self.freeze(f, alone / w, e);
                 }
             }
         }
         self.caps = caps;
     }
 
-    /// Fixes flow `f` at level `t`; `hint` = the link (or cap) that froze
-    /// it: its bottleneck when the whole network is solved, and checked
-    /// by the repair otherwise.
-    fn freeze(&mut self, f: u32, t: f64, e: u32, hint: u32) {
-        self.frozen[f as usize] = true;
-        let s = &mut self.slots[f as usize];
-        s.hint = hint;
-        let w = s.demand.weight;
-        let rate = (w * t).min(s.demand.cap);
-        s.rate = rate;
-        for &l in &s.demand.path {
-            let li = l as usize;
-            if self.link_mark[li] != e {
+    /// Fixes flow `f` at level `t` (in `next`).
+    fn freeze(&mut self, f: u32, t: f64, e: u32) {
+        let cap = self.cap[f as usize];
+        let h = &mut self.hot[f as usize];
+        h.fill = 0;
+        let (w, old) = (h.weight, h.rate);
+        let rate = (w * t).min(cap);
+        self.next[f as usize] = (rate, t);
+        let (off, len, _) = self.path_at[f as usize];
+        for k in off..off + len {
+            let ls = &mut self.link[self.paths[k as usize] as usize];
+            if ls.prune == e {
+                ls.delta += rate - old;
                 continue;
             }
-            self.rem[li] = (self.rem[li] - rate).max(0.0);
-            self.wsum[li] -= w;
-            self.ucount[li] -= 1;
-            // the heap's key of `l` is now a lower bound of its level
-            // (levels only rise); it is refreshed when it comes up
+            ls.rem = (ls.rem - rate).max(0.0);
+            ls.wsum -= w;
+            ls.ucount -= 1;
+            ls.load += rate;
+            // the heap's key of this link is now a lower bound of its
+            // level (levels only rise); it is refreshed when it comes up
         }
     }
 }
