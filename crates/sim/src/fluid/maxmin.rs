@@ -60,6 +60,8 @@ struct LinkState {
     delta: f64,
     /// Unfrozen flows.
     ucount: u32,
+    /// Its flows of the set: `(offset, count)` in `set_adj`.
+    adj: (u32, u32),
     /// Epoch of the set being solved that reached it.
     mark: u32,
     /// Epoch in which it was left out of the set (not full before).
@@ -94,6 +96,7 @@ pub struct Sharing {
     caps: Vec<(f64, u32)>,
     set_links: Vec<u32>,
     set_flows: Vec<u32>,
+    set_adj: Vec<u32>,
     pruned: Vec<u32>,
     next: Vec<(f64, f64)>,
     starts: Vec<u32>,
@@ -137,6 +140,7 @@ impl Sharing {
             caps: Vec::new(),
             set_links: Vec::new(),
             set_flows: Vec::new(),
+            set_adj: Vec::new(),
             pruned: Vec::new(),
             next: Vec::new(),
             starts: Vec::new(),
@@ -152,25 +156,30 @@ impl Sharing {
 
     /// Adds a flow (rate 0 until the next solve); returns its slot.
     pub fn add(&mut self, demand: Demand) -> u32 {
+        self.add_path(&demand.path, demand.weight, demand.cap, demand.priority)
+    }
+
+    /// [`Sharing::add`] without building a [`Demand`].
+    pub fn add_path(&mut self, path: &[u32], weight: f64, cap: f64, priority: u8) -> u32 {
         let hot = Hot {
             rate: 0.0,
             norm: f64::INFINITY,
-            weight: demand.weight,
+            weight,
             mark: 0,
             fill: 0,
-            prio: demand.priority,
+            prio: priority,
             live: true,
         };
-        let len = demand.path.len() as u32;
+        let len = path.len() as u32;
         let id = match self.free.pop() {
             Some(i) => {
                 self.hot[i as usize] = hot;
-                self.cap[i as usize] = demand.cap;
+                self.cap[i as usize] = cap;
                 i
             }
             None => {
                 self.hot.push(hot);
-                self.cap.push(demand.cap);
+                self.cap.push(cap);
                 self.path_at.push((0, 0, 0));
                 self.hot.len() as u32 - 1
             }
@@ -183,12 +192,12 @@ impl Sharing {
             self.paths.resize(self.paths.len() + len as usize, 0);
             (self.paths.len() - len as usize) as u32
         };
-        self.paths[off as usize..(off + len) as usize].copy_from_slice(&demand.path);
+        self.paths[off as usize..(off + len) as usize].copy_from_slice(path);
         self.path_at[id as usize] = (off, len, room.max(len));
-        for &l in &demand.path {
+        for &l in path {
             self.link_flows[l as usize].push(id);
         }
-        self.levels[demand.priority as usize] += 1;
+        self.levels[priority as usize] += 1;
         self.fresh.push(id);
         id
     }
@@ -407,6 +416,7 @@ impl Sharing {
             let e = self.next_epoch();
             self.set_links.clear();
             self.set_flows.clear();
+            self.set_adj.clear();
             self.pruned.clear();
             for &l in starts {
                 self.visit(l, e, force, true);
@@ -415,11 +425,14 @@ impl Sharing {
             while i < self.set_links.len() {
                 let l = self.set_links[i] as usize;
                 i += 1;
-                let (mut taken, mut other) = (0.0, 0.0);
+                let (mut taken, mut other, mut wsum) = (0.0, 0.0, 0.0);
+                let adj = self.set_adj.len() as u32;
                 for j in 0..self.link_flows[l].len() {
                     let f = self.link_flows[l][j];
                     let h = &mut self.hot[f as usize];
                     if h.prio == q && h.norm >= thr {
+                        wsum += h.weight;
+                        self.set_adj.push(f);
                         if h.mark != e {
                             h.mark = e;
                             self.set_flows.push(f);
@@ -442,8 +455,9 @@ impl Sharing {
                 // rounding residue of a full link is no capacity
                 ls.rem = if r > c * 1e-12 { r } else { 0.0 };
                 ls.load = other;
-                ls.wsum = 0.0;
-                ls.ucount = 0;
+                ls.wsum = wsum;
+                ls.adj = (adj, self.set_adj.len() as u32 - adj);
+                ls.ucount = ls.adj.1;
             }
             if self.set_flows.is_empty() {
                 return;
@@ -531,22 +545,11 @@ impl Sharing {
         }
         let mut caps = std::mem::take(&mut self.caps);
         caps.clear();
-        for i in 0..self.set_flows.len() {
-            let f = self.set_flows[i];
-            let h = &mut self.hot[f as usize];
-            h.fill = stamp;
-            let w = h.weight;
-            let (off, len, _) = self.path_at[f as usize];
-            for k in off..off + len {
-                let ls = &mut self.link[self.paths[k as usize] as usize];
-                if ls.prune != e {
-                    ls.wsum += w;
-                    ls.ucount += 1;
-                }
-            }
+        for &f in &self.set_flows {
+            self.hot[f as usize].fill = stamp;
             let c = self.cap[f as usize];
             if c.is_finite() {
-                caps.push((c / w, f));
+                caps.push((c / self.hot[f as usize].weight, f));
             }
         }
         caps.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -592,10 +595,9 @@ impl Sharing {
                     // the link saturates: freeze its unfrozen flows of the set
                     self.heap.remove(l);
                     let t = t.max(0.0);
-                    let mut i = 0;
-                    while i < self.link_flows[l as usize].len() {
-                        let f = self.link_flows[l as usize][i];
-                        i += 1;
+                    let (off, len) = self.link[l as usize].adj;
+                    for i in off..off + len {
+                        let f = self.set_adj[i as usize];
                         if self.hot[f as usize].fill == stamp {
                             self.freeze(f, t, e);
                             unfrozen -= 1;
