@@ -66,8 +66,20 @@ struct LinkState {
     mark: u32,
     /// Epoch in which it was left out of the set (not full before).
     prune: u32,
-    /// Stamp of the level solve that must include it.
-    force: u32,
+    /// `rem`, `load`, `wsum` before the filling (a refill starts again
+    /// from them).
+    rem0: f64,
+    load0: f64,
+    wsum0: f64,
+}
+
+impl LinkState {
+    fn restore(&mut self) {
+        self.rem = self.rem0;
+        self.load = self.load0;
+        self.wsum = self.wsum0;
+        self.ucount = self.adj.1;
+    }
 }
 
 /// Active flows, their rates and the links they share.
@@ -90,7 +102,6 @@ pub struct Sharing {
     gone: Vec<(u32, f64, u8)>,
     epoch: u32,
     fill_stamp: u32,
-    force_stamp: u32,
     // solve scratch
     heap: IndexedHeap,
     caps: Vec<(f64, u32)>,
@@ -135,7 +146,6 @@ impl Sharing {
             gone: Vec::new(),
             epoch: 0,
             fill_stamp: 0,
-            force_stamp: 0,
             heap: IndexedHeap::default(),
             caps: Vec::new(),
             set_links: Vec::new(),
@@ -397,31 +407,25 @@ impl Sharing {
     /// capacity it can be left out of the problem (the allocation without
     /// it meets every bottleneck condition with it). Such links are left
     /// out (`pruned`: they connect nothing and are not filled) unless they
-    /// are in `starts`; if the solution overloads one, it is put back, with
-    /// every link solved, and the level is solved again before anything is
-    /// committed.
+    /// are in `starts`; if the solution overloads one, it is put back (the
+    /// search goes on from it) and the set is filled again before anything
+    /// is committed.
     fn solve_level(&mut self, q: u8, t0: f64, starts: &[u32]) {
         if t0 == f64::INFINITY {
             return;
         }
         // levels within rounding of t0 are solved too (always safe: see solve)
         let thr = t0 * (1.0 - SAT_EPS);
-        self.force_stamp = self.force_stamp.wrapping_add(1);
-        if self.force_stamp == 0 {
-            self.link.iter_mut().for_each(|m| m.force = 0);
-            self.force_stamp = 1;
+        let e = self.next_epoch();
+        self.set_links.clear();
+        self.set_flows.clear();
+        self.set_adj.clear();
+        self.pruned.clear();
+        for &l in starts {
+            self.visit(l, e, true);
         }
-        let force = self.force_stamp;
+        let mut i = 0;
         loop {
-            let e = self.next_epoch();
-            self.set_links.clear();
-            self.set_flows.clear();
-            self.set_adj.clear();
-            self.pruned.clear();
-            for &l in starts {
-                self.visit(l, e, force, true);
-            }
-            let mut i = 0;
             while i < self.set_links.len() {
                 let l = self.set_links[i] as usize;
                 i += 1;
@@ -439,7 +443,7 @@ impl Sharing {
                             let (off, len, _) = self.path_at[f as usize];
                             for k in off..off + len {
                                 let m = self.paths[k as usize];
-                                self.visit(m, e, force, false);
+                                self.visit(m, e, false);
                             }
                         }
                     } else {
@@ -453,11 +457,11 @@ impl Sharing {
                 let r = c - taken;
                 let ls = &mut self.link[l];
                 // rounding residue of a full link is no capacity
-                ls.rem = if r > c * 1e-12 { r } else { 0.0 };
-                ls.load = other;
-                ls.wsum = wsum;
+                ls.rem0 = if r > c * 1e-12 { r } else { 0.0 };
+                ls.load0 = other;
+                ls.wsum0 = wsum;
                 ls.adj = (adj, self.set_adj.len() as u32 - adj);
-                ls.ucount = ls.adj.1;
+                ls.restore();
             }
             if self.set_flows.is_empty() {
                 return;
@@ -465,22 +469,29 @@ impl Sharing {
             self.rounds += 1;
             self.solved += self.set_flows.len() as u64;
             self.fill(e);
-            // a left-out link the new rates overload goes back in
-            let mut over = false;
-            for &l in &self.pruned {
-                let ls = &self.link[l as usize];
+            // a left-out link the new rates overload goes back in: the
+            // search goes on from it and the set is filled again
+            let solved = self.set_links.len();
+            let mut k = 0;
+            while k < self.pruned.len() {
+                let l = self.pruned[k];
+                let ls = &mut self.link[l as usize];
                 if ls.load + ls.delta > self.capacity[l as usize] * (1.0 + SAT_EPS) {
-                    self.link[l as usize].force = force;
-                    over = true;
+                    ls.prune = 0;
+                    self.set_links.push(l);
+                    self.pruned.swap_remove(k);
+                } else {
+                    k += 1;
                 }
             }
-            if !over {
+            if self.set_links.len() == solved {
                 break;
             }
-            // the links solved stay solved in the next try (their load
-            // now holds this try's rates, not the committed ones)
-            for &l in &self.set_links {
-                self.link[l as usize].force = force;
+            for &l in &self.pruned {
+                self.link[l as usize].delta = 0.0;
+            }
+            for &l in &self.set_links[..solved] {
+                self.link[l as usize].restore();
             }
         }
         for &l in &self.pruned {
@@ -500,14 +511,14 @@ impl Sharing {
 
     /// Adds link `l` to the set being solved (once per epoch `e`), or to
     /// the links left out when it was not full and need not be solved.
-    fn visit(&mut self, l: u32, e: u32, force: u32, start: bool) {
+    fn visit(&mut self, l: u32, e: u32, start: bool) {
         let c = self.capacity[l as usize];
         let ls = &mut self.link[l as usize];
         if ls.mark == e {
             return;
         }
         ls.mark = e;
-        if !start && ls.force != force && ls.load < c * (1.0 - SAT_EPS) {
+        if !start && ls.load < c * (1.0 - SAT_EPS) {
             ls.prune = e;
             ls.delta = 0.0;
             self.pruned.push(l);
