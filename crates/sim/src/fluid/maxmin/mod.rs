@@ -7,14 +7,17 @@
 //! (`rem_l`: capacity left after frozen flows, `W_l`: weights of its
 //! unfrozen flows), a capped flow at `cap_f / w_f`. The smallest of these
 //! freezes its flows and lowers `rem` / `W` of the other links they cross;
-//! an indexed heap of the links' levels finds it, so a solve costs
-//! `O((links + path entries) log links)`. Level 0 is solved first; each
-//! lower level shares what the levels above left (strict priority).
+//! an indexed heap of the links' levels finds it ([`fill`]), so a solve
+//! costs `O((links + path entries) log links)`. Level 0 is solved first;
+//! each lower level shares what the levels above left (strict priority).
 //!
-//! A change (flows added or removed) is repaired exactly, without a check
-//! afterwards: see [`Sharing::solve`] for why the flows it leaves alone
-//! keep their rates. The result equals solving everything
-//! (`Sharing::full`), which the tests check on random instances.
+//! A change (flows added or removed) is repaired over the flows it can
+//! reach ([`repair`]; why the others keep their rates: [`Sharing::solve`]).
+//! The result equals solving everything (`Sharing::full`), which the tests
+//! check on random instances.
+
+mod fill;
+mod repair;
 
 use super::heap::IndexedHeap;
 
@@ -43,9 +46,17 @@ struct Hot {
     mark: u32,
     /// Equal to the running filling's stamp while unfrozen in it.
     fill: u32,
+    /// The link that froze it (a full link where no flow of its level has
+    /// a higher rate per weight), [`HINT_CAP`] or [`HINT_NONE`].
+    hint: u32,
     prio: u8,
     live: bool,
 }
+
+/// [`Hot::hint`] of a flow held by its rate cap.
+const HINT_CAP: u32 = u32::MAX - 1;
+/// [`Hot::hint`] of a flow not solved yet.
+const HINT_NONE: u32 = u32::MAX;
 
 /// Per-link figures of one filling.
 #[derive(Clone, Copy, Debug, Default)]
@@ -58,6 +69,16 @@ struct LinkState {
     load: f64,
     /// Change of `load` a solve would make on a link left out of it.
     delta: f64,
+    /// Rates of the flows outside the set that take capacity from the
+    /// level solved, and of all flows outside the set.
+    taken: f64,
+    other: f64,
+    /// Highest rate per weight of the level's flows below the threshold.
+    low: f64,
+    /// Level at which the filling saturated it (infinite: it did not).
+    tsat: f64,
+    /// Weights of its flows of the set.
+    wset: f64,
     /// Unfrozen flows.
     ucount: u32,
     /// Its flows of the set: `(offset, count)` in `set_adj`.
@@ -66,19 +87,22 @@ struct LinkState {
     mark: u32,
     /// Epoch in which it was left out of the set (not full before).
     prune: u32,
-    /// `rem`, `load`, `wsum` before the filling (a refill starts again
-    /// from them).
-    rem0: f64,
-    load0: f64,
-    wsum0: f64,
+    /// Epoch in which the search started from it.
+    start: u32,
+    /// Epoch in which its flows were sorted into the set or out of it.
+    scan: u32,
 }
 
 impl LinkState {
-    fn restore(&mut self) {
-        self.rem = self.rem0;
-        self.load = self.load0;
-        self.wsum = self.wsum0;
+    /// The figures before a filling.
+    fn restore(&mut self, capacity: f64) {
+        let r = capacity - self.taken;
+        // rounding residue of a full link is no capacity
+        self.rem = if r > capacity * 1e-12 { r } else { 0.0 };
+        self.load = self.other;
+        self.wsum = self.wset;
         self.ucount = self.adj.1;
+        self.tsat = f64::INFINITY;
     }
 }
 
@@ -109,7 +133,13 @@ pub struct Sharing {
     set_flows: Vec<u32>,
     set_adj: Vec<u32>,
     pruned: Vec<u32>,
-    next: Vec<(f64, f64)>,
+    /// `(link, flow)`: flows of the level above the threshold left out of
+    /// the set where they were found (checked after the filling).
+    watch: Vec<(u32, u32)>,
+    /// Whether a set link's `adj` misses a flow that joined later.
+    adj_stale: bool,
+    /// Each set flow's `(rate, level, hint)` from the last filling.
+    next: Vec<(f64, f64, u32)>,
     starts: Vec<u32>,
     lowered: Vec<u32>,
     lowered_stamp: Vec<u32>,
@@ -123,6 +153,10 @@ pub struct Sharing {
     pub rounds: u64,
     /// Flow rates computed over all solves.
     pub solved: u64,
+    /// Level solves so far.
+    level_solves: u64,
+    /// Running share of recent searches that ended eager.
+    eager_share: f64,
 }
 
 /// Relative tolerance of "saturated" and of the levels compared.
@@ -152,6 +186,8 @@ impl Sharing {
             set_flows: Vec::new(),
             set_adj: Vec::new(),
             pruned: Vec::new(),
+            watch: Vec::new(),
+            adj_stale: false,
             next: Vec::new(),
             starts: Vec::new(),
             lowered: Vec::new(),
@@ -161,6 +197,8 @@ impl Sharing {
             full: false,
             rounds: 0,
             solved: 0,
+            level_solves: 0,
+            eager_share: 0.0,
         }
     }
 
@@ -177,6 +215,7 @@ impl Sharing {
             weight,
             mark: 0,
             fill: 0,
+            hint: HINT_NONE,
             prio: priority,
             live: true,
         };
@@ -267,9 +306,11 @@ impl Sharing {
     /// kept flows leave of its links; the weighted max-min allocation
     /// restricted to any set of flows is the max-min allocation of that set
     /// on what the others leave (it meets the same bottleneck conditions,
-    /// and that allocation is unique), so the result is exact. A level
-    /// below a changed one is re-solved (from `t0 = 0`) over the links
-    /// whose higher-level rates moved.
+    /// and that allocation is unique), so the result is exact. Often fewer
+    /// flows need solving: [`repair`] first solves only those whose
+    /// bottleneck the change touches and checks the rest. A level below a
+    /// changed one is re-solved (from `t0 = 0`) over the links whose
+    /// higher-level rates moved.
     pub fn solve(&mut self) {
         self.changed.clear();
         if self.fresh.is_empty() && self.gone.is_empty() && !self.full {
@@ -400,264 +441,19 @@ impl Sharing {
         (room / wnew).max(0.0)
     }
 
-    /// Solves priority `q`'s flows of level `t0` and above that shared
-    /// links connect to `starts`, on what the other flows leave.
-    ///
-    /// A link that was not full binds nobody; while it stays within
-    /// capacity it can be left out of the problem (the allocation without
-    /// it meets every bottleneck condition with it). Such links are left
-    /// out (`pruned`: they connect nothing and are not filled) unless they
-    /// are in `starts`; if the solution overloads one, it is put back (the
-    /// search goes on from it) and the set is filled again before anything
-    /// is committed.
-    fn solve_level(&mut self, q: u8, t0: f64, starts: &[u32]) {
-        if t0 == f64::INFINITY {
-            return;
-        }
-        // levels within rounding of t0 are solved too (always safe: see solve)
-        let thr = t0 * (1.0 - SAT_EPS);
-        let e = self.next_epoch();
-        self.set_links.clear();
-        self.set_flows.clear();
-        self.set_adj.clear();
-        self.pruned.clear();
-        for &l in starts {
-            self.visit(l, e, true);
-        }
-        let mut i = 0;
-        loop {
-            while i < self.set_links.len() {
-                let l = self.set_links[i] as usize;
-                i += 1;
-                let (mut taken, mut other, mut wsum) = (0.0, 0.0, 0.0);
-                let adj = self.set_adj.len() as u32;
-                for j in 0..self.link_flows[l].len() {
-                    let f = self.link_flows[l][j];
-                    let h = &mut self.hot[f as usize];
-                    if h.prio == q && h.norm >= thr {
-                        wsum += h.weight;
-                        self.set_adj.push(f);
-                        if h.mark != e {
-                            h.mark = e;
-                            self.set_flows.push(f);
-                            let (off, len, _) = self.path_at[f as usize];
-                            for k in off..off + len {
-                                let m = self.paths[k as usize];
-                                self.visit(m, e, false);
-                            }
-                        }
-                    } else {
-                        other += h.rate;
-                        if h.prio <= q {
-                            taken += h.rate;
-                        }
-                    }
-                }
-                let c = self.capacity[l];
-                let r = c - taken;
-                let ls = &mut self.link[l];
-                // rounding residue of a full link is no capacity
-                ls.rem0 = if r > c * 1e-12 { r } else { 0.0 };
-                ls.load0 = other;
-                ls.wsum0 = wsum;
-                ls.adj = (adj, self.set_adj.len() as u32 - adj);
-                ls.restore();
-            }
-            if self.set_flows.is_empty() {
-                return;
-            }
-            self.rounds += 1;
-            self.solved += self.set_flows.len() as u64;
-            self.fill(e);
-            // a left-out link the new rates overload goes back in: the
-            // search goes on from it and the set is filled again
-            let solved = self.set_links.len();
-            let mut k = 0;
-            while k < self.pruned.len() {
-                let l = self.pruned[k];
-                let ls = &mut self.link[l as usize];
-                if ls.load + ls.delta > self.capacity[l as usize] * (1.0 + SAT_EPS) {
-                    ls.prune = 0;
-                    self.set_links.push(l);
-                    self.pruned.swap_remove(k);
-                } else {
-                    k += 1;
-                }
-            }
-            if self.set_links.len() == solved {
-                break;
-            }
-            for &l in &self.pruned {
-                self.link[l as usize].delta = 0.0;
-            }
-            for &l in &self.set_links[..solved] {
-                self.link[l as usize].restore();
-            }
-        }
-        for &l in &self.pruned {
-            let ls = &mut self.link[l as usize];
-            ls.load += ls.delta;
-        }
-        for &f in &self.set_flows {
-            let (rate, norm) = self.next[f as usize];
-            let h = &mut self.hot[f as usize];
-            h.norm = norm;
-            if rate != h.rate {
-                h.rate = rate;
-                self.changed.push(f);
-            }
-        }
-    }
-
-    /// Adds link `l` to the set being solved (once per epoch `e`), or to
-    /// the links left out when it was not full and need not be solved.
-    fn visit(&mut self, l: u32, e: u32, start: bool) {
-        let c = self.capacity[l as usize];
-        let ls = &mut self.link[l as usize];
-        if ls.mark == e {
-            return;
-        }
-        ls.mark = e;
-        if !start && ls.load < c * (1.0 - SAT_EPS) {
-            ls.prune = e;
-            ls.delta = 0.0;
-            self.pruned.push(l);
-        } else {
-            self.set_links.push(l);
-        }
-    }
-
     fn next_epoch(&mut self) -> u32 {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.link.iter_mut().for_each(|m| {
                 m.mark = 0;
                 m.prune = 0;
+                m.start = 0;
+                m.scan = 0;
             });
             self.hot.iter_mut().for_each(|h| h.mark = 0);
             self.lowered_stamp.iter_mut().for_each(|m| *m = 0);
             self.epoch = 1;
         }
         self.epoch
-    }
-
-    /// Progressive filling of `set_flows` (one priority level) on the
-    /// `rem` of `set_links`; pruned links (epoch `e`) only add up the
-    /// change of their load. The rates go to `next`.
-    fn fill(&mut self, e: u32) {
-        self.fill_stamp = self.fill_stamp.wrapping_add(1);
-        if self.fill_stamp == 0 {
-            self.hot.iter_mut().for_each(|h| h.fill = 0);
-            self.fill_stamp = 1;
-        }
-        let stamp = self.fill_stamp;
-        if self.next.len() < self.hot.len() {
-            self.next.resize(self.hot.len(), (0.0, 0.0));
-        }
-        let mut caps = std::mem::take(&mut self.caps);
-        caps.clear();
-        for &f in &self.set_flows {
-            self.hot[f as usize].fill = stamp;
-            let c = self.cap[f as usize];
-            if c.is_finite() {
-                caps.push((c / self.hot[f as usize].weight, f));
-            }
-        }
-        caps.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        self.heap.clear();
-        for &l in &self.set_links {
-            let ls = &self.link[l as usize];
-            if ls.ucount > 0 {
-                self.heap.push_unordered(l, ls.rem / ls.wsum);
-            }
-        }
-        self.heap.heapify();
-        let mut unfrozen = self.set_flows.len();
-        let mut ci = 0;
-        while unfrozen > 0 {
-            while ci < caps.len() && self.hot[caps[ci].1 as usize].fill != stamp {
-                ci += 1;
-            }
-            // the lowest link whose key is its true level
-            let mut link = None;
-            while let Some((k, l)) = self.heap.peek() {
-                let ls = &self.link[l as usize];
-                if ls.ucount == 0 {
-                    self.heap.remove(l);
-                    continue;
-                }
-                let level = ls.rem / ls.wsum;
-                if level > k {
-                    self.heap.set(l, level);
-                    continue;
-                }
-                link = Some((level, l));
-                break;
-            }
-            let cap = caps.get(ci).copied();
-            match (link, cap) {
-                (link, Some((t, f))) if link.is_none_or(|(tl, _)| t <= tl) => {
-                    // the flow reaches its cap before any link saturates
-                    ci += 1;
-                    self.freeze(f, t.max(0.0), e);
-                    unfrozen -= 1;
-                }
-                (Some((t, l)), _) => {
-                    // the link saturates: freeze its unfrozen flows of the set
-                    self.heap.remove(l);
-                    let t = t.max(0.0);
-                    let (off, len) = self.link[l as usize].adj;
-                    for i in off..off + len {
-                        let f = self.set_adj[i as usize];
-                        if self.hot[f as usize].fill == stamp {
-                            self.freeze(f, t, e);
-                            unfrozen -= 1;
-                        }
-                    }
-                }
-                _ => break,
-            }
-        }
-        self.heap.clear();
-        if unfrozen > 0 {
-            // only a flow whose every link was left out: as much as its
-            // path gives it alone (an overload puts the link back in)
-            for i in 0..self.set_flows.len() {
-                let f = self.set_flows[i];
-                if self.hot[f as usize].fill == stamp {
-                    let alone = self
-                        .path(f)
-                        .map(|k| self.capacity[self.paths[k] as usize])
-                        .fold(self.cap[f as usize], f64::min);
-                    let w = self.hot[f as usize].weight;
-                    self.freeze(f, alone / w, e);
-                }
-            }
-        }
-        self.caps = caps;
-    }
-
-    /// Fixes flow `f` at level `t` (in `next`).
-    fn freeze(&mut self, f: u32, t: f64, e: u32) {
-        let cap = self.cap[f as usize];
-        let h = &mut self.hot[f as usize];
-        h.fill = 0;
-        let (w, old) = (h.weight, h.rate);
-        let rate = (w * t).min(cap);
-        self.next[f as usize] = (rate, t);
-        let (off, len, _) = self.path_at[f as usize];
-        for k in off..off + len {
-            let ls = &mut self.link[self.paths[k as usize] as usize];
-            if ls.prune == e {
-                ls.delta += rate - old;
-                continue;
-            }
-            ls.rem = (ls.rem - rate).max(0.0);
-            ls.wsum -= w;
-            ls.ucount -= 1;
-            ls.load += rate;
-            // the heap's key of this link is now a lower bound of its
-            // level (levels only rise); it is refreshed when it comes up
-        }
     }
 }
