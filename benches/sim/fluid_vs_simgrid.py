@@ -13,9 +13,12 @@ SimGrid's model is set so both compute plain max-min sharing:
 ``network/model:CM02`` (max-min, no TCP corrections), latency factor 1,
 bandwidth factor 1, ``network/TCP-gamma:0`` (no window bound),
 ``network/crosstraffic:0`` (no reverse ACK traffic). With zero link latency
-(the default here) the two models are the same; with latency SimGrid
-waits the latency before a flow shares bandwidth while approxnet-sim adds
-it after (docs/simulator-fluid.md).
+(the default here) the two models are the same. With latency
+(``--delay-us``) CM02 differs twice: a flow waits its route latency before
+it shares bandwidth (approxnet-sim adds the latency after), and it then
+shares in proportion to 1 / route latency (its "sharing penalty" is the
+latency: TCP's RTT unfairness); ``--latency-weights`` gives each flow that
+weight, leaving only the first difference (docs/simulator-fluid.md).
 
 Reported per case: each side's wall time (whole process, and approxnet's
 event loop alone) and CPU time (user + system of the process: steadier
@@ -178,6 +181,18 @@ def run_case(a: argparse.Namespace, case: str, tmp: Path) -> dict[str, object]:
         flows=work / "flows.csv",
     )
     (work / "scenario.toml").write_text(scen)
+    if a.latency_weights:
+        # CM02 shares in proportion to 1 / route latency once the latency is
+        # paid: give each flow that weight (path latencies from a first run)
+        subprocess.run(
+            [a.bin, "run", str(work / "scenario.toml"), "--out", str(work / "lat"), "--quiet"],
+            check=True,
+        )
+        lat = [float(r["latency_ns"]) for r in read_csv(work / "lat" / "flows.csv")]
+        with open(work / "flows.csv", "w") as f:
+            f.write("src,dst,bytes,start_ns,weight\n")
+            for (src, dst, size, start), ns in zip(rows, lat, strict=True):
+                f.write(f"{src},{dst},{size},{start},{1e3 / ns}\n")
     load_before = os.getloadavg()[0]
     base: dict[str, object] = {}
     if a.baseline_bin:
@@ -247,6 +262,11 @@ def main() -> None:
     ap.add_argument("--bin", default=str(ROOT / "target-sim/release/approxnet-sim"))
     ap.add_argument("--simgrid-python", default="/work/simgrid-venv/bin/python")
     ap.add_argument(
+        "--latency-weights",
+        action="store_true",
+        help="weight each flow 1 / its path latency, as CM02 does (needs --delay-us > 0)",
+    )
+    ap.add_argument(
         "--baseline-bin",
         help="also time this approxnet-sim build on the same flows (before / after a change)",
     )
@@ -264,6 +284,8 @@ def main() -> None:
     if a.simgrid_worker:
         simgrid_worker(Path(a.simgrid_worker))
         return
+    if a.latency_weights and a.delay_us <= 0:
+        sys.exit("--latency-weights needs --delay-us > 0")
     if importlib.util.find_spec("simgrid") is None and not Path(a.simgrid_python).exists():
         sys.exit(f"no SimGrid: {a.simgrid_python} not found (see the docstring)")
     results = []
