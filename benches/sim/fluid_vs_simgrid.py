@@ -13,13 +13,22 @@ SimGrid's model is set so both compute plain max-min sharing:
 ``network/model:CM02`` (max-min, no TCP corrections), latency factor 1,
 bandwidth factor 1, ``network/TCP-gamma:0`` (no window bound),
 ``network/crosstraffic:0`` (no reverse ACK traffic). With zero link latency
-(the default here) the two models are the same; with latency SimGrid
-waits the latency before a flow shares bandwidth while approxnet-sim adds
-it after (docs/simulator-fluid.md).
+(the default here) the two models are the same. With latency
+(``--delay-us``) CM02 differs twice: a flow waits its route latency before
+it shares bandwidth (approxnet-sim adds the latency after), and it then
+shares in proportion to 1 / route latency (its "sharing penalty" is the
+latency: TCP's RTT unfairness); ``--latency-weights`` gives each flow that
+weight, leaving only the first difference (docs/simulator-fluid.md).
 
 Reported per case: each side's wall time (whole process, and approxnet's
-event loop alone), the speed ratio, and per-flow completion-time
-agreement (share of flows within 1 %, median and max relative error).
+event loop alone) and CPU time (user + system of the process: steadier
+than wall time on a loaded machine), the speed ratios, and per-flow
+completion-time agreement (share of flows within 1 %, median and max
+relative error); the
+1-minute load average before and after the case (the machine may be
+shared: compare ratios of one run). ``--baseline-bin`` times a second
+approxnet-sim build on the same flows in the same run (its speed ratio to
+SimGrid, and the largest FCT difference between the two builds).
 
 Needs SimGrid's Python bindings (``--simgrid-python``, default
 /work/simgrid-venv/bin/python; see /work/shared/anchors/README.md) and a
@@ -27,7 +36,7 @@ release build: ``CARGO_TARGET_DIR=target-sim cargo build --release -p
 approxnet-sim``.
 
 Usage: python3 benches/sim/fluid_vs_simgrid.py [--flows 10000] [--hosts 128]
-       [--out results/fluid_vs_simgrid.csv]
+       [--baseline-bin OTHER_BUILD] [--out results/fluid_vs_simgrid.csv]
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import csv
 import importlib.util
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -144,6 +154,17 @@ def simgrid_env(python: str) -> dict[str, str]:
     return env
 
 
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Runs ``cmd``; returns its wall seconds and CPU seconds (user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
+
+
 def run_case(a: argparse.Namespace, case: str, tmp: Path) -> dict[str, object]:
     work = tmp / case
     work.mkdir()
@@ -160,26 +181,54 @@ def run_case(a: argparse.Namespace, case: str, tmp: Path) -> dict[str, object]:
         flows=work / "flows.csv",
     )
     (work / "scenario.toml").write_text(scen)
-    t0 = time.perf_counter()
-    subprocess.run(
-        [a.bin, "run", str(work / "scenario.toml"), "--out", str(work / "out"), "--quiet"],
-        check=True,
+    if a.latency_weights:
+        # CM02 shares in proportion to 1 / route latency once the latency is
+        # paid: give each flow that weight (path latencies from a first run)
+        subprocess.run(
+            [a.bin, "run", str(work / "scenario.toml"), "--out", str(work / "lat"), "--quiet"],
+            check=True,
+        )
+        lat = [float(r["latency_ns"]) for r in read_csv(work / "lat" / "flows.csv")]
+        with open(work / "flows.csv", "w") as f:
+            f.write("src,dst,bytes,start_ns,weight\n")
+            for (src, dst, size, start), ns in zip(rows, lat, strict=True):
+                f.write(f"{src},{dst},{size},{start},{1e3 / ns}\n")
+    load_before = os.getloadavg()[0]
+    base: dict[str, object] = {}
+    if a.baseline_bin:
+        # another approxnet-sim build (e.g. before a solver change) on the same flows
+        base_wall, base_cpu = timed(
+            [a.baseline_bin, "run", str(work / "scenario.toml"), "--out", str(work / "base")]
+            + ["--quiet"]
+        )
+        base_fct = {
+            r["flow"]: float(r["fct_ns"])
+            for r in read_csv(work / "base" / "flows.csv")
+            if r["fct_ns"]
+        }
+    ours_wall, ours_cpu = timed(
+        [a.bin, "run", str(work / "scenario.toml"), "--out", str(work / "out"), "--quiet"]
     )
-    ours_wall = time.perf_counter() - t0
     summary = json.loads((work / "out" / "summary.json").read_text())
-    t0 = time.perf_counter()
-    subprocess.run(
+    sg_wall, sg_cpu = timed(
         [a.simgrid_python, __file__, "--simgrid-worker", str(work)],
-        check=True,
         env=simgrid_env(a.simgrid_python),
     )
-    sg_wall = time.perf_counter() - t0
     sg_json = json.loads((work / "simgrid.json").read_text())
     ours = {
         r["flow"]: float(r["fct_ns"]) for r in read_csv(work / "out" / "flows.csv") if r["fct_ns"]
     }
     theirs = {r["flow"]: float(r["fct_ns"]) for r in read_csv(work / "simgrid.csv")}
     rel = [abs(ours[k] - theirs[k]) / theirs[k] for k in theirs if k in ours and theirs[k] > 0]
+    if a.baseline_bin:
+        base_rel = [abs(ours[k] - base_fct[k]) / base_fct[k] for k in ours if base_fct.get(k)]
+        base = {
+            "wall_s_baseline_process": round(base_wall, 3),
+            "speedup_baseline_process": round(sg_wall / base_wall, 1),
+            "cpu_s_baseline": round(base_cpu, 3),
+            "speedup_baseline_cpu": round(sg_cpu / max(base_cpu, 1e-3), 1),
+            "rel_err_max_vs_baseline": max(base_rel) if base_rel else float("nan"),
+        }
     return {
         "case": case,
         "hosts": a.hosts,
@@ -192,12 +241,18 @@ def run_case(a: argparse.Namespace, case: str, tmp: Path) -> dict[str, object]:
         "wall_s_simgrid_process": round(sg_wall, 3),
         "wall_s_simgrid_run": round(sg_json["wall_s"], 3),
         "speedup_process": round(sg_wall / ours_wall, 1),
+        "cpu_s_ours": round(ours_cpu, 3),
+        "cpu_s_simgrid": round(sg_cpu, 3),
+        "speedup_cpu": round(sg_cpu / max(ours_cpu, 1e-3), 1),
         "within_1pct": round(sum(r <= 0.01 for r in rel) / max(len(rel), 1), 5),
         "rel_err_median": statistics.median(rel) if rel else float("nan"),
         "rel_err_max": max(rel) if rel else float("nan"),
         "fct_mean_us_ours": statistics.fmean(ours.values()) / 1e3,
         "fct_mean_us_simgrid": statistics.fmean(theirs.values()) / 1e3,
         "peak_active_flows": summary["peak_active_flows"],
+        "solved_flows": summary["solved_flows"],
+        "load_avg_1min": f"{load_before:.1f}-{os.getloadavg()[0]:.1f}",
+        **base,
     }
 
 
@@ -206,6 +261,15 @@ def main() -> None:
     ap.add_argument("--simgrid-worker", help=argparse.SUPPRESS)
     ap.add_argument("--bin", default=str(ROOT / "target-sim/release/approxnet-sim"))
     ap.add_argument("--simgrid-python", default="/work/simgrid-venv/bin/python")
+    ap.add_argument(
+        "--latency-weights",
+        action="store_true",
+        help="weight each flow 1 / its path latency, as CM02 does (needs --delay-us > 0)",
+    )
+    ap.add_argument(
+        "--baseline-bin",
+        help="also time this approxnet-sim build on the same flows (before / after a change)",
+    )
     ap.add_argument("--hosts", type=int, default=128)
     ap.add_argument("--per-leaf", type=int, default=16)
     ap.add_argument("--spines", type=int, default=8)
@@ -220,6 +284,8 @@ def main() -> None:
     if a.simgrid_worker:
         simgrid_worker(Path(a.simgrid_worker))
         return
+    if a.latency_weights and a.delay_us <= 0:
+        sys.exit("--latency-weights needs --delay-us > 0")
     if importlib.util.find_spec("simgrid") is None and not Path(a.simgrid_python).exists():
         sys.exit(f"no SimGrid: {a.simgrid_python} not found (see the docstring)")
     results = []

@@ -589,3 +589,36 @@ fn packet_mode_refuses_flow_keys_and_unknown_modes() {
     let e = scenario::build(&f).err().expect("mode refused").to_string();
     assert!(e.contains("`mode`"), "{e}");
 }
+
+#[test]
+fn oversized_topologies_are_refused_by_name() {
+    let topo = |body: &str| {
+        format!("mode = \"flow\"\nduration_ms = 1.0\n[topology]\nhost_gbps = 10.0\n{body}")
+    };
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "kind = \"spine_leaf3\"\nspines = 4\nleaves = 4\ntors = 100000\nhosts_per_tor = 100",
+            &["topology", "10000000 hosts", "tors x hosts_per_tor", "at most 1048576"],
+        ),
+        (
+            "kind = \"random_regular\"\nswitches = 100000\ndegree = 4\nhosts_per_switch = 1",
+            &["topology", "100000 switches", "at most 16384"],
+        ),
+        (
+            "kind = \"dragonfly\"\ngroups = 4000000\nrouters_per_group = 4000\nglobal_links = 4000\nhosts_per_switch = 4000",
+            &["groups x routers_per_group x hosts_per_switch", "at most 1048576"],
+        ),
+        ("kind = \"fat_tree\"\nk = 4096", &["topology.k", "at most 1024"]),
+    ];
+    for (body, want) in cases {
+        let e = err(&topo(body), &[]);
+        for w in *want {
+            assert!(e.contains(w), "{body}: {e:?} lacks {w:?}");
+        }
+    }
+    // the largest seed topology is well inside the limits
+    let seed003 =
+        "kind = \"spine_leaf3\"\nspines = 54\nleaves = 102\ntors = 108\nhosts_per_tor = 18";
+    let b = build(&topo(seed003), &[]).unwrap();
+    assert_eq!(b.sim.net.graph.hosts.len(), 1944);
+}

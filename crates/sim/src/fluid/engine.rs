@@ -9,7 +9,7 @@
 //! scenario gives the same output, bit for bit.
 
 use super::heap::IndexedHeap;
-use super::maxmin::{Demand, Sharing};
+use super::maxmin::Sharing;
 use super::net::FluidNet;
 use super::staged::{Phase, StagedJob, StagedState};
 use std::cmp::Ordering;
@@ -54,6 +54,14 @@ pub struct FlowRec {
     pub latency_ns: f64,
     /// Arrival of its last byte, ns.
     pub done_ns: Option<f64>,
+}
+
+/// A flow while it sends, by its solver slot: what the completion times
+/// are computed from, kept apart from the records for the hot loop.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sending {
+    flow: u32,
+    /// Bytes left at `t_last`.
     remaining: f64,
     t_last: f64,
     rate: f64,
@@ -136,7 +144,7 @@ pub struct FluidSim {
     events: BinaryHeap<Timed>,
     seq: u64,
     sending: IndexedHeap,
-    slot_flow: Vec<u32>,
+    slots: Vec<Sending>,
     /// Every flow, in creation order.
     pub flows: Vec<FlowRec>,
     /// `[[jobs]]` jobs.
@@ -163,7 +171,7 @@ impl FluidSim {
             events: BinaryHeap::new(),
             seq: 0,
             sending: IndexedHeap::default(),
-            slot_flow: Vec::new(),
+            slots: Vec::new(),
             flows: Vec::new(),
             jobs: Vec::new(),
             staged: Vec::new(),
@@ -220,9 +228,6 @@ impl FluidSim {
             path: path.links,
             latency_ns: path.latency_ns,
             done_ns: None,
-            remaining: bytes,
-            t_last: start_ns,
-            rate: 0.0,
         });
         self.push(start_ns, Ev::Start(id));
         id
@@ -325,24 +330,25 @@ impl FluidSim {
         self.counters.events += 1;
         match ev {
             Ev::Start(f) => {
-                let fr = &mut self.flows[f as usize];
-                fr.t_last = t;
+                let fr = &self.flows[f as usize];
                 if fr.bytes <= 0.0 || fr.path.is_empty() {
                     // nothing to send, or a transfer within one host
                     let at = t + fr.latency_ns;
                     self.push(at, Ev::Arrive(f));
                     return;
                 }
-                let slot = self.sharing.add(Demand {
-                    path: fr.path.clone(),
-                    weight: fr.weight,
-                    cap: fr.cap,
-                    priority: fr.priority,
-                });
-                if self.slot_flow.len() <= slot as usize {
-                    self.slot_flow.resize(slot as usize + 1, u32::MAX);
+                let slot = self
+                    .sharing
+                    .add_path(&fr.path, fr.weight, fr.cap, fr.priority);
+                if self.slots.len() <= slot as usize {
+                    self.slots.resize(slot as usize + 1, Sending::default());
                 }
-                self.slot_flow[slot as usize] = f;
+                self.slots[slot as usize] = Sending {
+                    flow: f,
+                    remaining: fr.bytes,
+                    t_last: t,
+                    rate: 0.0,
+                };
                 self.counters.peak_active = self.counters.peak_active.max(self.sharing.active());
             }
             Ev::Arrive(f) => self.arrived(f, t),
@@ -359,32 +365,29 @@ impl FluidSim {
     /// A flow's last byte left its sender.
     fn sent(&mut self, slot: u32, t: f64) {
         self.counters.events += 1;
-        let f = self.slot_flow[slot as usize];
+        let f = self.slots[slot as usize].flow;
         self.sharing.remove(slot);
-        let fr = &mut self.flows[f as usize];
-        fr.remaining = 0.0;
-        fr.t_last = t;
-        fr.rate = 0.0;
-        let at = t + fr.latency_ns;
+        let at = t + self.flows[f as usize].latency_ns;
         self.push(at, Ev::Arrive(f));
     }
 
     /// Re-solves the rates and moves the changed flows' completion times.
     fn resolve(&mut self, t: f64) {
+        let rounds = self.sharing.rounds;
         self.sharing.solve();
-        if self.sharing.changed.is_empty() {
+        if self.sharing.rounds == rounds {
             return;
         }
         self.counters.solves += 1;
         self.counters.rounds = self.sharing.rounds;
-        self.counters.solved_flows += self.sharing.changed.len() as u64;
+        self.counters.solved_flows = self.sharing.solved;
         // when most completion times move, rebuild the heap in linear time
         let bulk = self.sharing.changed.len() > self.sending.len() / 2;
         let mut stopped = Vec::new();
         for i in 0..self.sharing.changed.len() {
             let slot = self.sharing.changed[i];
             let new = self.sharing.rate(slot);
-            let fr = &mut self.flows[self.slot_flow[slot as usize] as usize];
+            let fr = &mut self.slots[slot as usize];
             if new == fr.rate {
                 continue;
             }

@@ -20,9 +20,37 @@ fn need(key: &str, v: Option<u32>, what: &str) -> Result<u32, ScenarioError> {
     }
 }
 
-/// Reads the preset's keys. `core` is the switch-to-switch link (the
-/// dumbbell's bottleneck is built from it and `bottleneck_gbps`).
+/// Most hosts a topology may have (2^20; seed 003's largest is 1,944).
+pub(crate) const MAX_HOSTS: u64 = 1 << 20;
+/// Most switches (2^14; the seeds' largest have 264): routes cost one
+/// breadth-first search per rack over the whole graph.
+pub(crate) const MAX_SWITCHES: u64 = 1 << 14;
+
+/// Reads the preset's keys and refuses topologies over [`MAX_HOSTS`] or
+/// [`MAX_SWITCHES`], naming the keys that set the count. `core` is the
+/// switch-to-switch link (the dumbbell's bottleneck is built from it and
+/// `bottleneck_gbps`).
 pub(crate) fn spec(t: &TopologyFile, core: LinkSpec, seed: u64) -> Result<Spec, ScenarioError> {
+    let s = preset(t, core, seed)?;
+    let (hosts, switches, host_keys, switch_keys) = s.size();
+    if hosts > MAX_HOSTS {
+        return Err(invalid(
+            "topology",
+            format!("{hosts} hosts ({} {host_keys})", t.kind),
+            format!("at most {MAX_HOSTS} hosts"),
+        ));
+    }
+    if switches > MAX_SWITCHES {
+        return Err(invalid(
+            "topology",
+            format!("{switches} switches ({} {switch_keys})", t.kind),
+            format!("at most {MAX_SWITCHES} switches"),
+        ));
+    }
+    Ok(s)
+}
+
+fn preset(t: &TopologyFile, core: LinkSpec, seed: u64) -> Result<Spec, ScenarioError> {
     Ok(match t.kind.as_str() {
         "dumbbell" => {
             let senders = need("topology.senders", t.senders, "a host count >= 1")?;
@@ -64,6 +92,9 @@ pub(crate) fn spec(t: &TopologyFile, core: LinkSpec, seed: u64) -> Result<Spec, 
                     format!("{k}"),
                     "an even integer >= 2",
                 ));
+            }
+            if k > 1024 {
+                return Err(invalid("topology.k", format!("{k}"), "at most 1024"));
             }
             let hosts = t.hosts.unwrap_or(k * k * k / 4);
             if hosts < 2 {

@@ -138,6 +138,74 @@ impl Spec {
         Ok(())
     }
 
+    /// Hosts and switches it would build (in `u64`: no overflow for any
+    /// parameters), and the keys that set each, for the size limits.
+    pub fn size(&self) -> (u64, u64, &'static str, &'static str) {
+        let n = |x: &u32| *x as u64;
+        match self {
+            Spec::Dumbbell {
+                senders, receivers, ..
+            } => (n(senders) + n(receivers), 2, "senders + receivers", "-"),
+            Spec::LeafSpine {
+                spines,
+                leaves,
+                hosts_per_leaf,
+                ..
+            } => (
+                n(leaves) * n(hosts_per_leaf),
+                n(spines) + n(leaves),
+                "leaves x hosts_per_leaf",
+                "spines + leaves",
+            ),
+            Spec::FatTree { k, hosts } => (n(hosts), 5 * n(k) * n(k) / 4, "hosts", "5 k^2 / 4"),
+            Spec::SpineLeaf3 {
+                spines,
+                leaves,
+                tors,
+                hosts_per_tor,
+                ..
+            } => (
+                n(tors) * n(hosts_per_tor),
+                n(spines) + n(leaves) + n(tors),
+                "tors x hosts_per_tor",
+                "spines + leaves + tors",
+            ),
+            Spec::Dragonfly {
+                groups,
+                routers,
+                hosts_per_router,
+                ..
+            } => (
+                n(groups) * n(routers) * n(hosts_per_router),
+                n(groups) * n(routers),
+                "groups x routers_per_group x hosts_per_switch",
+                "groups x routers_per_group",
+            ),
+            Spec::Torus {
+                dims,
+                hosts_per_switch,
+            } => {
+                let switches = dims.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
+                (
+                    switches.saturating_mul(n(hosts_per_switch)),
+                    switches,
+                    "dims product x hosts_per_switch",
+                    "dims product",
+                )
+            }
+            Spec::RandomRegular {
+                switches,
+                hosts_per_switch,
+                ..
+            } => (
+                n(switches) * n(hosts_per_switch),
+                n(switches),
+                "switches x hosts_per_switch",
+                "switches",
+            ),
+        }
+    }
+
     /// Hop count of the longest host-to-host path for the presets whose
     /// packet-mode RTT estimate predates the report (kept as it was), or
     /// `None` for the others (the caller measures it).
