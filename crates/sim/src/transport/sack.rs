@@ -95,6 +95,11 @@ pub struct Scoreboard {
     pub high_rxt: u64,
     /// After a timeout: every unSACKed byte below this is lost.
     pub rto_lost: u64,
+    /// Retransmissions of this recovery still unacknowledged: `(seq, end,
+    /// snd_nxt when sent)`.
+    rtx: Vec<(u64, u64, u64)>,
+    /// Retransmissions found lost, to resend first.
+    relost: Vec<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -131,6 +136,58 @@ impl Scoreboard {
             }
         }
         self.high_rxt = self.high_rxt.max(una);
+        self.rtx.retain(|r| r.1 > una);
+        self.relost.retain(|r| r.1 > una);
+    }
+
+    /// `[seq, end)` was retransmitted while `snd_nxt` was `nxt`.
+    pub fn retransmitted(&mut self, seq: u64, end: u64, nxt: u64) {
+        self.rtx.push((seq, end, nxt));
+    }
+
+    /// Lost retransmission detection (Linux `tcp_mark_lost_retrans`, the
+    /// idea RACK, RFC 8985, generalises): a retransmission still missing
+    /// after data sent later than it was SACKed was lost again. RFC 6675
+    /// alone leaves it to the timeout. Returns how many were found.
+    pub fn detect_lost_retransmissions(&mut self) -> usize {
+        let high = self.high_sacked();
+        let mut found = 0;
+        let mut i = 0;
+        while i < self.rtx.len() {
+            let (s, e, nxt) = self.rtx[i];
+            if high > nxt && !self.is_sacked(s) {
+                self.rtx.swap_remove(i);
+                self.relost.push((s, e));
+                found += 1;
+            } else {
+                i += 1;
+            }
+        }
+        self.relost.sort_unstable();
+        found
+    }
+
+    /// The lowest retransmission found lost that is still missing.
+    pub fn next_relost(&mut self, una: u64) -> Option<(u64, u64)> {
+        while let Some(&(s, e)) = self.relost.first() {
+            if e <= una || self.is_sacked(s) {
+                self.relost.remove(0);
+                continue;
+            }
+            return Some((s.max(una), e));
+        }
+        None
+    }
+
+    /// Takes `[seq, ..)` off the list of lost retransmissions (resent).
+    pub fn resent(&mut self, seq: u64) {
+        self.relost.retain(|r| !(r.0 <= seq && seq < r.1));
+    }
+
+    /// A recovery ended or a timeout struck: forget its retransmissions.
+    pub fn clear_retransmissions(&mut self) {
+        self.rtx.clear();
+        self.relost.clear();
     }
 
     /// Records block `[start, end)`, clipped to `[una, high_data)` (a
@@ -311,6 +368,28 @@ mod tests {
         // nothing unSACKed below the highest SACK once 0 was resent
         s.high_rxt = M;
         assert_eq!(s.next_retx(0, M, true), None);
+    }
+
+    /// A retransmission sent while `snd_nxt` was 10 is lost once data sent
+    /// after it (above 10) is SACKed while it is still missing.
+    #[test]
+    fn lost_retransmissions_are_found_by_later_sacks() {
+        let mut s = Scoreboard::new();
+        s.add(0, 10 * M, M, 10 * M);
+        s.retransmitted(0, M, 10 * M);
+        assert_eq!(s.detect_lost_retransmissions(), 0);
+        assert_eq!(s.next_relost(0), None);
+        // data sent after the retransmission arrives
+        s.add(0, 12 * M, 10 * M, 11 * M);
+        assert_eq!(s.detect_lost_retransmissions(), 1);
+        assert_eq!(s.next_relost(0), Some((0, M)));
+        s.resent(0);
+        assert_eq!(s.next_relost(0), None);
+        // a retransmission that arrived is not reported
+        s.retransmitted(0, M, 12 * M);
+        s.advance(M);
+        s.add(M, 14 * M, 12 * M, 13 * M);
+        assert_eq!(s.detect_lost_retransmissions(), 0);
     }
 
     #[test]

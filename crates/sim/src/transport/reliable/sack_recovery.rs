@@ -48,6 +48,9 @@ impl<C: CongestionControl> ReliableSender<C> {
         }
         let delivered =
             (self.snd_una - old_una + self.sb.sacked_bytes()).saturating_sub(old_sacked);
+        if self.recover.is_some() && newly > 0 {
+            self.sb.detect_lost_retransmissions();
+        }
         if self.snd_una > old_una {
             let flight = self.snd_nxt - old_una;
             self.dupacks = 0;
@@ -58,9 +61,13 @@ impl<C: CongestionControl> ReliableSender<C> {
                 self.sb.rto_lost = 0;
             }
             match self.recover {
-                Some(r) if self.snd_una < r => self.recovery_ack(delivered),
+                Some(r) if self.snd_una < r => {
+                    self.recovery_ack(delivered);
+                    self.partial_ack_retransmit(now, out);
+                }
                 Some(_) => {
                     self.recover = None;
+                    self.sb.clear_retransmissions();
                     self.w.cwnd = self.w.ssthresh.max(self.w.mss);
                 }
                 None => {
@@ -97,6 +104,33 @@ impl<C: CongestionControl> ReliableSender<C> {
         self.sack_send(now, out);
     }
 
+    /// A partial ACK in fast recovery: the first unacknowledged segment is
+    /// deemed lost and resent at once unless this recovery resent it
+    /// already. RFC 6582's rule, which ns-3 applies with SACK too
+    /// (`TcpSocketBase` resends the head on every partial ACK); without it
+    /// a hole with nothing SACKed above it (the tail of what was sent)
+    /// waits for the timeout, as in plain RFC 6675.
+    fn partial_ack_retransmit(&mut self, now: Instant, out: &mut Outbox) {
+        if self.sb.high_rxt > self.snd_una {
+            return;
+        }
+        let next = self
+            .sb
+            .ranges()
+            .first()
+            .map_or(self.snd_nxt, |r| r.0)
+            .min(self.snd_nxt);
+        let len = (next - self.snd_una).min(self.mss as u64);
+        if len == 0 {
+            return;
+        }
+        let seq = self.snd_una;
+        self.sb.high_rxt = seq + len;
+        self.sb.retransmitted(seq, seq + len, self.snd_nxt);
+        self.prr.sent(len);
+        self.segment_len(now, seq, len as u32, out);
+    }
+
     /// An ACK during fast recovery delivered `delivered` bytes: the window
     /// for what follows (PRR, or RFC 6675's `ssthresh`).
     fn recovery_ack(&mut self, delivered: u64) {
@@ -119,6 +153,7 @@ impl<C: CongestionControl> ReliableSender<C> {
         self.probe = None;
         self.loss_point = Some(self.snd_nxt);
         self.sb.rto_lost = self.snd_nxt;
+        self.sb.clear_retransmissions();
         self.sb.high_rxt = self.snd_una;
         self.rtt.back_off();
         self.deadline = None;
@@ -127,19 +162,24 @@ impl<C: CongestionControl> ReliableSender<C> {
     }
 
     /// RFC 6675 `NextSeg`: `(seq, len)` of the next segment to send.
-    fn next_seg(&self, recovering: bool) -> Option<(u64, u64)> {
+    fn next_seg(&mut self, recovering: bool) -> Option<(u64, u64, bool)> {
         let mss = self.mss as u64;
+        if self.recover.is_some() {
+            if let Some((s, e)) = self.sb.next_relost(self.snd_una) {
+                return Some((s, (e - s).min(mss), true));
+            }
+        }
         if recovering {
             if let Some((s, e)) = self.sb.next_retx(self.snd_una, mss, false) {
-                return Some((s, e - s));
+                return Some((s, e - s, false));
             }
         }
         if self.snd_nxt < self.avail && self.tx_room > 0 {
-            return Some((self.snd_nxt, (self.avail - self.snd_nxt).min(mss)));
+            return Some((self.snd_nxt, (self.avail - self.snd_nxt).min(mss), false));
         }
         if recovering {
             if let Some((s, e)) = self.sb.next_retx(self.snd_una, mss, true) {
-                return Some((s, e - s));
+                return Some((s, e - s, false));
             }
         }
         None
@@ -151,9 +191,13 @@ impl<C: CongestionControl> ReliableSender<C> {
         let recovering = self.in_recovery();
         let by_pipe = recovering || (self.opts.limited_transmit && self.dupacks > 0);
         let mut sent = false;
-        while let Some((seq, len)) = self.next_seg(recovering) {
+        while let Some((seq, len, relost)) = self.next_seg(recovering) {
             let flight = self.snd_nxt - self.snd_una;
-            let used = if by_pipe { self.pipe() } else { flight };
+            let mut used = if by_pipe { self.pipe() } else { flight };
+            if relost {
+                // `pipe` still counts the lost copy; the new one replaces it
+                used = used.saturating_sub(len);
+            }
             if flight > 0 && (used + len) as f64 > self.w.cwnd {
                 break;
             }
@@ -163,7 +207,14 @@ impl<C: CongestionControl> ReliableSender<C> {
                 }
                 self.snd_nxt += len;
             } else {
-                self.sb.high_rxt = self.sb.high_rxt.max(seq + len);
+                if relost {
+                    self.sb.resent(seq);
+                } else {
+                    self.sb.high_rxt = self.sb.high_rxt.max(seq + len);
+                }
+                if self.recover.is_some() {
+                    self.sb.retransmitted(seq, seq + len, self.snd_nxt);
+                }
             }
             if self.recover.is_some() {
                 self.prr.sent(len);
@@ -176,5 +227,143 @@ impl<C: CongestionControl> ReliableSender<C> {
         if sent || limited {
             self.validate_cwnd(limited);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::cc::NewReno;
+    use crate::transport::receiver::StreamReceiver;
+    use crate::transport::sack::blocks_allowed;
+    use approxnet_proto::time::Duration;
+    use std::collections::{HashMap, VecDeque};
+
+    /// Runs a sender of `total` bytes (MSS 1000, initial window `iw`, min
+    /// RTO 5 ms) against a receiver over a FIFO path (10 us each way, 0.8
+    /// us per segment), dropping the first `n` transmissions of segment
+    /// `i` for every `(i, n)` in `lose`. Returns (timeouts,
+    /// retransmissions, completion time).
+    fn transfer(opts: TcpOptions, iw: u32, total: u64, lose: &[(u64, u32)]) -> (u64, u64, Instant) {
+        let rto = RtoConfig {
+            min: Duration::from_millis(5),
+            initial: Duration::from_millis(5),
+            max: Duration::from_secs(1),
+            fixed: false,
+        };
+        let mut s = ReliableSender::new(NewReno { init_pkts: iw }, total, 1000, rto, false)
+            .with_options(opts);
+        let blocks = if opts.sack {
+            blocks_allowed(opts.timestamps)
+        } else {
+            0
+        };
+        let mut r = StreamReceiver::new(total).with_sack(blocks);
+        let d = Duration::from_micros(10);
+        let gap = Duration::from_nanos(800);
+        let mut drops: HashMap<u64, u32> = lose.iter().copied().collect();
+        let mut now = Instant::ZERO;
+        let mut out = Vec::new();
+        let mut data: VecDeque<(Instant, Hdr)> = VecDeque::new();
+        let mut acks: VecDeque<(Instant, Hdr)> = VecDeque::new();
+        let mut wire_free = Instant::ZERO;
+        s.start(now, &mut out);
+        for _ in 0..100_000 {
+            for seg in out.drain(..) {
+                if let Some(n) = drops.get_mut(&(seg.hdr.seq / 1000)) {
+                    if *n > 0 {
+                        *n -= 1;
+                        continue;
+                    }
+                }
+                wire_free = wire_free.max(now) + gap;
+                data.push_back((wire_free + d, seg.hdr));
+            }
+            if s.finished() {
+                assert!(r.complete());
+                return (s.stats().timeouts, s.stats().retx_pkts, now);
+            }
+            let next_data = data.front().map(|x| x.0);
+            let next_ack = acks.front().map(|x| x.0);
+            let t = [next_data, next_ack, s.timer()]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("something pending");
+            now = t;
+            if next_ack == Some(t) {
+                let (_, a) = acks.pop_front().unwrap();
+                s.on_ack(now, &a, &mut out);
+            } else if next_data == Some(t) {
+                let (_, h) = data.pop_front().unwrap();
+                let a = r.on_data(h.seq, h.len, false, h.ts);
+                assert!(a.sack.len() <= blocks);
+                acks.push_back((now + d, a));
+            } else {
+                s.on_timer(now, &mut out);
+            }
+        }
+        panic!("did not finish");
+    }
+
+    fn opts(sack: bool) -> TcpOptions {
+        TcpOptions {
+            sack,
+            ..TcpOptions::default()
+        }
+    }
+
+    fn once(idx: &[u64]) -> Vec<(u64, u32)> {
+        idx.iter().map(|&i| (i, 1)).collect()
+    }
+
+    #[test]
+    fn sack_recovers_a_tail_of_losses_without_a_timeout() {
+        let (to, retx, _) = transfer(opts(true), 10, 45_000, &once(&[5, 6, 7, 8, 9]));
+        assert_eq!((to, retx), (0, 5));
+    }
+
+    /// Several holes in one window: SACK resends each once, never times
+    /// out, and is never slower than NewReno (one hole per round trip).
+    #[test]
+    fn several_holes_are_repaired_in_one_recovery() {
+        let patterns: [&[u64]; 5] = [
+            &[0, 1, 2],
+            &[3, 4, 5, 6, 7, 8, 9],
+            &[9],
+            &[2, 12, 13, 14, 15, 16, 17, 18, 19],
+            &[10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22],
+        ];
+        for p in patterns {
+            let (to, retx, t) = transfer(opts(true), 10, 65_536, &once(p));
+            let (_, _, t_reno) = transfer(opts(false), 10, 65_536, &once(p));
+            assert_eq!((to, retx), (0, p.len() as u64), "{p:?}");
+            assert!(t <= t_reno, "{p:?}: {t:?} vs NewReno {t_reno:?}");
+        }
+    }
+
+    /// The fast retransmission is lost too: SACKs of later data reveal it
+    /// (lost retransmission detection) and it is resent without a timeout;
+    /// NewReno has to wait for the timer.
+    #[test]
+    fn a_lost_retransmission_is_resent_without_a_timeout() {
+        let lose = [(3, 2)];
+        let (to, retx, t) = transfer(opts(true), 10, 65_536, &lose);
+        assert_eq!((to, retx), (0, 2));
+        assert!(t < Instant::ZERO + Duration::from_millis(1), "{t:?}");
+        let (to, _, _) = transfer(opts(false), 10, 65_536, &lose);
+        assert_eq!(to, 1);
+    }
+
+    /// Without PRR the window drops to ssthresh at once (RFC 6675); both
+    /// recover without a timeout.
+    #[test]
+    fn classic_recovery_also_repairs_the_holes() {
+        let o = TcpOptions {
+            prr: false,
+            ..opts(true)
+        };
+        let (to, retx, _) = transfer(o, 10, 65_536, &once(&[3, 4, 5, 6, 7, 8, 9]));
+        assert_eq!((to, retx), (0, 7));
     }
 }
