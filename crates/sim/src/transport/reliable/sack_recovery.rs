@@ -63,7 +63,7 @@ impl<C: CongestionControl> ReliableSender<C> {
             match self.recover {
                 Some(r) if self.snd_una < r => {
                     self.recovery_ack(delivered);
-                    self.partial_ack_retransmit(now, out);
+                    self.retransmit_head(now, out);
                 }
                 Some(_) => {
                     self.recover = None;
@@ -100,17 +100,21 @@ impl<C: CongestionControl> ReliableSender<C> {
             self.sb.high_rxt = self.snd_una;
             self.prr = Prr::new(self.snd_nxt - self.snd_una);
             self.recovery_ack(delivered);
+            // the fast retransmit goes out whatever the window (RFC 6675
+            // step 4.3; without PRR `pipe` may still exceed `ssthresh`)
+            self.retransmit_head(now, out);
         }
         self.sack_send(now, out);
     }
 
-    /// A partial ACK in fast recovery: the first unacknowledged segment is
-    /// deemed lost and resent at once unless this recovery resent it
-    /// already. RFC 6582's rule, which ns-3 applies with SACK too
-    /// (`TcpSocketBase` resends the head on every partial ACK); without it
-    /// a hole with nothing SACKed above it (the tail of what was sent)
-    /// waits for the timeout, as in plain RFC 6675.
-    fn partial_ack_retransmit(&mut self, now: Instant, out: &mut Outbox) {
+    /// Entering fast recovery, and on a partial ACK in it: the first
+    /// unacknowledged segment is deemed lost and resent at once unless this
+    /// recovery resent it already. On a partial ACK this is RFC 6582's rule,
+    /// which ns-3 applies with SACK too (`TcpSocketBase` resends the head on
+    /// every partial ACK); without it a hole with nothing SACKed above it
+    /// (the tail of what was sent) waits for the timeout, as in plain
+    /// RFC 6675.
+    fn retransmit_head(&mut self, now: Instant, out: &mut Outbox) {
         if self.sb.high_rxt > self.snd_una {
             return;
         }
