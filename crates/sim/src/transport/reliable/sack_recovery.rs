@@ -359,6 +359,38 @@ mod tests {
         assert_eq!(to, 1);
     }
 
+    /// The third duplicate ACK resends the hole at once, with or without
+    /// PRR, although `pipe` (12 sent - 3 SACKed - 1 lost = 8 segments) is
+    /// above the new window (5): RFC 6675 step 4.3.
+    #[test]
+    fn the_fast_retransmit_ignores_the_window() {
+        for prr in [true, false] {
+            let o = TcpOptions { prr, ..opts(true) };
+            let rto = RtoConfig {
+                min: Duration::from_millis(5),
+                initial: Duration::from_millis(5),
+                max: Duration::from_secs(1),
+                fixed: false,
+            };
+            let mut s = ReliableSender::new(NewReno { init_pkts: 10 }, 100_000, 1000, rto, false)
+                .with_options(o);
+            let mut r = StreamReceiver::new(100_000).with_sack(3);
+            let mut out = Vec::new();
+            let t = Instant::ZERO;
+            s.start(t, &mut out);
+            assert_eq!(out.len(), 10);
+            out.clear();
+            // segment 0 lost; 1, 2, 3 arrive: three duplicate ACKs
+            for k in 1..4u64 {
+                let a = r.on_data(k * 1000, 1000, false, 1);
+                s.on_ack(t, &a, &mut out);
+            }
+            let resent: Vec<u64> = out.iter().filter(|x| x.retx).map(|x| x.hdr.seq).collect();
+            assert_eq!(resent, vec![0], "prr {prr}");
+            assert!(s.w.ssthresh <= 5000.0);
+        }
+    }
+
     /// Without PRR the window drops to ssthresh at once (RFC 6675); both
     /// recover without a timeout.
     #[test]
