@@ -75,20 +75,24 @@ impl StreamReceiver {
     /// most recently reported others, each range once.
     fn sack_option(&mut self, trigger: Option<u64>) -> SackBlocks {
         let mut blocks = SackBlocks::NONE;
-        if self.sack_blocks == 0 {
+        if self.sack_blocks == 0 || self.ooo.is_empty() {
+            self.recent.clear();
             return blocks;
         }
-        let mut kept: Vec<(u64, (u64, u64))> = Vec::with_capacity(MAX_BLOCKS + 1);
+        // (a byte of the range, the range), most recent first
+        let mut kept = [(0u64, (0u64, 0u64)); MAX_BLOCKS];
+        let mut n = 0;
         for x in trigger.into_iter().chain(self.recent.iter().copied()) {
             if let Some(r) = self.range_of(x) {
-                if kept.len() < MAX_BLOCKS && kept.iter().all(|k| k.1 != r) {
-                    kept.push((x, r));
+                if n < MAX_BLOCKS && kept[..n].iter().all(|k| k.1 != r) {
+                    kept[n] = (x, r);
+                    n += 1;
                 }
             }
         }
         self.recent.clear();
-        self.recent.extend(kept.iter().map(|k| k.0));
-        for &(_, (s, e)) in kept.iter().take(self.sack_blocks) {
+        self.recent.extend(kept[..n].iter().map(|k| k.0));
+        for &(_, (s, e)) in kept[..n].iter().take(self.sack_blocks) {
             blocks.push(self.next, s, e);
         }
         blocks
