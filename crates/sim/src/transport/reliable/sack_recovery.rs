@@ -4,9 +4,13 @@
 //!   moving the cumulative point is a duplicate ACK (RFC 6675 section 2).
 //! * Recovery begins at the third duplicate ACK, or earlier once the first
 //!   unacknowledged byte is deemed lost (`IsLost`: more than 2 MSS SACKed
-//!   above it). `ssthresh` comes from the congestion control with the
-//!   flight at that moment (RFC 5681 FlightSize, limited transmit's
-//!   segments excluded), as without SACK.
+//!   above it). `ssthresh` comes from the congestion control given `pipe`
+//!   at that moment (what is still in the network: lost and SACKed bytes
+//!   excluded), as ns-3 3.44 does with SACK; RFC 6675 step 4.2 says half
+//!   of FlightSize (`snd_nxt - snd_una`). On the incast of
+//!   docs/validation.md ns-3's rule drops as many packets as ns-3 (290 per
+//!   round at IW 10) where FlightSize drops 308-339 and times out 4x as
+//!   often.
 //! * In recovery the sender sends while `pipe` (bytes still in the network:
 //!   RFC 6675 `SetPipe`) is below the window, choosing by `NextSeg`: lost
 //!   holes first, then new data, then holes below the highest SACK. With
@@ -93,8 +97,10 @@ impl<C: CongestionControl> ReliableSender<C> {
             && self.snd_nxt > self.snd_una
             && (self.dupacks as u64 >= DUP_THRESH || self.sb.lost_end(mss) > self.snd_una)
         {
-            // limited transmit's segments do not count (RFC 3042)
-            let flight = self.snd_nxt - self.snd_una - self.lt_sent;
+            // the flight that sets ssthresh is `pipe`, as ns-3's
+            // `TcpSocketBase::EnterRecovery` takes it with SACK (RFC 6675
+            // says FlightSize; see the module docs)
+            let flight = self.pipe();
             self.cc.on_fast_loss(&mut self.w, flight);
             self.recover = Some(self.snd_nxt);
             self.sb.high_rxt = self.snd_una;
@@ -247,8 +253,14 @@ mod tests {
     /// RTO 5 ms) against a receiver over a FIFO path (10 us each way, 0.8
     /// us per segment), dropping the first `n` transmissions of segment
     /// `i` for every `(i, n)` in `lose`. Returns (timeouts,
-    /// retransmissions, completion time).
-    fn transfer(opts: TcpOptions, iw: u32, total: u64, lose: &[(u64, u32)]) -> (u64, u64, Instant) {
+    /// retransmissions, completion time, when the cumulative ACK passed
+    /// the last lost segment).
+    fn transfer(
+        opts: TcpOptions,
+        iw: u32,
+        total: u64,
+        lose: &[(u64, u32)],
+    ) -> (u64, u64, Instant, Instant) {
         let rto = RtoConfig {
             min: Duration::from_millis(5),
             initial: Duration::from_millis(5),
@@ -271,6 +283,8 @@ mod tests {
         let mut data: VecDeque<(Instant, Hdr)> = VecDeque::new();
         let mut acks: VecDeque<(Instant, Hdr)> = VecDeque::new();
         let mut wire_free = Instant::ZERO;
+        let last_lost = lose.iter().map(|l| (l.0 + 1) * 1000).max().unwrap_or(0);
+        let mut repaired = None;
         s.start(now, &mut out);
         for _ in 0..100_000 {
             for seg in out.drain(..) {
@@ -283,9 +297,13 @@ mod tests {
                 wire_free = wire_free.max(now) + gap;
                 data.push_back((wire_free + d, seg.hdr));
             }
+            if repaired.is_none() && s.snd_una >= last_lost {
+                repaired = Some(now);
+            }
             if s.finished() {
                 assert!(r.complete());
-                return (s.stats().timeouts, s.stats().retx_pkts, now);
+                let rep = repaired.unwrap_or(now);
+                return (s.stats().timeouts, s.stats().retx_pkts, now, rep);
             }
             let next_data = data.front().map(|x| x.0);
             let next_ack = acks.front().map(|x| x.0);
@@ -323,12 +341,14 @@ mod tests {
 
     #[test]
     fn sack_recovers_a_tail_of_losses_without_a_timeout() {
-        let (to, retx, _) = transfer(opts(true), 10, 45_000, &once(&[5, 6, 7, 8, 9]));
+        let (to, retx, _, _) = transfer(opts(true), 10, 45_000, &once(&[5, 6, 7, 8, 9]));
         assert_eq!((to, retx), (0, 5));
     }
 
-    /// Several holes in one window: SACK resends each once, never times
-    /// out, and is never slower than NewReno (one hole per round trip).
+    /// Several holes: SACK resends each once, never times out, and has them
+    /// all repaired sooner than NewReno (one hole per round trip). (The
+    /// whole transfer is not always faster: `ssthresh` from `pipe` after
+    /// heavy loss is smaller than NewReno's.)
     #[test]
     fn several_holes_are_repaired_in_one_recovery() {
         let patterns: [&[u64]; 5] = [
@@ -339,10 +359,15 @@ mod tests {
             &[10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22],
         ];
         for p in patterns {
-            let (to, retx, t) = transfer(opts(true), 10, 65_536, &once(p));
-            let (_, _, t_reno) = transfer(opts(false), 10, 65_536, &once(p));
+            let (to, retx, _, rep) = transfer(opts(true), 10, 65_536, &once(p));
+            let (_, _, _, rep_reno) = transfer(opts(false), 10, 65_536, &once(p));
             assert_eq!((to, retx), (0, p.len() as u64), "{p:?}");
-            assert!(t <= t_reno, "{p:?}: {t:?} vs NewReno {t_reno:?}");
+            // holes within one window (not [2, 12..19], two episodes)
+            if p.len() > 1 && p[p.len() - 1] - p[0] < 15 {
+                assert!(rep < rep_reno, "{p:?}: {rep:?} vs NewReno {rep_reno:?}");
+            } else {
+                assert!(rep <= rep_reno, "{p:?}: {rep:?} vs NewReno {rep_reno:?}");
+            }
         }
     }
 
@@ -352,10 +377,10 @@ mod tests {
     #[test]
     fn a_lost_retransmission_is_resent_without_a_timeout() {
         let lose = [(3, 2)];
-        let (to, retx, t) = transfer(opts(true), 10, 65_536, &lose);
+        let (to, retx, t, _) = transfer(opts(true), 10, 65_536, &lose);
         assert_eq!((to, retx), (0, 2));
         assert!(t < Instant::ZERO + Duration::from_millis(1), "{t:?}");
-        let (to, _, _) = transfer(opts(false), 10, 65_536, &lose);
+        let (to, _, _, _) = transfer(opts(false), 10, 65_536, &lose);
         assert_eq!(to, 1);
     }
 
@@ -399,7 +424,7 @@ mod tests {
             prr: false,
             ..opts(true)
         };
-        let (to, retx, _) = transfer(o, 10, 65_536, &once(&[3, 4, 5, 6, 7, 8, 9]));
+        let (to, retx, _, _) = transfer(o, 10, 65_536, &once(&[3, 4, 5, 6, 7, 8, 9]));
         assert_eq!((to, retx), (0, 7));
     }
 }
