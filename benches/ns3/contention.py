@@ -6,8 +6,8 @@ Runs, in one script run, both simulators on
     starting at 20 ms, 100 ms simulated (benches/ns3/late_flow.toml);
   * incast rounds: 32 -> 1, 64 KiB per sender per round, 5 rounds 50 ms
     apart, 100-packet bottleneck, TCP NewReno, initial window 10 and 2
-    (benches/ns3/incast_rounds.toml); ns-3 also with SACK off, and ours
-    also without limited transmit, to show what each option does.
+    (benches/ns3/incast_rounds.toml); both with SACK off and with classic
+    (RFC 6675) recovery instead of PRR, to show what each option does.
 Prints tables and writes benches/ns3/results/contention.json.
 
 The ns-3 side is benches/ns3/ns3_contention.cc, built once against the
@@ -85,9 +85,13 @@ def build_ns3():
     )
 
 
-def ns3(*args):
+def ns3_run(*args):
     out = subprocess.run([NS3_BIN, *args], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["flows"]
+    return json.loads(out)
+
+
+def ns3(*args):
+    return ns3_run(*args)["flows"]
 
 
 def ours(sim, toml, sets):
@@ -127,7 +131,11 @@ def rounds_ours(flows, senders):
     ]
 
 
-def rounds_ns3(flows):
+def rounds_ns3(run):
+    """Per round, as rounds_ours; ns-3 counts bottleneck drops for the whole
+    run only, so each round gets the mean (marked "~" when printed)."""
+    flows = run["flows"]
+    nrounds = 1 + max(f["round"] for f in flows)
     by = defaultdict(list)
     for f in flows:
         by[f["round"]].append(f)
@@ -137,6 +145,7 @@ def rounds_ns3(flows):
             done=sum(f["done"] >= 0 for f in v),
             makespan_ms=max(f["done"] - f["start"] for f in v) * 1e3,
             recoveries=sum(f["recoveries"] for f in v),
+            drops_mean=run["bottleneck_drops"] / nrounds,
         )
         for _, v in sorted(by.items())
     ]
@@ -184,43 +193,50 @@ def main():
         rows.append(
             (
                 f"ns-3 NewReno, SACK, limited transmit, IW {iw}",
-                rounds_ns3(ns3(*inc.split(), f"--iw={iw}")),
+                rounds_ns3(ns3_run(*inc.split(), f"--iw={iw}")),
             )
         )
         rows.append(
             (
                 f"ns-3 NewReno, no SACK, limited transmit, IW {iw}",
-                rounds_ns3(ns3(*inc.split(), f"--iw={iw}", "--sack=0")),
+                rounds_ns3(ns3_run(*inc.split(), f"--iw={iw}", "--sack=0")),
             )
         )
         rows.append(
             (
-                f"approxnet-sim TCP, limited transmit, IW {iw}",
-                rounds_ours(
-                    ours(a.sim, "incast_rounds.toml", [f"transport.init_cwnd_pkts={iw}"]), 32
-                ),
+                f"ns-3 NewReno, SACK, classic recovery, IW {iw}",
+                rounds_ns3(ns3_run(*inc.split(), f"--iw={iw}", "--recovery=classic")),
             )
         )
-        rows.append(
-            (
-                f"approxnet-sim TCP, no limited transmit, IW {iw}",
-                rounds_ours(
-                    ours(
-                        a.sim,
-                        "incast_rounds.toml",
-                        [f"transport.init_cwnd_pkts={iw}", "transport.limited_transmit=false"],
+        for label, sets in (
+            ("SACK + PRR (default)", []),
+            ("SACK, classic recovery", ["transport.prr=false"]),
+            ("no SACK (NewReno)", ["transport.sack=false"]),
+        ):
+            rows.append(
+                (
+                    f"approxnet-sim TCP, {label}, IW {iw}",
+                    rounds_ours(
+                        ours(
+                            a.sim, "incast_rounds.toml", [f"transport.init_cwnd_pkts={iw}", *sets]
+                        ),
+                        32,
                     ),
-                    32,
-                ),
+                )
             )
-        )
     rec["incast_rounds"] = {k: v for k, v in rows}
     print("\nIncast rounds: 32 -> 1, 64 KiB each, 100-packet buffer; per round (5 rounds)")
-    print(f"{'':<52} {'RTOs per round':>22} {'makespan ms (mean)':>19} {'flows done':>11}")
+    print(
+        f"{'':<58} {'RTOs per round':>18} {'drops per round':>22} {'makespan ms':>12} {'done':>5}"
+    )
     for k, v in rows:
         rt = "/".join(str(r["rtos"]) for r in v)
+        if "drops" in v[0]:
+            dr = "/".join(str(r["drops"]) for r in v)
+        else:
+            dr = f"~{v[0]['drops_mean']:.0f} each"
         ms = sum(r["makespan_ms"] for r in v) / len(v)
-        print(f"{k:<52} {rt:>22} {ms:>19.2f} {sum(r['done'] for r in v):>11}")
+        print(f"{k:<58} {rt:>18} {dr:>22} {ms:>12.2f} {sum(r['done'] for r in v):>5}")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(rec, f, indent=1)

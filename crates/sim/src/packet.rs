@@ -53,6 +53,8 @@ pub struct Hdr {
     /// TCP timestamp option (RFC 7323), virtual ns: a data packet's TSval
     /// (its send time), an ACK's TSecr (the echoed TSval); 0 = none.
     pub ts: u64,
+    /// SACK option (RFC 2018) of an ACK; empty on everything else.
+    pub sack: crate::transport::sack::SackBlocks,
 }
 
 /// One packet in flight.

@@ -205,7 +205,8 @@ impl Simulator {
                         flow: fid,
                         src: dst,
                         dst: src,
-                        size: self.tp.header_bytes,
+                        // SACK blocks lengthen the header (RFC 2018)
+                        size: self.tp.header_bytes + a.sack.option_bytes(),
                         hash,
                         queue,
                         hdr: a,

@@ -352,6 +352,8 @@ fn transport_params(
     }
     tp.tcp.timestamps = t.timestamps.unwrap_or(tp.tcp.timestamps);
     tp.tcp.limited_transmit = t.limited_transmit.unwrap_or(tp.tcp.limited_transmit);
+    tp.tcp.sack = t.sack.unwrap_or(tp.tcp.sack);
+    tp.tcp.prr = t.prr.unwrap_or(tp.tcp.prr);
     if let Some(x) = t.min_rto_us {
         tp.rto.min = us(positive("transport.min_rto_us", x)?);
         tp.rto.initial = tp.rto.initial.max(tp.rto.min);

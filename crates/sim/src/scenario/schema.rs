@@ -211,6 +211,14 @@ pub struct TransportFile {
     /// RFC 3042 limited transmit on DCTCP / TCP (default true, as Linux
     /// and ns-3).
     pub limited_transmit: Option<bool>,
+    /// SACK on DCTCP / TCP (default true, as Linux and ns-3): ACKs carry
+    /// RFC 2018 blocks (3 beside timestamps, 4 without; each lengthens
+    /// the ACK by its option bytes) and the sender recovers by RFC 6675.
+    pub sack: Option<bool>,
+    /// With SACK, proportional rate reduction in fast recovery (RFC 6937;
+    /// default true, ns-3 3.44's `TcpPrrRecovery`); false: RFC 6675's
+    /// window of `ssthresh` at once (ns-3 `TcpClassicRecovery`).
+    pub prr: Option<bool>,
 }
 
 /// `[atp]`.

@@ -128,6 +128,7 @@ impl AeolusSender {
                 ack: 0,
                 ece: false,
                 ts: 0,
+                ..Hdr::default()
             },
             rank: 0,
             retx,
@@ -353,6 +354,7 @@ mod tests {
             ack,
             ece: false,
             ts: 0,
+            ..Hdr::default()
         }
     }
 

@@ -4,6 +4,7 @@ use super::aeolus::AeolusSender;
 use super::cc::{Dctcp, NewReno, PFabricCc};
 use super::receiver::{DatagramReceiver, StreamReceiver};
 use super::reliable::{ReliableSender, RtoConfig, TcpOptions};
+use super::sack::blocks_allowed;
 use super::udp::UdpSender;
 use super::{Sender, SenderStats};
 use crate::packet::Hdr;
@@ -36,7 +37,8 @@ pub struct TransportParams {
     pub handshake: bool,
     /// Host line rate: UDP senders pace at it.
     pub line_rate: Rate,
-    /// TCP options of DCTCP and TCP (timestamps, limited transmit).
+    /// TCP options of DCTCP and TCP (timestamps, limited transmit, SACK,
+    /// PRR).
     pub tcp: TcpOptions,
     /// TCP small queues: a DCTCP / TCP / pFabric flow hands its host's NIC
     /// a data packet only while fewer than `max(2 packets, tsq_bytes)` of
@@ -228,6 +230,9 @@ impl Flow {
         };
         let rx = match proto {
             Proto::Udp => FlowRx::Datagram(DatagramReceiver::new(ends.clone())),
+            Proto::Dctcp | Proto::Tcp if tp.tcp.sack => FlowRx::Stream(
+                StreamReceiver::new(bytes).with_sack(blocks_allowed(tp.tcp.timestamps)),
+            ),
             _ => FlowRx::Stream(StreamReceiver::new(bytes)),
         };
         Flow {

@@ -11,15 +11,19 @@
 //! Hosts push back as real ones do (see `docs/validation.md`, "Hosts under
 //! contention"): a flow hands its NIC at most [`flow::TransportParams::tsq_bytes`]
 //! at a time (Linux TCP small queues), and a window grows only while it
-//! is used (congestion window validation, RFC 7661).
+//! is used (congestion window validation, RFC 7661). With SACK (the
+//! default for DCTCP and TCP, as ns-3's) losses are recovered by RFC 6675's
+//! scoreboard and proportional rate reduction (RFC 6937).
 
 pub mod aeolus;
 pub mod cc;
 pub mod credit;
 pub mod flow;
+pub mod prr;
 pub mod receiver;
 pub mod reliable;
 pub mod rtt;
+pub mod sack;
 pub mod udp;
 
 use crate::packet::Hdr;

@@ -1,8 +1,9 @@
 //! Receivers: a cumulative-ACK receiver for the reliable transports (one
 //! ACK per data packet, ECN echoed per packet, as the ns-3 anchor's
-//! `DelAckCount = 1`; the timestamp echoed by RFC 7323's rules) and a
-//! counting receiver for UDP.
+//! `DelAckCount = 1`; the timestamp echoed by RFC 7323's rules; SACK
+//! blocks by RFC 2018's rules) and a counting receiver for UDP.
 
+use super::sack::{SackBlocks, MAX_BLOCKS};
 use crate::packet::{Hdr, Kind};
 use std::collections::BTreeMap;
 
@@ -11,7 +12,13 @@ use std::collections::BTreeMap;
 pub struct StreamReceiver {
     total: u64,
     next: u64,
+    /// Out-of-order data: disjoint, non-touching `start -> end` ranges.
     ooo: BTreeMap<u64, u64>,
+    /// SACK blocks an ACK may carry (0 = SACK off).
+    sack_blocks: usize,
+    /// A byte of each out-of-order range reported lately, most recent
+    /// first (RFC 2018 section 4's order of blocks).
+    recent: Vec<u64>,
     /// RFC 7323 TS.Recent: the TSval to echo.
     ts_recent: u64,
     /// Data packets received (duplicates included).
@@ -27,6 +34,68 @@ impl StreamReceiver {
             total,
             ..Default::default()
         }
+    }
+
+    /// The same receiver with SACK: each ACK carries up to `blocks` blocks
+    /// (at most [`MAX_BLOCKS`]; 0 = none).
+    pub fn with_sack(mut self, blocks: usize) -> Self {
+        self.sack_blocks = blocks.min(MAX_BLOCKS);
+        self
+    }
+
+    /// The out-of-order range holding byte `x`, if any.
+    fn range_of(&self, x: u64) -> Option<(u64, u64)> {
+        self.ooo
+            .range(..=x)
+            .next_back()
+            .filter(|r| *r.1 > x)
+            .map(|(&s, &e)| (s, e))
+    }
+
+    /// Stores out-of-order `[seq, end)`, merged with the ranges it
+    /// overlaps or touches.
+    fn insert_ooo(&mut self, seq: u64, end: u64) {
+        let (mut s, mut e) = (seq, end);
+        if let Some((&ps, &pe)) = self.ooo.range(..=s).next_back() {
+            if pe >= s {
+                s = ps;
+                e = e.max(pe);
+            }
+        }
+        let inside: Vec<(u64, u64)> = self.ooo.range(s..=e).map(|(&a, &b)| (a, b)).collect();
+        for (a, b) in inside {
+            self.ooo.remove(&a);
+            e = e.max(b);
+        }
+        self.ooo.insert(s, e);
+    }
+
+    /// RFC 2018 section 4: the block holding the segment that triggered
+    /// the ACK first (unless it advanced the cumulative ACK), then the
+    /// most recently reported others, each range once.
+    fn sack_option(&mut self, trigger: Option<u64>) -> SackBlocks {
+        let mut blocks = SackBlocks::NONE;
+        if self.sack_blocks == 0 || self.ooo.is_empty() {
+            self.recent.clear();
+            return blocks;
+        }
+        // (a byte of the range, the range), most recent first
+        let mut kept = [(0u64, (0u64, 0u64)); MAX_BLOCKS];
+        let mut n = 0;
+        for x in trigger.into_iter().chain(self.recent.iter().copied()) {
+            if let Some(r) = self.range_of(x) {
+                if n < MAX_BLOCKS && kept[..n].iter().all(|k| k.1 != r) {
+                    kept[n] = (x, r);
+                    n += 1;
+                }
+            }
+        }
+        self.recent.clear();
+        self.recent.extend(kept[..n].iter().map(|k| k.0));
+        for &(_, (s, e)) in kept[..n].iter().take(self.sack_blocks) {
+            blocks.push(self.next, s, e);
+        }
+        blocks
     }
 
     /// Every byte arrived.
@@ -53,6 +122,7 @@ impl StreamReceiver {
         if seq <= self.next && ts >= self.ts_recent {
             self.ts_recent = ts;
         }
+        let mut trigger = None;
         if end <= self.next {
             self.dup_pkts += 1;
         } else if seq <= self.next {
@@ -65,8 +135,8 @@ impl StreamReceiver {
                 self.next = self.next.max(e);
             }
         } else {
-            let e = self.ooo.entry(seq).or_insert(end);
-            *e = (*e).max(end);
+            self.insert_ooo(seq, end);
+            trigger = Some(seq);
         }
         Hdr {
             kind: Kind::Ack,
@@ -75,6 +145,7 @@ impl StreamReceiver {
             ack: self.next,
             ece: ce,
             ts: self.ts_recent,
+            sack: self.sack_option(trigger),
         }
     }
 }
@@ -153,5 +224,51 @@ mod tests {
         // the retransmission of the hole, sent at 90
         let a = r.on_data(100, 100, false, 90);
         assert_eq!((a.ack, a.ts), (400, 90));
+    }
+
+    fn blocks(h: &Hdr) -> Vec<(u64, u64)> {
+        h.sack.iter(h.ack).collect()
+    }
+
+    /// RFC 2018 section 4: the triggering segment's block first, then the
+    /// most recent others; never more than the option holds.
+    #[test]
+    fn sack_blocks_follow_rfc_2018_order_and_size() {
+        for (ts, max) in [(true, 3), (false, 4)] {
+            let mut r =
+                StreamReceiver::new(100_000).with_sack(super::super::sack::blocks_allowed(ts));
+            assert!(r.on_data(0, 100, false, 0).sack.is_empty());
+            // holes at 100, 300, 500, 700, 900: five separate ranges
+            let mut last = Hdr::default();
+            for k in 0..5u64 {
+                last = r.on_data(200 + 200 * k, 100, false, 0);
+                assert_eq!(blocks(&last)[0], (200 + 200 * k, 300 + 200 * k));
+                assert!(last.sack.len() <= max);
+            }
+            assert_eq!(last.sack.len(), max);
+            let want: Vec<(u64, u64)> = (0..max as u64)
+                .map(|k| (1000 - 200 * k, 1100 - 200 * k))
+                .collect();
+            assert_eq!(blocks(&last), want);
+            // extending an older range moves it first; ranges merge
+            let a = r.on_data(300, 100, false, 0);
+            assert_eq!(blocks(&a)[0], (200, 500));
+            assert_eq!(blocks(&a)[1], (1000, 1100));
+            // filling the first hole: cumulative ACK moves, no block below it
+            let a = r.on_data(100, 100, false, 0);
+            assert_eq!(a.ack, 500);
+            assert!(blocks(&a).iter().all(|b| b.0 > 500));
+            assert_eq!(blocks(&a)[0], (1000, 1100));
+            // a duplicate below the cumulative ACK still reports the blocks
+            let a = r.on_data(0, 100, false, 0);
+            assert_eq!(blocks(&a)[0], (1000, 1100));
+        }
+    }
+
+    #[test]
+    fn no_sack_blocks_when_off() {
+        let mut r = StreamReceiver::new(1000);
+        r.on_data(0, 100, false, 0);
+        assert!(r.on_data(300, 100, false, 0).sack.is_empty());
     }
 }

@@ -4,6 +4,9 @@
 //! samples from timestamps (RFC 7323) or one timed segment per RTT (Karn),
 //! go-back-N after a timeout, congestion window validation (RFC 7661 as
 //! Linux does it), and back-pressure from the host NIC (TCP small queues).
+//! With SACK (`TcpOptions::sack`) loss recovery is RFC 6675's instead
+//! (`sack_recovery.rs`): a scoreboard, `pipe`, proportional rate reduction
+//! (RFC 6937) and, after a timeout, retransmission of the unSACKed bytes only.
 //! Congestion control is a plugged-in [`CongestionControl`].
 //!
 //! The application may produce the flow's bytes over time
@@ -11,15 +14,20 @@
 //! a segment that reaches the produced end is shorter than the MSS (no
 //! Nagle delay, as a latency-sensitive key-value service runs).
 
+mod sack_recovery;
+
 use super::cc::{AckInfo, CongestionControl, Window};
+use super::prr::Prr;
 pub use super::rtt::RtoConfig;
 use super::rtt::RttEstimator;
+use super::sack::Scoreboard;
 use super::{Outbox, Segment, Sender, SenderStats};
 use crate::packet::{Hdr, Kind};
 use approxnet_proto::time::Instant;
 
 /// TCP options of the reliable sender (`[transport]` keys `timestamps`,
-/// `limited_transmit`; both on by default, as in Linux and ns-3).
+/// `limited_transmit`, `sack`, `prr`; all on by default, as in Linux and
+/// ns-3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TcpOptions {
     /// RFC 7323 timestamps: every ACK that advances the window is an RTT
@@ -31,6 +39,15 @@ pub struct TcpOptions {
     /// release one new segment beyond the window, so a small window still
     /// gets the three duplicate ACKs fast retransmit needs.
     pub limited_transmit: bool,
+    /// RFC 2018 SACK options on ACKs and RFC 6675 loss recovery: every hole
+    /// the receiver reports is retransmitted in one recovery, and a timeout
+    /// resends only unSACKed bytes. Off: NewReno (RFC 6582), one hole per
+    /// round trip, go-back-N after a timeout.
+    pub sack: bool,
+    /// With SACK, proportional rate reduction (RFC 6937, ns-3 3.44's
+    /// default `TcpPrrRecovery`) sets what recovery sends per ACK; off:
+    /// RFC 6675's `cwnd = ssthresh` at once (ns-3 `TcpClassicRecovery`).
+    pub prr: bool,
 }
 
 impl Default for TcpOptions {
@@ -38,6 +55,8 @@ impl Default for TcpOptions {
         TcpOptions {
             timestamps: true,
             limited_transmit: true,
+            sack: true,
+            prr: true,
         }
     }
 }
@@ -61,6 +80,13 @@ pub struct ReliableSender<C> {
     /// in the flight that sets ssthresh, RFC 3042 section 2).
     lt_sent: u64,
     recover: Option<u64>,
+    /// SACK: what the receiver holds above `snd_una`.
+    sb: Scoreboard,
+    /// SACK: proportional rate reduction of the recovery in progress.
+    prr: Prr,
+    /// SACK: after a timeout, the `snd_nxt` of then; until it is
+    /// acknowledged every unSACKed byte below it is lost.
+    loss_point: Option<u64>,
     rtt: RttEstimator,
     deadline: Option<Instant>,
     probe: Option<(u64, Instant)>,
@@ -99,6 +125,8 @@ impl<C: CongestionControl> ReliableSender<C> {
             opts: TcpOptions {
                 timestamps: false,
                 limited_transmit: false,
+                sack: false,
+                prr: false,
             },
             snd_una: 0,
             snd_nxt: 0,
@@ -106,6 +134,9 @@ impl<C: CongestionControl> ReliableSender<C> {
             dupacks: 0,
             lt_sent: 0,
             recover: None,
+            sb: Scoreboard::new(),
+            prr: Prr::default(),
+            loss_point: None,
             rtt: RttEstimator::new(rto_cfg),
             deadline: None,
             probe: None,
@@ -158,6 +189,11 @@ impl<C: CongestionControl> ReliableSender<C> {
     fn segment(&mut self, now: Instant, seq: u64, out: &mut Outbox) {
         debug_assert!(seq < self.avail, "segment beyond the produced bytes");
         let len = (self.avail - seq).min(self.mss as u64) as u32;
+        self.segment_len(now, seq, len, out);
+    }
+
+    /// Emits `[seq, seq + len)`.
+    fn segment_len(&mut self, now: Instant, seq: u64, len: u32, out: &mut Outbox) {
         let retx = seq < self.high_tx;
         if retx {
             self.stats.retx_pkts += 1;
@@ -184,6 +220,7 @@ impl<C: CongestionControl> ReliableSender<C> {
                 } else {
                     0
                 },
+                ..Hdr::default()
             },
             rank: if self.pfabric_rank {
                 self.total - self.snd_una
@@ -201,6 +238,10 @@ impl<C: CongestionControl> ReliableSender<C> {
     /// Sends new data while the window (plus limited transmit's allowance)
     /// and the NIC's room allow.
     fn send_window(&mut self, now: Instant, out: &mut Outbox) {
+        if self.opts.sack {
+            self.sack_send(now, out);
+            return;
+        }
         let lt_allow = if self.opts.limited_transmit && self.recover.is_none() {
             self.dupacks.min(2) as f64 * self.w.mss
         } else {
@@ -287,6 +328,10 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
         if hdr.kind != Kind::Ack || self.finished() {
             return;
         }
+        if self.opts.sack {
+            self.sack_ack(now, hdr, out);
+            return;
+        }
         let ack = hdr.ack.min(self.total);
         if ack > self.snd_una {
             let flight = self.snd_nxt.saturating_sub(self.snd_una);
@@ -347,6 +392,10 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
             return;
         }
         self.stats.timeouts += 1;
+        if self.opts.sack {
+            self.sack_timeout(now, out);
+            return;
+        }
         let flight = self.snd_nxt - self.snd_una;
         self.cc.on_timeout(&mut self.w, flight);
         self.recover = None;
@@ -390,6 +439,7 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
 mod tests {
     use super::*;
     use crate::transport::cc::{Dctcp, NewReno};
+    use crate::transport::sack::SackBlocks;
     use approxnet_proto::time::Duration;
 
     fn rto() -> RtoConfig {
@@ -409,6 +459,7 @@ mod tests {
             ack: n,
             ece: false,
             ts: 0,
+            sack: SackBlocks::NONE,
         }
     }
 
@@ -505,6 +556,8 @@ mod tests {
             let opts = TcpOptions {
                 timestamps,
                 limited_transmit: false,
+                sack: false,
+                prr: false,
             };
             let cc = NewReno { init_pkts: 10 };
             let mut s = ReliableSender::new(cc, 1_000_000, 1000, rto(), false).with_options(opts);
@@ -540,6 +593,8 @@ mod tests {
             let opts = TcpOptions {
                 timestamps: true,
                 limited_transmit: lt,
+                sack: false,
+                prr: false,
             };
             let cc = NewReno { init_pkts: 2 };
             let mut s = ReliableSender::new(cc, 100_000, 1000, rto(), false).with_options(opts);

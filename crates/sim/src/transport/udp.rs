@@ -88,6 +88,7 @@ impl UdpSender {
                     ack: 0,
                     ece: false,
                     ts: 0,
+                    ..Hdr::default()
                 },
                 rank: 0,
                 retx: false,
