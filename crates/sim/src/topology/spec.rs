@@ -203,6 +203,12 @@ impl Spec {
                 "switches x hosts_per_switch",
                 "switches",
             ),
+            Spec::Edges(e) => (
+                e.hosts.len() as u64,
+                e.switches.len() as u64,
+                "host lines",
+                "switch names",
+            ),
         }
     }
 
