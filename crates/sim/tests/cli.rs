@@ -30,7 +30,7 @@ fn help_prints_usage_and_succeeds() {
         let out = String::from_utf8_lossy(&o.stdout);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{args:?}: {err}");
-        assert!(out.contains("usage: approxnet-sim run"), "{args:?}: {out}");
+        assert!(out.contains("Usage: approxnet-sim run"), "{args:?}: {out}");
         assert!(!err.contains("unknown option"), "{args:?}: {err}");
     }
     assert_eq!(sim(&["run", "--bogus"]).status.code(), Some(2));

@@ -3,104 +3,89 @@
 
 use approxnet_sim::run::{run_scenario, RunOptions};
 use approxnet_sim::scenario;
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: approxnet-sim run SCENARIO.toml [--out DIR] [--set key.path=value ...] [--quiet] [--no-flows]
-       approxnet-sim topo SCENARIO.toml [--set key.path=value ...]
-       approxnet-sim schemes | sizes
+/// approxnet-sim: the packet-level and flow-level datacenter simulator.
+#[derive(Parser, Debug)]
+#[command(
+    name = "approxnet-sim",
+    version,
+    override_usage = "approxnet-sim run SCENARIO.toml [--out DIR] [--set key.path=value ...] [--quiet] [--no-flows]\n       \
+                      approxnet-sim topo SCENARIO.toml [--set key.path=value ...]\n       \
+                      approxnet-sim schemes | sizes",
+    after_help = "Examples:\n  approxnet-sim run demo.toml --set jobs.0.scheme=dctcp-es --set seed=3\n  \
+                  approxnet-sim topo study.toml --set topology.kind=\"torus\""
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-  run            simulate; mode = \"packet\" (default) or \"flow\" in the scenario picks the simulator
-  topo           the topology's size, diameter and mean hop count between hosts
-  --out DIR      write jobs.csv, flows.csv, queues.csv, summary.txt, summary.json (default results/tmp/<name>)
-  --set k=v      override a scenario key, e.g. --set jobs.0.scheme=dctcp-es --set seed=3
-  --quiet        print nothing but errors (no progress, no summary table)
-  --no-flows     skip flows.csv
-  -h, --help     this text";
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate; mode = "packet" (default) or "flow" in the scenario picks the simulator.
+    #[command(
+        override_usage = "approxnet-sim run SCENARIO.toml [--out DIR] [--set key.path=value ...] [--quiet] [--no-flows]"
+    )]
+    Run {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// Write jobs.csv, flows.csv, queues.csv, summary.txt and
+        /// summary.json here (default results/tmp/<name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print nothing but errors (no progress, no summary table).
+        #[arg(long)]
+        quiet: bool,
+        /// Skip flows.csv.
+        #[arg(long)]
+        no_flows: bool,
+    },
+    /// The topology's size, diameter and mean hop count between hosts.
+    Topo {
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+    },
+    /// The transports / schemes a scenario may name.
+    Schemes,
+    /// The message-size distributions a scenario may name.
+    Sizes,
+}
+
+#[derive(Args, Debug)]
+struct ScenarioArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Override a scenario key, e.g. --set jobs.0.scheme=dctcp-es --set seed=3.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("run") => run(&args[1..]),
-        Some("topo") => topo(&args[1..]),
-        Some("schemes") => {
+    // clap prints help / version (exit 0) and usage errors (exit 2)
+    match Cli::parse().command {
+        Command::Run {
+            scenario,
+            out,
+            quiet,
+            no_flows,
+        } => run(scenario, out, quiet, !no_flows),
+        Command::Topo { scenario } => topo(scenario),
+        Command::Schemes => {
             println!("{}", approxnet_sim::scheme::NAMES.join("\n"));
             ExitCode::SUCCESS
         }
-        Some("sizes") => {
+        Command::Sizes => {
             println!("{}", approxnet_sim::workload::cdf::NAMES.join("\n"));
             ExitCode::SUCCESS
         }
-        Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        _ => {
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
-        }
     }
 }
 
-struct Args {
-    path: PathBuf,
-    out: Option<PathBuf>,
-    sets: Vec<String>,
-    quiet: bool,
-    flows: bool,
-}
-
-fn parse(args: &[String]) -> Result<Args, ExitCode> {
-    let mut path = None;
-    let mut a = Args {
-        path: PathBuf::new(),
-        out: None,
-        sets: Vec::new(),
-        quiet: false,
-        flows: true,
-    };
-    let mut it = args.iter();
-    while let Some(x) = it.next() {
-        match x.as_str() {
-            "--out" => a.out = it.next().map(PathBuf::from),
-            "--set" => match it.next() {
-                Some(v) => a.sets.push(v.clone()),
-                None => {
-                    eprintln!("--set needs key=value\n{USAGE}");
-                    return Err(ExitCode::from(2));
-                }
-            },
-            "--quiet" => a.quiet = true,
-            "--no-flows" => a.flows = false,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Err(ExitCode::SUCCESS);
-            }
-            s if s.starts_with("--") => {
-                eprintln!("unknown option {s}\n{USAGE}");
-                return Err(ExitCode::from(2));
-            }
-            s => path = Some(PathBuf::from(s)),
-        }
-    }
-    match path {
-        Some(p) => {
-            a.path = p;
-            Ok(a)
-        }
-        None => {
-            eprintln!("{USAGE}");
-            Err(ExitCode::from(2))
-        }
-    }
-}
-
-fn topo(args: &[String]) -> ExitCode {
-    let a = match parse(args) {
-        Ok(a) => a,
-        Err(c) => return c,
-    };
-    let report = scenario::load(&a.path, &a.sets).and_then(|f| scenario::topology_report(&f));
+fn topo(a: ScenarioArgs) -> ExitCode {
+    let report = scenario::load(&a.scenario, &a.sets).and_then(|f| scenario::topology_report(&f));
     match report {
         Ok(r) => {
             print!("{}", r.text());
@@ -113,12 +98,8 @@ fn topo(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> ExitCode {
-    let a = match parse(args) {
-        Ok(a) => a,
-        Err(c) => return c,
-    };
-    let file = match scenario::load(&a.path, &a.sets) {
+fn run(a: ScenarioArgs, out: Option<PathBuf>, quiet: bool, flows: bool) -> ExitCode {
+    let file = match scenario::load(&a.scenario, &a.sets) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
@@ -126,23 +107,21 @@ fn run(args: &[String]) -> ExitCode {
         }
     };
     let name = if file.name.is_empty() {
-        a.path
+        a.scenario
             .file_stem()
             .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
     } else {
         file.name.clone()
     };
-    let out = a
-        .out
-        .unwrap_or_else(|| PathBuf::from("results/tmp").join(&name));
+    let out = out.unwrap_or_else(|| PathBuf::from("results/tmp").join(&name));
     let opts = RunOptions {
-        flows: a.flows,
-        progress: !a.quiet,
+        flows,
+        progress: !quiet,
         exiting: true,
     };
     match run_scenario(&file, &name, &out, opts) {
         Ok(r) => {
-            if !a.quiet {
+            if !quiet {
                 print!("{}", r.text);
                 println!("results in {}", out.display());
             }
