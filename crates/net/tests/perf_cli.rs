@@ -167,3 +167,20 @@ fn produced_messages_stop_at_the_msr() {
     assert!(unproduced > 0 && unsent >= unproduced, "{c}");
     assert_eq!(field(&c, "bytes_offered"), "128000");
 }
+
+#[test]
+fn parallel_connections_share_the_jobs() {
+    // iperf3's -P: three connections, each with its own window
+    let (client, server) = server_and_client("6", &["-P", "3", "--messages", "4"]);
+    assert_eq!(
+        client.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&client.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&server.stdout).unwrap();
+    assert_eq!(c["parallel"], 3);
+    assert_eq!(c["jobs_completed"], 6);
+    assert_eq!(s["jobs"], 6);
+}

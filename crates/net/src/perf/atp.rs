@@ -37,6 +37,8 @@ pub(crate) struct ClientPlan {
     pub(crate) interval: Option<Duration>,
     /// Print a line per interval (text mode; JSON keeps the series only).
     pub(crate) print_intervals: bool,
+    /// Connections to the server, each with its own `window` of jobs (`-P`).
+    pub(crate) parallel: usize,
 }
 
 #[derive(Default)]
@@ -155,14 +157,20 @@ pub(crate) fn client(
 ) -> Result<Json, String> {
     let mut ep = Endpoint::bind(bind, cfg).map_err(|e| e.to_string())?;
     let cpu0 = process_cpu_seconds();
-    let h = ep
-        .connect(plan.server)
-        .map_err(|e| format!("connect {}: {e}", plan.server))?;
+    // -P: several connections, each with its own rate control and window
+    let mut conns: Vec<(ConnectionHandle, usize)> = Vec::with_capacity(plan.parallel);
+    for _ in 0..plan.parallel.max(1) {
+        let h = ep
+            .connect(plan.server)
+            .map_err(|e| format!("connect {}: {e}", plan.server))?;
+        conns.push((h, 0));
+    }
     let mut rng = Rng::new(plan.seed);
     let mut gaps = GapRng::new(plan.gap_seed);
-    let mut inflight: HashMap<u32, u64> = HashMap::new();
-    // Streaming jobs' messages not yet produced, by job.
-    let mut feeds: HashMap<u32, Feed> = HashMap::new();
+    // jobs in flight: their bytes and the index of their connection
+    let mut inflight: HashMap<(ConnectionHandle, u32), (u64, usize)> = HashMap::new();
+    // Streaming jobs' messages not yet produced, by job (and connection).
+    let mut feeds: HashMap<(ConnectionHandle, u32), Feed> = HashMap::new();
     let (mut spans_ns, mut bytes_unpushed) = (Vec::new(), 0u64);
     let (mut started, mut done, mut failed) = (0u64, 0u64, 0u64);
     let (mut bytes_offered, mut bytes_delivered) = (0u64, 0u64);
@@ -179,7 +187,15 @@ pub(crate) fn client(
     let mut gone = false;
     loop {
         let sending = !gone && origin.elapsed() < plan.duration && started < plan.max_jobs;
-        while sending && inflight.len() < plan.window.max(1) && started < plan.max_jobs {
+        while sending && started < plan.max_jobs {
+            // the connection with the fewest jobs in flight, if one has room
+            let Some(ci) = (0..conns.len())
+                .filter(|&i| conns[i].1 < plan.window.max(1))
+                .min_by_key(|&i| conns[i].1)
+            else {
+                break;
+            };
+            let h = conns[ci].0;
             let b = build_job(&plan, &mut rng, &mut gaps)?;
             // The job starts with its first message's production.
             let t0 = Instant::now();
@@ -199,15 +215,16 @@ pub(crate) fn client(
             };
             if let Some((offsets, later)) = b.later {
                 spans_ns.push(b.span_ns);
-                feeds.insert(job, Feed::new(t0, offsets, later));
+                feeds.insert((h, job), Feed::new(t0, offsets, later));
             }
-            inflight.insert(job, b.bytes);
+            inflight.insert((h, job), (b.bytes, ci));
+            conns[ci].1 += 1;
             started += 1;
         }
         if inflight.is_empty() {
             break;
         }
-        if let Err(e) = push_due(&mut ep, h, &mut feeds) {
+        if let Err(e) = push_due(&mut ep, &mut feeds) {
             let why = lost_reason(&mut ep).unwrap_or(e);
             first_error.get_or_insert(why);
             failed += inflight.len() as u64;
@@ -233,18 +250,19 @@ pub(crate) fn client(
         intervals.tick();
         match ev {
             Some((
-                _,
+                h,
                 Event::JobComplete {
                     job,
                     role: Role::Sender,
                     outcome,
                 },
             )) => {
-                let Some(bytes) = inflight.remove(&job) else {
+                let Some((bytes, ci)) = inflight.remove(&(h, job)) else {
                     continue;
                 };
+                conns[ci].1 -= 1;
                 // Produced after the job met its MSR: never sent.
-                let unpushed = feeds.remove(&job).map_or(0, Feed::finish);
+                let unpushed = feeds.remove(&(h, job)).map_or(0, Feed::finish);
                 match outcome {
                     Ok(r) => {
                         done += 1;
@@ -291,7 +309,9 @@ pub(crate) fn client(
     }
     let elapsed = origin.elapsed().as_secs_f64();
     let intervals = intervals.finish();
-    let _ = ep.close(h);
+    for &(h, _) in &conns {
+        let _ = ep.close(h);
+    }
     let _ = ep.finish(Duration::from_secs(2));
     let cpu = process_cpu_seconds() - cpu0;
 
@@ -331,6 +351,7 @@ pub(crate) fn client(
         ("sizes", json!(plan.sizes_spec.clone())),
         ("messages_per_job", json!(plan.messages as u64)),
         ("window", json!(plan.window as u64)),
+        ("parallel", json!(conns.len() as u64)),
         ("production", json!(plan.production.describe())),
         ("gap_seed", json!(plan.gap_seed)),
         ("production_ms_mean", json!(mean_of(&spans_ns) / 1e6)),
@@ -388,11 +409,10 @@ fn lost_reason(ep: &mut Endpoint) -> Option<String> {
 
 fn push_due(
     ep: &mut Endpoint,
-    h: ConnectionHandle,
-    feeds: &mut HashMap<u32, Feed>,
+    feeds: &mut HashMap<(ConnectionHandle, u32), Feed>,
 ) -> Result<(), String> {
     let now = Instant::now();
-    for (&job, feed) in feeds.iter_mut() {
+    for (&(h, job), feed) in feeds.iter_mut() {
         let due = feed.take_due(now);
         if due.is_empty() {
             continue;

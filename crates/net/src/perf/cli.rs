@@ -159,9 +159,12 @@ pub(crate) struct ClientArgs {
     /// Stop after this many jobs.
     #[arg(long)]
     jobs: Option<u64>,
-    /// Jobs in flight at once.
+    /// Jobs in flight at once, per connection.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
     window: u64,
+    /// Parallel connections to the server, each with its own window (iperf3's -P).
+    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=128))]
+    parallel: u64,
     /// Production gaps: none, fixed:US or exp:US.
     #[arg(long, conflicts_with = "produce_mbps")]
     gap_us: Option<String>,
@@ -366,6 +369,7 @@ impl Mode {
                     gap_seed: a.gap_seed.unwrap_or(workload_seed),
                     interval: interval(a.interval)?,
                     print_intervals: !json,
+                    parallel: a.parallel as usize,
                 };
                 Command::Client {
                     bind: a.bind,
