@@ -103,6 +103,16 @@ pub struct Scoreboard {
 }
 
 impl Scoreboard {
+    /// An empty scoreboard (usable in a `static`).
+    pub const EMPTY: Scoreboard = Scoreboard {
+        sacked: Vec::new(),
+        sacked_bytes: 0,
+        high_rxt: 0,
+        rto_lost: 0,
+        rtx: Vec::new(),
+        relost: Vec::new(),
+    };
+
     /// An empty scoreboard.
     pub fn new() -> Self {
         Self::default()

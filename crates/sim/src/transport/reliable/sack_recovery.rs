@@ -25,44 +25,80 @@
 //!   Linux and ns-3 keep it).
 
 use super::*;
-use crate::transport::sack::DUP_THRESH;
+use crate::transport::prr::Prr;
+use crate::transport::sack::{Scoreboard, DUP_THRESH};
+
+/// A sender's SACK recovery state.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SackState {
+    /// What the receiver holds above `snd_una`.
+    sb: Scoreboard,
+    /// Proportional rate reduction of the recovery in progress.
+    prr: Prr,
+    /// After a timeout, the `snd_nxt` of then; until it is acknowledged
+    /// every unSACKed byte below it is lost.
+    loss_point: Option<u64>,
+}
+
+/// The scoreboard of a sender without SACK state.
+static EMPTY: Scoreboard = Scoreboard::EMPTY;
 
 impl<C: CongestionControl> ReliableSender<C> {
+    fn sb(&self) -> &Scoreboard {
+        self.sack.as_deref().map_or(&EMPTY, |s| &s.sb)
+    }
+
+    fn st(&mut self) -> &mut SackState {
+        self.sack.get_or_insert_with(Box::default)
+    }
+
+    fn loss_point(&self) -> Option<u64> {
+        self.sack.as_ref().and_then(|s| s.loss_point)
+    }
+
     /// In fast recovery or recovering from a timeout.
     fn in_recovery(&self) -> bool {
-        self.recover.is_some() || self.loss_point.is_some()
+        self.recover.is_some() || self.loss_point().is_some()
     }
 
     fn pipe(&self) -> u64 {
-        self.sb.pipe(self.snd_una, self.snd_nxt, self.mss as u64)
+        self.sb().pipe(self.snd_una, self.snd_nxt, self.mss as u64)
     }
 
     pub(super) fn sack_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox) {
         let mss = self.mss as u64;
         // a cumulative point past what was sent is not believed
         let ack = hdr.ack.min(self.snd_nxt);
-        let (old_una, old_sacked) = (self.snd_una, self.sb.sacked_bytes());
+        if self.sack.is_none() && !hdr.sack.is_empty() {
+            self.sack = Some(Box::default());
+        }
+        let (old_una, old_sacked) = (self.snd_una, self.sb().sacked_bytes());
         if ack > self.snd_una {
             self.snd_una = ack;
-            self.sb.advance(ack);
+            if let Some(st) = self.sack.as_deref_mut() {
+                st.sb.advance(ack);
+            }
         }
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
         let mut newly = 0;
-        for (s, e) in hdr.sack.iter(hdr.ack) {
-            newly += self.sb.add(self.snd_una, self.snd_nxt, s, e);
+        if let Some(st) = self.sack.as_deref_mut() {
+            for (s, e) in hdr.sack.iter(hdr.ack) {
+                newly += st.sb.add(una, nxt, s, e);
+            }
         }
-        let delivered =
-            (self.snd_una - old_una + self.sb.sacked_bytes()).saturating_sub(old_sacked);
+        let delivered = (una - old_una + self.sb().sacked_bytes()).saturating_sub(old_sacked);
         if self.recover.is_some() && newly > 0 {
-            self.sb.detect_lost_retransmissions();
+            self.st().sb.detect_lost_retransmissions();
         }
         if self.snd_una > old_una {
             let flight = self.snd_nxt - old_una;
             self.dupacks = 0;
             self.lt_sent = 0;
             self.sample_rtt(now, hdr);
-            if matches!(self.loss_point, Some(lp) if self.snd_una >= lp) {
-                self.loss_point = None;
-                self.sb.rto_lost = 0;
+            if matches!(self.loss_point(), Some(lp) if self.snd_una >= lp) {
+                let st = self.st();
+                st.loss_point = None;
+                st.sb.rto_lost = 0;
             }
             match self.recover {
                 Some(r) if self.snd_una < r => {
@@ -71,7 +107,9 @@ impl<C: CongestionControl> ReliableSender<C> {
                 }
                 Some(_) => {
                     self.recover = None;
-                    self.sb.clear_retransmissions();
+                    if let Some(st) = self.sack.as_deref_mut() {
+                        st.sb.clear_retransmissions();
+                    }
                     self.w.cwnd = self.w.ssthresh.max(self.w.mss);
                 }
                 None => {
@@ -95,7 +133,7 @@ impl<C: CongestionControl> ReliableSender<C> {
         }
         if !self.in_recovery()
             && self.snd_nxt > self.snd_una
-            && (self.dupacks as u64 >= DUP_THRESH || self.sb.lost_end(mss) > self.snd_una)
+            && (self.dupacks as u64 >= DUP_THRESH || self.sb().lost_end(mss) > self.snd_una)
         {
             // the flight that sets ssthresh is `pipe`, as ns-3's
             // `TcpSocketBase::EnterRecovery` takes it with SACK (RFC 6675
@@ -103,8 +141,10 @@ impl<C: CongestionControl> ReliableSender<C> {
             let flight = self.pipe();
             self.cc.on_fast_loss(&mut self.w, flight);
             self.recover = Some(self.snd_nxt);
-            self.sb.high_rxt = self.snd_una;
-            self.prr = Prr::new(self.snd_nxt - self.snd_una);
+            let (una, nxt) = (self.snd_una, self.snd_nxt);
+            let st = self.st();
+            st.sb.high_rxt = una;
+            st.prr = Prr::new(nxt - una);
             self.recovery_ack(delivered);
             // the fast retransmit goes out whatever the window (RFC 6675
             // step 4.3; without PRR `pipe` may still exceed `ssthresh`)
@@ -121,11 +161,11 @@ impl<C: CongestionControl> ReliableSender<C> {
     /// (the tail of what was sent) waits for the timeout, as in plain
     /// RFC 6675.
     fn retransmit_head(&mut self, now: Instant, out: &mut Outbox) {
-        if self.sb.high_rxt > self.snd_una {
+        if self.sb().high_rxt > self.snd_una {
             return;
         }
         let next = self
-            .sb
+            .sb()
             .ranges()
             .first()
             .map_or(self.snd_nxt, |r| r.0)
@@ -134,10 +174,11 @@ impl<C: CongestionControl> ReliableSender<C> {
         if len == 0 {
             return;
         }
-        let seq = self.snd_una;
-        self.sb.high_rxt = seq + len;
-        self.sb.retransmitted(seq, seq + len, self.snd_nxt);
-        self.prr.sent(len);
+        let (seq, nxt) = (self.snd_una, self.snd_nxt);
+        let st = self.st();
+        st.sb.high_rxt = seq + len;
+        st.sb.retransmitted(seq, seq + len, nxt);
+        st.prr.sent(len);
         self.segment_len(now, seq, len as u32, out);
     }
 
@@ -146,9 +187,8 @@ impl<C: CongestionControl> ReliableSender<C> {
     fn recovery_ack(&mut self, delivered: u64) {
         if self.opts.prr {
             let pipe = self.pipe();
-            self.w.cwnd = self
-                .prr
-                .on_ack(delivered, pipe, self.w.ssthresh, self.mss as u64);
+            let (ss, mss) = (self.w.ssthresh, self.mss as u64);
+            self.w.cwnd = self.st().prr.on_ack(delivered, pipe, ss, mss);
         } else {
             self.w.cwnd = self.w.ssthresh.max(self.w.mss);
         }
@@ -161,10 +201,12 @@ impl<C: CongestionControl> ReliableSender<C> {
         self.dupacks = 0;
         self.lt_sent = 0;
         self.probe = None;
-        self.loss_point = Some(self.snd_nxt);
-        self.sb.rto_lost = self.snd_nxt;
-        self.sb.clear_retransmissions();
-        self.sb.high_rxt = self.snd_una;
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
+        let st = self.st();
+        st.loss_point = Some(nxt);
+        st.sb.rto_lost = nxt;
+        st.sb.clear_retransmissions();
+        st.sb.high_rxt = una;
         self.rtt.back_off();
         self.deadline = None;
         self.sack_send(now, out);
@@ -175,12 +217,13 @@ impl<C: CongestionControl> ReliableSender<C> {
     fn next_seg(&mut self, recovering: bool) -> Option<(u64, u64, bool)> {
         let mss = self.mss as u64;
         if self.recover.is_some() {
-            if let Some((s, e)) = self.sb.next_relost(self.snd_una) {
+            let una = self.snd_una;
+            if let Some((s, e)) = self.st().sb.next_relost(una) {
                 return Some((s, (e - s).min(mss), true));
             }
         }
         if recovering {
-            if let Some((s, e)) = self.sb.next_retx(self.snd_una, mss, false) {
+            if let Some((s, e)) = self.sb().next_retx(self.snd_una, mss, false) {
                 return Some((s, e - s, false));
             }
         }
@@ -188,7 +231,7 @@ impl<C: CongestionControl> ReliableSender<C> {
             return Some((self.snd_nxt, (self.avail - self.snd_nxt).min(mss), false));
         }
         if recovering {
-            if let Some((s, e)) = self.sb.next_retx(self.snd_una, mss, true) {
+            if let Some((s, e)) = self.sb().next_retx(self.snd_una, mss, true) {
                 return Some((s, e - s, false));
             }
         }
@@ -217,17 +260,19 @@ impl<C: CongestionControl> ReliableSender<C> {
                 }
                 self.snd_nxt += len;
             } else {
+                let (nxt, rec) = (self.snd_nxt, self.recover.is_some());
+                let st = self.st();
                 if relost {
-                    self.sb.resent(seq);
+                    st.sb.resent(seq);
                 } else {
-                    self.sb.high_rxt = self.sb.high_rxt.max(seq + len);
+                    st.sb.high_rxt = st.sb.high_rxt.max(seq + len);
                 }
-                if self.recover.is_some() {
-                    self.sb.retransmitted(seq, seq + len, self.snd_nxt);
+                if rec {
+                    st.sb.retransmitted(seq, seq + len, nxt);
                 }
             }
             if self.recover.is_some() {
-                self.prr.sent(len);
+                self.st().prr.sent(len);
             }
             self.segment_len(now, seq, len as u32, out);
             sent = true;
