@@ -26,6 +26,92 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// Where the client's time went, summed over the runs: the handshake's
+/// share, the client's timer-declared losses, datagrams the kernel dropped
+/// at each socket, and each thread's CPU and run-queue wait as a share of
+/// the client's wall time.
+fn print_diag(runs: &[attack::Outcome]) {
+    let sum = |f: &dyn Fn(&attack::Diag) -> Duration| -> Duration {
+        runs.iter().map(|o| f(&o.diag)).sum()
+    };
+    let count = |f: &dyn Fn(&attack::Diag) -> u64| -> u64 { runs.iter().map(|o| f(&o.diag)).sum() };
+    let wall: Duration = runs.iter().map(|o| o.jct).sum();
+    let mut errors: Vec<&str> = runs
+        .iter()
+        .filter_map(|o| o.diag.error.as_deref())
+        .collect();
+    errors.dedup();
+    let share = |d: Duration| d.as_secs_f64() / wall.as_secs_f64().max(1e-9);
+    println!(
+        "  where the time went (all runs): handshake {:.0} % of the wall time; client RTO losses {}, \
+         retransmissions {}; socket drops server {} / client {}; CPU share of the wall time: flood {:.2}, \
+         server {:.2} (waited {:.2}), client {:.2} (waited {:.2}); server read {} datagrams; \
+         client errors: {:?}",
+        100.0 * share(sum(&|d| d.connect)),
+        count(&|d| d.client_rtos),
+        count(&|d| d.client_retx),
+        count(&|d| d.server_sock_drops),
+        count(&|d| d.client_sock_drops),
+        share(sum(&|d| d.flood_cpu)),
+        share(sum(&|d| d.server_cpu)),
+        share(sum(&|d| d.server_wait)),
+        share(sum(&|d| d.client_cpu)),
+        share(sum(&|d| d.client_wait)),
+        count(&|d| d.server_datagrams),
+        errors,
+    );
+}
+
+/// The core's own cost per datagram of each kind (no sockets): what the
+/// server thread spends in `handle_datagram` (and on the events and
+/// replies it causes) for junk, a JOB whose id fails the cookie check, and
+/// a JOB with a valid (guessed) id, each from 4,096 source addresses.
+fn core_cost() {
+    use approxnet_proto::{Endpoint as Core, Instant};
+    use std::net::SocketAddr;
+    let from: Vec<SocketAddr> = (0..4096)
+        .map(|i| {
+            format!("127.9.{}.{}:9", i / 250, i % 250 + 1)
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let ids = attack::guessed_ids(attack::GUESS, &from);
+    let n = 200_000usize;
+    let mut line = String::from("core cost per datagram (handle_datagram + events, no sockets):");
+    for (name, seed, junk) in [
+        ("junk", 7, true),
+        ("JOB failing the cookie", 7, false),
+        ("JOB with a guessed id", attack::GUESS, false),
+    ] {
+        let mut core = Core::new(RuntimeConfig::default().proto, seed).unwrap();
+        let dgrams: Vec<Vec<u8>> = ids
+            .iter()
+            .map(|&id| {
+                let mut d = attack::forged_job(id, 0, 1 << 20);
+                if junk {
+                    d[0] ^= 0xff;
+                }
+                d
+            })
+            .collect();
+        let mut buf = vec![0u8; 2048];
+        let t0 = std::time::Instant::now();
+        for k in 0..n {
+            let now = Instant::from_nanos(t0.elapsed().as_nanos() as u64);
+            core.handle_datagram(now, from[k % from.len()], &dgrams[k % dgrams.len()]);
+            if k % 32 == 31 {
+                core.flush_acks(now);
+                while core.poll_transmit(now, &mut buf).is_some() {}
+                while core.poll_event().is_some() {}
+            }
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / n as f64;
+        line += &format!(" {name} {ns:.0} ns;");
+    }
+    println!("{line}");
+}
+
 fn server(cfg: RuntimeConfig) -> Endpoint {
     Endpoint::bind("127.0.0.1:0".parse().unwrap(), cfg).expect("bind on loopback")
 }
@@ -51,6 +137,16 @@ fn main() {
         "unloaded: JCT median {:.1} ms over {repeats} runs; RSS {:.1} MB",
         ms(unloaded),
         rss0 as f64 / 1e6
+    );
+    let busy = median(
+        (0..repeats)
+            .map(|_| attack::busy_loop_job(server(RuntimeConfig::default())))
+            .collect(),
+    );
+    println!(
+        "busy loop on one core, no packets: JCT median {:.1} ms = {:.2}x unloaded",
+        ms(busy),
+        busy.as_secs_f64() / unloaded.as_secs_f64()
     );
     let guessable = RuntimeConfig {
         seed: Some(attack::GUESS),
@@ -100,5 +196,7 @@ fn main() {
             last.evicted,
             runs.iter().map(|o| o.peak_rss).max().unwrap_or(0) as f64 / 1e6
         );
+        print_diag(&runs);
     }
+    core_cost();
 }

@@ -99,6 +99,14 @@ pub struct Endpoint {
     /// sum: what `Limits::max_endpoint_bytes` bounds.
     charged: Vec<usize>,
     held: usize,
+    /// Connections a peer's JOB opened that have had no DATA yet, oldest
+    /// first (`(slot, generation)`; entries of connections since proven or
+    /// gone are skipped lazily), their count and what they are charged:
+    /// bounded by `Limits::max_unproven` / `max_unproven_bytes`.
+    probation: VecDeque<(usize, u32)>,
+    on_probation: Vec<bool>,
+    unproven: usize,
+    unproven_held: usize,
     by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
@@ -139,6 +147,10 @@ impl Endpoint {
             live: 0,
             charged: Vec::new(),
             held: 0,
+            probation: VecDeque::new(),
+            on_probation: Vec::new(),
+            unproven: 0,
+            unproven_held: 0,
             by_id: HashMap::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
@@ -176,6 +188,13 @@ impl Endpoint {
         self.held
     }
 
+    /// Connections opened by a peer's JOB that have received no DATA yet,
+    /// and the bytes they are charged (bounded by `Limits::max_unproven`
+    /// and `Limits::max_unproven_bytes`).
+    pub fn unproven(&self) -> (usize, usize) {
+        (self.unproven, self.unproven_held)
+    }
+
     fn tick(&mut self, now: Instant) {
         self.now = self.now.max(now);
     }
@@ -211,6 +230,7 @@ impl Endpoint {
                 self.in_ack_waiting.push(false);
                 self.deadline.push(None);
                 self.charged.push(0);
+                self.on_probation.push(false);
                 self.conns.len() - 1
             }
         })
@@ -246,6 +266,56 @@ impl Endpoint {
             }
         }
         false
+    }
+
+    /// Evicts the oldest unproven connection other than `keep`, however
+    /// young (the pool is full); false when there is none.
+    fn evict_oldest_unproven(&mut self, keep: Option<usize>) -> bool {
+        let mut kept = None;
+        let mut evicted = false;
+        while let Some((i, generation)) = self.probation.pop_front() {
+            if !self.on_probation[i] || self.generations[i] != generation {
+                continue; // proven or gone since
+            }
+            if Some(i) == keep {
+                kept = Some((i, generation));
+                continue;
+            }
+            if let Some(c) = self.conns[i].as_mut() {
+                c.evict();
+                self.stats.evicted += 1;
+                self.touched(i);
+                if self.conns[i].is_some() {
+                    self.forget(i);
+                }
+                evicted = true;
+                break;
+            }
+        }
+        if let Some(k) = kept {
+            self.probation.push_front(k);
+        }
+        evicted
+    }
+
+    /// Puts connection `i`, just opened by a peer's JOB, on probation.
+    fn start_probation(&mut self, i: usize) {
+        self.on_probation[i] = true;
+        self.unproven += 1;
+        self.probation.push_back((i, self.generations[i]));
+        if self.probation.len() > 2 * self.cfg.limits.max_unproven + 64 {
+            // Mostly entries of connections proven since: drop them.
+            let (flags, generations) = (&self.on_probation, &self.generations);
+            self.probation
+                .retain(|&(j, g)| flags[j] && generations[j] == g);
+        }
+    }
+
+    fn end_probation(&mut self, i: usize) {
+        if std::mem::take(&mut self.on_probation[i]) {
+            self.unproven -= 1;
+            self.unproven_held -= self.charged[i];
+        }
     }
 
     fn cookie_tag(&self, peer: SocketAddr, r: u32) -> u32 {
@@ -402,7 +472,16 @@ impl Endpoint {
         }
         let b = c.buffered();
         self.held = self.held - self.charged[i] + b;
+        if self.on_probation[i] {
+            self.unproven_held = self.unproven_held - self.charged[i] + b;
+        }
         self.charged[i] = b;
+        if self.on_probation[i] && !c.unproven(now, crate::time::Duration::ZERO) {
+            // it received DATA (or sends a job of its own): proven
+            self.on_probation[i] = false;
+            self.unproven -= 1;
+            self.unproven_held -= b;
+        }
         if c.is_closed() {
             self.forget(i);
             return;
@@ -488,6 +567,9 @@ impl Endpoint {
                 let i = match self.by_id.get(&h.conn_id) {
                     Some(&i) => i,
                     None if h.ty.0 == PacketType::Job && self.cookie_ok(from, h.conn_id) => {
+                        if self.unproven >= self.cfg.limits.max_unproven {
+                            self.evict_oldest_unproven(None);
+                        }
                         let first_seq = self.first_seq();
                         let c = Connection::new(
                             now,
@@ -501,6 +583,7 @@ impl Endpoint {
                             return self.stats.drop(DropReason::CapExceeded);
                         };
                         self.by_id.insert(h.conn_id, i);
+                        self.start_probation(i);
                         let hd = self.handle(i);
                         self.events.push_back((hd, Event::Accepted));
                         i
@@ -538,6 +621,9 @@ impl Endpoint {
                     self.ack_waiting.push(i);
                 }
                 self.touched(i);
+                while self.unproven_held > limits.max_unproven_bytes
+                    && self.evict_oldest_unproven(Some(i))
+                {}
             }
         }
     }
@@ -639,6 +725,7 @@ impl Endpoint {
 
     fn forget(&mut self, i: usize) {
         self.deadline[i] = None;
+        self.end_probation(i);
         if let Some(c) = self.conns[i].take() {
             self.live -= 1;
             self.held -= self.charged[i];
