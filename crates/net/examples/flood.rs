@@ -171,6 +171,10 @@ fn main() {
             .map(|k| attack::flooded_job(server(cfg.clone()), kind, sources, net + k as u8))
             .collect();
         let done = runs.iter().filter(|o| o.client_done).count();
+        let first_try = runs
+            .iter()
+            .filter(|o| o.client_done && o.attempts == 1)
+            .count();
         let jct = median(
             runs.iter()
                 .filter(|o| o.client_done)
@@ -184,10 +188,12 @@ fn main() {
         let sent: u64 = runs.iter().map(|o| o.flood_sent).sum();
         let secs: f64 = runs.iter().map(|o| o.jct.as_secs_f64() + 0.1).sum();
         println!(
-            "{name}: {sources} sources, ~{:.0}k datagrams/s; new client completed {done}/{repeats}, \
+            "{name}: {sources} sources, ~{:.0}k datagrams/s; new client completed {done}/{repeats} \
+             ({first_try} at the first of up to {} attempts), \
              JCT median {:.1} ms = {:.2}x unloaded; server at the end of the last run: {} connections \
              ({} opened by the flood), {:.1} MB held, {} evicted; peak RSS {:.1} MB",
             sent as f64 / secs / 1e3,
+            attack::ATTEMPTS,
             ms(jct),
             jct.as_secs_f64() / unloaded.as_secs_f64(),
             last.connections_at_end,

@@ -189,8 +189,8 @@ impl Endpoint {
     }
 
     /// Connections opened by a peer's JOB that have received no DATA yet,
-    /// and the bytes they are charged (bounded by `Limits::max_unproven`
-    /// and `Limits::max_unproven_bytes`).
+    /// and the bytes they are charged (bounded by `Limits::unproven_cap`
+    /// and `Limits::unproven_bytes_cap`, the latter up to one JOB's charge).
     pub fn unproven(&self) -> (usize, usize) {
         (self.unproven, self.unproven_held)
     }
@@ -303,7 +303,7 @@ impl Endpoint {
         self.on_probation[i] = true;
         self.unproven += 1;
         self.probation.push_back((i, self.generations[i]));
-        if self.probation.len() > 2 * self.cfg.limits.max_unproven + 64 {
+        if self.probation.len() > 2 * self.cfg.limits.unproven_cap() + 64 {
             // Mostly entries of connections proven since: drop them.
             let (flags, generations) = (&self.on_probation, &self.generations);
             self.probation
@@ -567,7 +567,7 @@ impl Endpoint {
                 let i = match self.by_id.get(&h.conn_id) {
                     Some(&i) => i,
                     None if h.ty.0 == PacketType::Job && self.cookie_ok(from, h.conn_id) => {
-                        if self.unproven >= self.cfg.limits.max_unproven {
+                        if self.unproven >= self.cfg.limits.unproven_cap() {
                             self.evict_oldest_unproven(None);
                         }
                         let first_seq = self.first_seq();
@@ -621,7 +621,7 @@ impl Endpoint {
                     self.ack_waiting.push(i);
                 }
                 self.touched(i);
-                while self.unproven_held > limits.max_unproven_bytes
+                while self.unproven_held > limits.unproven_bytes_cap()
                     && self.evict_oldest_unproven(Some(i))
                 {}
             }
@@ -670,6 +670,22 @@ impl Endpoint {
     /// The next datagram to send, written into `buf` (at least `mtu` bytes).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         self.tick(now);
+        // A driver that polls without calling `handle_timeout` first still
+        // sees paced packets whose time has come.
+        if self.replies.is_empty() && self.poll_timeout().is_some_and(|t| t <= now) {
+            self.handle_timeout(now);
+        }
+        self.poll_transmit_ready(now, buf)
+    }
+
+    /// Like [`Endpoint::poll_transmit`] but fires no timer: only what the
+    /// inputs so far made ready (handshake replies, ACKs, packets whose
+    /// pacing time has come). A runtime reading a long backlog of datagrams
+    /// calls it between receive batches, so that a flood in the backlog does
+    /// not hold back the replies to a new client, while loss timers still
+    /// wait until every ACK in the backlog was read.
+    pub fn poll_transmit_ready(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.tick(now);
         if let Some((dst, id, nonce)) = self.replies.pop_front() {
             let h = HeaderRepr {
                 ty: PacketTypeField(PacketType::HelloAck),
@@ -689,11 +705,6 @@ impl Endpoint {
                 dscp: 0,
                 precise_len: HelloRepr::LEN,
             });
-        }
-        // A driver that polls without calling `handle_timeout` first still
-        // sees paced packets whose time has come.
-        if self.poll_timeout().is_some_and(|t| t <= now) {
-            self.handle_timeout(now);
         }
         let cfg = self.cfg;
         while let Some(i) = self.ready.pop_front() {
