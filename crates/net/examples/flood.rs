@@ -128,31 +128,11 @@ fn main() {
     };
     let (sources, repeats) = (parse(0, 4096), parse(1, 5).max(1));
     let rss0 = attack::rss_bytes();
-    let unloaded = median(
-        (0..repeats)
-            .map(|_| attack::unloaded_job(server(RuntimeConfig::default())))
-            .collect(),
-    );
-    println!(
-        "unloaded: JCT median {:.1} ms over {repeats} runs; RSS {:.1} MB",
-        ms(unloaded),
-        rss0 as f64 / 1e6
-    );
-    let busy = median(
-        (0..repeats)
-            .map(|_| attack::busy_loop_job(server(RuntimeConfig::default())))
-            .collect(),
-    );
-    println!(
-        "busy loop on one core, no packets: JCT median {:.1} ms = {:.2}x unloaded",
-        ms(busy),
-        busy.as_secs_f64() / unloaded.as_secs_f64()
-    );
     let guessable = RuntimeConfig {
         seed: Some(attack::GUESS),
         ..RuntimeConfig::default()
     };
-    for (name, kind, cfg, net) in [
+    let cases = [
         (
             "junk flood (baseline)",
             Kind::Junk,
@@ -166,43 +146,76 @@ fn main() {
             81u8,
         ),
         ("guessable secret", Kind::ForgedJobs, guessable, 91u8),
-    ] {
-        let runs: Vec<attack::Outcome> = (0..repeats)
-            .map(|k| attack::flooded_job(server(cfg.clone()), kind, sources, net + k as u8))
+    ];
+    // Rounds: each an unloaded run, a busy-loop run and one run of each
+    // flood, back to back, so that each ratio compares runs seconds apart
+    // (other load on a shared host drifts over minutes).
+    let mut unloaded = Vec::new();
+    let mut busy = Vec::new();
+    let mut runs: Vec<Vec<attack::Outcome>> = cases.iter().map(|_| Vec::new()).collect();
+    for k in 0..repeats {
+        unloaded.push(attack::unloaded_job(server(RuntimeConfig::default())));
+        busy.push(attack::busy_loop_job(server(RuntimeConfig::default())));
+        for (c, (_, kind, cfg, net)) in cases.iter().enumerate() {
+            let o = attack::flooded_job(server(cfg.clone()), *kind, sources, net + k as u8);
+            runs[c].push(o);
+        }
+    }
+    let ratio = |jcts: &[Option<Duration>]| -> f64 {
+        let mut r: Vec<f64> = jcts
+            .iter()
+            .zip(&unloaded)
+            .filter_map(|(j, u)| Some(j.as_ref()?.as_secs_f64() / u.as_secs_f64()))
             .collect();
+        r.sort_by(f64::total_cmp);
+        r.get(r.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    println!(
+        "unloaded: JCT median {:.1} ms over {repeats} rounds; RSS {:.1} MB",
+        ms(median(unloaded.clone())),
+        rss0 as f64 / 1e6
+    );
+    println!(
+        "busy loop on one core, no packets: JCT median {:.1} ms, {:.2}x unloaded (median of the rounds' ratios)",
+        ms(median(busy.clone())),
+        ratio(&busy.iter().copied().map(Some).collect::<Vec<_>>())
+    );
+    for ((name, ..), runs) in cases.iter().zip(&runs) {
         let done = runs.iter().filter(|o| o.client_done).count();
         let first_try = runs
             .iter()
             .filter(|o| o.client_done && o.attempts == 1)
             .count();
+        let jcts: Vec<Option<Duration>> = runs
+            .iter()
+            .map(|o| o.client_done.then_some(o.jct))
+            .collect();
         let jct = median(
-            runs.iter()
-                .filter(|o| o.client_done)
-                .map(|o| o.jct)
-                .collect::<Vec<_>>()
-                .into_iter()
+            jcts.iter()
+                .flatten()
+                .copied()
                 .chain((done == 0).then_some(Duration::ZERO))
                 .collect(),
         );
         let last = runs.last().expect("at least one run");
         let sent: u64 = runs.iter().map(|o| o.flood_sent).sum();
-        let secs: f64 = runs.iter().map(|o| o.jct.as_secs_f64() + 0.1).sum();
+        let secs: f64 = runs.iter().map(|o| o.flood_secs).sum();
         println!(
-            "{name}: {sources} sources, ~{:.0}k datagrams/s; new client completed {done}/{repeats} \
+            "{name}: {sources} sources, {:.0}k datagrams/s; new client completed {done}/{repeats} \
              ({first_try} at the first of up to {} attempts), \
-             JCT median {:.1} ms = {:.2}x unloaded; server at the end of the last run: {} connections \
+             JCT median {:.1} ms, {:.2}x unloaded; server at the end of the last run: {} connections \
              ({} opened by the flood), {:.1} MB held, {} evicted; peak RSS {:.1} MB",
             sent as f64 / secs / 1e3,
             attack::ATTEMPTS,
             ms(jct),
-            jct.as_secs_f64() / unloaded.as_secs_f64(),
+            ratio(&jcts),
             last.connections_at_end,
             last.accepted.saturating_sub(1),
             last.held_at_end as f64 / 1e6,
             last.evicted,
             runs.iter().map(|o| o.peak_rss).max().unwrap_or(0) as f64 / 1e6
         );
-        print_diag(&runs);
+        print_diag(runs);
     }
     core_cost();
 }

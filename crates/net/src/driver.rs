@@ -155,11 +155,12 @@ impl Driver {
             }
             // One ACK per connection per batch (with `ack_every` > 1).
             self.ep.flush_acks(now);
-            // Replies and ACKs leave now, not after the whole backlog (up to
-            // `recv_budget` datagrams of a flood); no timer fires before the
-            // rest of the backlog was read.
-            self.fill(now, false)?;
-            let _ = self.flush();
+            // Handshake replies leave now, not after the whole backlog (up
+            // to `recv_budget` datagrams of a flood); no timer fires and no
+            // connection sends before the rest of the backlog was read.
+            if self.fill(now, false)?.0 > 0 {
+                let _ = self.flush();
+            }
             self.collect_events();
         }
         self.stats.recv = self.rq.stats;
@@ -240,8 +241,8 @@ impl Driver {
         Ok(())
     }
 
-    /// Moves datagrams from the core into the send queue (with
-    /// `timers` false, only what is ready without firing a due timer).
+    /// Moves datagrams from the core into the send queue (with `timers`
+    /// false, only handshake replies: `Endpoint::poll_reply`).
     /// Returns how many, and whether the queue is full and the kernel will
     /// not take more now.
     fn fill(&mut self, now: Instant, timers: bool) -> io::Result<(usize, bool)> {
@@ -263,7 +264,7 @@ impl Driver {
             let polled = if timers {
                 self.ep.poll_transmit(now, slot)
             } else {
-                self.ep.poll_transmit_ready(now, slot)
+                self.ep.poll_reply(now, slot)
             };
             let Some(t) = polled else {
                 return Ok((sent, false));

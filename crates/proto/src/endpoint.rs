@@ -670,41 +670,13 @@ impl Endpoint {
     /// The next datagram to send, written into `buf` (at least `mtu` bytes).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         self.tick(now);
+        if let Some(t) = self.poll_reply(now, buf) {
+            return Some(t);
+        }
         // A driver that polls without calling `handle_timeout` first still
         // sees paced packets whose time has come.
-        if self.replies.is_empty() && self.poll_timeout().is_some_and(|t| t <= now) {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
             self.handle_timeout(now);
-        }
-        self.poll_transmit_ready(now, buf)
-    }
-
-    /// Like [`Endpoint::poll_transmit`] but fires no timer: only what the
-    /// inputs so far made ready (handshake replies, ACKs, packets whose
-    /// pacing time has come). A runtime reading a long backlog of datagrams
-    /// calls it between receive batches, so that a flood in the backlog does
-    /// not hold back the replies to a new client, while loss timers still
-    /// wait until every ACK in the backlog was read.
-    pub fn poll_transmit_ready(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        self.tick(now);
-        if let Some((dst, id, nonce)) = self.replies.pop_front() {
-            let h = HeaderRepr {
-                ty: PacketTypeField(PacketType::HelloAck),
-                conn_id: id,
-                precise_len: HelloRepr::LEN as u16,
-                body_len: HelloRepr::LEN as u16,
-                ..HeaderRepr::default()
-            };
-            let mut body = [0u8; HelloRepr::LEN];
-            HelloRepr { nonce }.emit(&mut body);
-            let len = h.emit_with_body(buf, &body);
-            self.stats.transmitted += 1;
-            return Some(Transmit {
-                dst,
-                len,
-                queue: 0,
-                dscp: 0,
-                precise_len: HelloRepr::LEN,
-            });
         }
         let cfg = self.cfg;
         while let Some(i) = self.ready.pop_front() {
@@ -750,6 +722,37 @@ impl Endpoint {
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
         self.events.pop_front()
+    }
+
+    /// The next stateless handshake reply (HELLO_ACK) only, firing no
+    /// timer and sending nothing of a connection. A runtime reading a long
+    /// backlog of datagrams (a flood) calls it between receive batches, so
+    /// a new client's handshake is not held back by the backlog, while loss
+    /// timers still wait until every ACK in it was read. (Sending each
+    /// batch's ACKs as well was tried: under forged valid JOBs it sends a
+    /// JOB ACK for every forged connection, most of which would have been
+    /// evicted unacknowledged, and the server fell behind.)
+    pub fn poll_reply(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.tick(now);
+        let (dst, id, nonce) = self.replies.pop_front()?;
+        let h = HeaderRepr {
+            ty: PacketTypeField(PacketType::HelloAck),
+            conn_id: id,
+            precise_len: HelloRepr::LEN as u16,
+            body_len: HelloRepr::LEN as u16,
+            ..HeaderRepr::default()
+        };
+        let mut body = [0u8; HelloRepr::LEN];
+        HelloRepr { nonce }.emit(&mut body);
+        let len = h.emit_with_body(buf, &body);
+        self.stats.transmitted += 1;
+        Some(Transmit {
+            dst,
+            len,
+            queue: 0,
+            dscp: 0,
+            precise_len: HelloRepr::LEN,
+        })
     }
 
     /// When `handle_timeout` should next be called.

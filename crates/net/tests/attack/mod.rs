@@ -176,6 +176,8 @@ pub(crate) struct Outcome {
     pub(crate) unknown_dropped: u64,
     pub(crate) evicted: u64,
     pub(crate) flood_sent: u64,
+    /// How long the flood ran, in seconds.
+    pub(crate) flood_secs: f64,
     /// The new client's job completion time (connect to completion).
     pub(crate) jct: Duration,
     /// The process's peak resident set during the run, sampled every 10 ms.
@@ -281,6 +283,7 @@ pub(crate) fn flooded_job(server: Endpoint, kind: Kind, sources: usize, net: u8)
         }
         (server, accepted, peak_rss)
     });
+    let f0 = WallInstant::now();
     let flood = Flood::start(kind, socks, ids, addr, 3_000_000, Duration::from_secs(20));
     // the flood is under way before the client shows up: at least two
     // forged JOBs from every source (the tests check it ran past 4,000)
@@ -317,6 +320,7 @@ pub(crate) fn flooded_job(server: Endpoint, kind: Kind, sources: usize, net: u8)
     diag.server_sock_drops = udp_drops(addr.port()).saturating_sub(sdrops0);
     diag.client_sock_drops = udp_drops(cport);
     let flood_sent = flood.stop();
+    let flood_secs = f0.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let (server, accepted, peak_rss) = serve.join().unwrap();
     diag.server_datagrams = server.stats().recv.datagrams;
@@ -331,6 +335,7 @@ pub(crate) fn flooded_job(server: Endpoint, kind: Kind, sources: usize, net: u8)
         unknown_dropped: core.stats().dropped(DropReason::UnknownConnection),
         evicted: core.stats().evicted,
         flood_sent,
+        flood_secs,
         jct,
         peak_rss,
         diag,
