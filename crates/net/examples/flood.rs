@@ -5,10 +5,13 @@
 //! fixed seed), with the server's state and the process's peak RSS. The
 //! baseline is the same packet rate of junk (dropped at the header): on a
 //! small host the attacker, the client and the server share the cores, and
-//! that alone slows the client.
+//! that alone slows the client; a CPU-only busy loop on one core shows what
+//! losing a core alone costs it. Each case also prints where the client's
+//! time went (handshake share, RTOs, socket drops, each thread's CPU and
+//! run-queue wait), and the core's own cost per datagram of each kind.
 //! Run by `benches/net/flood.sh`; prints one line per case.
 //!
-//! Usage: flood [SOURCES] [REPEATS]   (default 4096 sources, 5 repeats)
+//! Usage: flood [SOURCES] [ROUNDS]   (default 4096 sources, 5 rounds)
 
 #[path = "../tests/attack/mod.rs"]
 mod attack;
@@ -121,7 +124,7 @@ fn main() {
     let parse = |i: usize, d: usize| -> usize {
         args.get(i).map_or(d, |s| {
             s.parse().unwrap_or_else(|_| {
-                eprintln!("flood: '{s}' is not a count (usage: flood [SOURCES] [REPEATS])");
+                eprintln!("flood: '{s}' is not a count (usage: flood [SOURCES] [ROUNDS])");
                 std::process::exit(2)
             })
         })
