@@ -158,7 +158,7 @@ impl Driver {
             // Handshake replies leave now, not after the whole backlog (up
             // to `recv_budget` datagrams of a flood); no timer fires and no
             // connection sends before the rest of the backlog was read.
-            if self.fill(now, false)?.0 > 0 {
+            if self.ep.has_replies() && self.fill(now, false)?.0 > 0 {
                 let _ = self.flush();
             }
             self.collect_events();

@@ -724,6 +724,11 @@ impl Endpoint {
         self.events.pop_front()
     }
 
+    /// Whether handshake replies wait to be sent ([`Endpoint::poll_reply`]).
+    pub fn has_replies(&self) -> bool {
+        !self.replies.is_empty()
+    }
+
     /// The next stateless handshake reply (HELLO_ACK) only, firing no
     /// timer and sending nothing of a connection. A runtime reading a long
     /// backlog of datagrams (a flood) calls it between receive batches, so

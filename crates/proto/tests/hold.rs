@@ -366,3 +366,41 @@ fn forged_jobs_with_valid_ids_churn_the_unproven_pool_and_a_new_client_gets_in()
     );
     assert_eq!(server.stats().evicted, 4000 - 128);
 }
+
+#[test]
+fn poll_reply_gives_handshake_replies_and_nothing_of_a_connection() {
+    // What the runtime sends between receive batches of a flood: only the
+    // stateless HELLO_ACKs, never a connection's packets (no timer fires).
+    let mut server = Endpoint::new(cfg(), 41).unwrap();
+    let mut buf = vec![0u8; 2048];
+    let t = approxnet_proto::time::Instant::ZERO;
+    let mut cl = Endpoint::new(cfg(), 42).unwrap();
+    let h = cl.connect(t, SERVER_ADDR).unwrap();
+    cl.send_job(t, h, JobSpec::uniform(1.0, &[100; 4]).unwrap())
+        .unwrap();
+    let hello = cl.poll_transmit(t, &mut buf).unwrap();
+    server.handle_datagram(t, CLIENT_ADDR, &buf[..hello.len]);
+    assert!(server.has_replies());
+    let ack = server.poll_reply(t, &mut buf).expect("the HELLO_ACK");
+    assert_eq!(ack.dst, CLIENT_ADDR);
+    assert!(server.poll_reply(t, &mut buf).is_none());
+    cl.handle_datagram(t, SERVER_ADDR, &buf[..ack.len]);
+    // the client's JOB and DATA make the server's connection want to send
+    while let Some(tx) = cl.poll_transmit(t, &mut buf) {
+        server.handle_datagram(t, CLIENT_ADDR, &buf[..tx.len]);
+    }
+    server.flush_acks(t);
+    // and a second client's HELLO arrives
+    let other: SocketAddr = "10.0.5.1:6200".parse().unwrap();
+    server.handle_datagram(t, other, &forge::hello(7));
+    let r = server
+        .poll_reply(t, &mut buf)
+        .expect("the second HELLO_ACK");
+    assert_eq!(r.dst, other);
+    assert!(server.poll_reply(t, &mut buf).is_none(), "nothing else");
+    assert!(!server.has_replies());
+    let next = server
+        .poll_transmit(t, &mut buf)
+        .expect("the connection's ACK");
+    assert_eq!(next.dst, CLIENT_ADDR);
+}
