@@ -105,6 +105,12 @@ pub struct Endpoint {
     /// bounded by `Limits::max_unproven` / `max_unproven_bytes`.
     probation: VecDeque<(usize, u32)>,
     on_probation: Vec<bool>,
+    /// The ids of the latest HELLO_ACKs sent (at most [`ISSUED_REMEMBERED`]),
+    /// oldest first, and as a set: a JOB carrying one of them comes from
+    /// whoever received that reply, not from a sender that computed a
+    /// valid id for a spoofed address; its connection skips probation.
+    issued: VecDeque<u64>,
+    issued_set: std::collections::HashSet<u64, BuildHasherDefault<IdHasher>>,
     unproven: usize,
     unproven_held: usize,
     by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
@@ -130,6 +136,9 @@ pub struct Endpoint {
 /// Slots looked at per search for an evictable connection.
 const EVICT_SCAN: usize = 64;
 
+/// HELLO_ACK ids remembered to vouch for the JOB that follows (16 KiB).
+const ISSUED_REMEMBERED: usize = 1024;
+
 impl Endpoint {
     /// A new endpoint; `seed` drives every random choice (nonces, ids, cookie key).
     pub fn new(cfg: Config, seed: u64) -> Result<Endpoint, ConfigError> {
@@ -149,6 +158,8 @@ impl Endpoint {
             held: 0,
             probation: VecDeque::new(),
             on_probation: Vec::new(),
+            issued: VecDeque::new(),
+            issued_set: Default::default(),
             unproven: 0,
             unproven_held: 0,
             by_id: HashMap::default(),
@@ -539,6 +550,14 @@ impl Endpoint {
                 let r = (self.rng.next_u64() as u32) | 1;
                 let id = ((r as u64) << 32) | self.cookie_tag(from, r) as u64;
                 self.replies.push_back((from, id, hello.nonce));
+                if self.issued.len() >= ISSUED_REMEMBERED {
+                    if let Some(old) = self.issued.pop_front() {
+                        self.issued_set.remove(&old);
+                    }
+                }
+                if self.issued_set.insert(id) {
+                    self.issued.push_back(id);
+                }
                 self.stats.accepted += 1;
             }
             PacketType::HelloAck => {
@@ -583,7 +602,9 @@ impl Endpoint {
                             return self.stats.drop(DropReason::CapExceeded);
                         };
                         self.by_id.insert(h.conn_id, i);
-                        self.start_probation(i);
+                        if !self.issued_set.remove(&h.conn_id) {
+                            self.start_probation(i);
+                        }
                         let hd = self.handle(i);
                         self.events.push_back((hd, Event::Accepted));
                         i
