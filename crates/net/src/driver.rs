@@ -155,6 +155,12 @@ impl Driver {
             }
             // One ACK per connection per batch (with `ack_every` > 1).
             self.ep.flush_acks(now);
+            // Handshake replies leave now, not after the whole backlog (up
+            // to `recv_budget` datagrams of a flood); no timer fires and no
+            // connection sends before the rest of the backlog was read.
+            if self.ep.has_replies() && self.fill(now, false)?.0 > 0 {
+                let _ = self.flush();
+            }
             self.collect_events();
         }
         self.stats.recv = self.rq.stats;
@@ -217,7 +223,7 @@ impl Driver {
             if self.ep.poll_timeout().is_some_and(|t| t <= now) {
                 self.ep.handle_timeout(now);
             }
-            let (sent, blocked) = self.fill(now)?;
+            let (sent, blocked) = self.fill(now, true)?;
             if blocked {
                 break; // kernel send buffer full: wait for writability
             }
@@ -235,9 +241,11 @@ impl Driver {
         Ok(())
     }
 
-    /// Moves datagrams from the core into the send queue. Returns how many,
-    /// and whether the queue is full and the kernel will not take more now.
-    fn fill(&mut self, now: Instant) -> io::Result<(usize, bool)> {
+    /// Moves datagrams from the core into the send queue (with `timers`
+    /// false, only handshake replies: `Endpoint::poll_reply`).
+    /// Returns how many, and whether the queue is full and the kernel will
+    /// not take more now.
+    fn fill(&mut self, now: Instant, timers: bool) -> io::Result<(usize, bool)> {
         let mut sent = 0;
         loop {
             if self.sq.is_full_for(self.mtu) {
@@ -253,7 +261,12 @@ impl Driver {
             let Some(slot) = self.sq.reserve(self.mtu) else {
                 return Ok((sent, true));
             };
-            let Some(t) = self.ep.poll_transmit(now, slot) else {
+            let polled = if timers {
+                self.ep.poll_transmit(now, slot)
+            } else {
+                self.ep.poll_reply(now, slot)
+            };
+            let Some(t) = polled else {
                 return Ok((sent, false));
             };
             let (mark, cscov) = self.marking(&t);

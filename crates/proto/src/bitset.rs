@@ -3,15 +3,21 @@
 
 use std::collections::VecDeque;
 
+/// A fixed-size bit set whose words are allocated at the first `insert`:
+/// a JOB announcing 2^20 messages costs nothing until its first DATA
+/// arrives (a forged JOB that never sends DATA allocates no bitmap;
+/// docs/limits.md).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BitSet {
     words: Vec<u64>,
+    bits: usize,
 }
 
 impl BitSet {
     pub(crate) fn new(bits: usize) -> BitSet {
         BitSet {
-            words: vec![0; bits.div_ceil(64)],
+            words: Vec::new(),
+            bits,
         }
     }
     pub(crate) fn get(&self, i: usize) -> bool {
@@ -21,6 +27,9 @@ impl BitSet {
     }
     /// Sets bit `i`; returns whether it was clear before.
     pub(crate) fn insert(&mut self, i: usize) -> bool {
+        if self.words.is_empty() && i < self.bits {
+            self.words = vec![0; self.bits.div_ceil(64)];
+        }
         match self.words.get_mut(i / 64) {
             Some(w) => {
                 let m = 1u64 << (i % 64);

@@ -47,6 +47,29 @@ pub struct Limits {
     /// `max_buffered_bytes` charges per connection): what bounds a
     /// server's memory when many peers, real or not, open jobs at once.
     pub max_endpoint_bytes: usize,
+    /// Connections a peer's JOB opened that have received no DATA yet
+    /// (*unproven*: the cookie proves an address only while the secret is
+    /// secret), at most half of `max_connections`. A JOB that would open
+    /// one more first evicts the oldest, however young: a real client's
+    /// DATA follows its JOB at once and proves it, a flood of forged JOBs
+    /// only churns this pool.
+    pub max_unproven: usize,
+    /// Bytes unproven connections together may be charged, at most half of
+    /// `max_endpoint_bytes`; past it the oldest other unproven ones are
+    /// evicted.
+    pub max_unproven_bytes: usize,
+}
+
+impl Limits {
+    /// `max_unproven` as enforced: at most half the connection table.
+    pub fn unproven_cap(&self) -> usize {
+        self.max_unproven.min(self.max_connections / 2).max(1)
+    }
+
+    /// `max_unproven_bytes` as enforced: at most half the endpoint budget.
+    pub fn unproven_bytes_cap(&self) -> usize {
+        self.max_unproven_bytes.min(self.max_endpoint_bytes / 2)
+    }
 }
 
 impl Default for Limits {
@@ -58,6 +81,8 @@ impl Default for Limits {
             max_buffered_bytes: 64 << 20,
             max_pending_replies: 1024,
             max_endpoint_bytes: 256 << 20,
+            max_unproven: 256,
+            max_unproven_bytes: 16 << 20,
         }
     }
 }
@@ -217,6 +242,9 @@ impl Config {
             || l.max_endpoint_bytes == 0
         {
             return Err(bad("limits", "0", "every cap at least 1"));
+        }
+        if l.max_unproven == 0 {
+            return Err(bad("limits.max_unproven", 0, "at least 1"));
         }
         Ok(())
     }

@@ -99,6 +99,20 @@ pub struct Endpoint {
     /// sum: what `Limits::max_endpoint_bytes` bounds.
     charged: Vec<usize>,
     held: usize,
+    /// Connections a peer's JOB opened that have had no DATA yet, oldest
+    /// first (`(slot, generation)`; entries of connections since proven or
+    /// gone are skipped lazily), their count and what they are charged:
+    /// bounded by `Limits::max_unproven` / `max_unproven_bytes`.
+    probation: VecDeque<(usize, u32)>,
+    on_probation: Vec<bool>,
+    /// The ids of the latest HELLO_ACKs sent (at most [`ISSUED_REMEMBERED`]),
+    /// oldest first, and as a set: a JOB carrying one of them comes from
+    /// whoever received that reply, not from a sender that computed a
+    /// valid id for a spoofed address; its connection skips probation.
+    issued: VecDeque<u64>,
+    issued_set: std::collections::HashSet<u64, BuildHasherDefault<IdHasher>>,
+    unproven: usize,
+    unproven_held: usize,
     by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
@@ -122,6 +136,9 @@ pub struct Endpoint {
 /// Slots looked at per search for an evictable connection.
 const EVICT_SCAN: usize = 64;
 
+/// HELLO_ACK ids remembered to vouch for the JOB that follows (16 KiB).
+const ISSUED_REMEMBERED: usize = 1024;
+
 impl Endpoint {
     /// A new endpoint; `seed` drives every random choice (nonces, ids, cookie key).
     pub fn new(cfg: Config, seed: u64) -> Result<Endpoint, ConfigError> {
@@ -139,6 +156,12 @@ impl Endpoint {
             live: 0,
             charged: Vec::new(),
             held: 0,
+            probation: VecDeque::new(),
+            on_probation: Vec::new(),
+            issued: VecDeque::new(),
+            issued_set: Default::default(),
+            unproven: 0,
+            unproven_held: 0,
             by_id: HashMap::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
@@ -176,6 +199,13 @@ impl Endpoint {
         self.held
     }
 
+    /// Connections opened by a peer's JOB that have received no DATA yet,
+    /// and the bytes they are charged (bounded by `Limits::unproven_cap`
+    /// and `Limits::unproven_bytes_cap`, the latter up to one JOB's charge).
+    pub fn unproven(&self) -> (usize, usize) {
+        (self.unproven, self.unproven_held)
+    }
+
     fn tick(&mut self, now: Instant) {
         self.now = self.now.max(now);
     }
@@ -211,6 +241,7 @@ impl Endpoint {
                 self.in_ack_waiting.push(false);
                 self.deadline.push(None);
                 self.charged.push(0);
+                self.on_probation.push(false);
                 self.conns.len() - 1
             }
         })
@@ -246,6 +277,56 @@ impl Endpoint {
             }
         }
         false
+    }
+
+    /// Evicts the oldest unproven connection other than `keep`, however
+    /// young (the pool is full); false when there is none.
+    fn evict_oldest_unproven(&mut self, keep: Option<usize>) -> bool {
+        let mut kept = None;
+        let mut evicted = false;
+        while let Some((i, generation)) = self.probation.pop_front() {
+            if !self.on_probation[i] || self.generations[i] != generation {
+                continue; // proven or gone since
+            }
+            if Some(i) == keep {
+                kept = Some((i, generation));
+                continue;
+            }
+            if let Some(c) = self.conns[i].as_mut() {
+                c.evict();
+                self.stats.evicted += 1;
+                self.touched(i);
+                if self.conns[i].is_some() {
+                    self.forget(i);
+                }
+                evicted = true;
+                break;
+            }
+        }
+        if let Some(k) = kept {
+            self.probation.push_front(k);
+        }
+        evicted
+    }
+
+    /// Puts connection `i`, just opened by a peer's JOB, on probation.
+    fn start_probation(&mut self, i: usize) {
+        self.on_probation[i] = true;
+        self.unproven += 1;
+        self.probation.push_back((i, self.generations[i]));
+        if self.probation.len() > 2 * self.cfg.limits.unproven_cap() + 64 {
+            // Mostly entries of connections proven since: drop them.
+            let (flags, generations) = (&self.on_probation, &self.generations);
+            self.probation
+                .retain(|&(j, g)| flags[j] && generations[j] == g);
+        }
+    }
+
+    fn end_probation(&mut self, i: usize) {
+        if std::mem::take(&mut self.on_probation[i]) {
+            self.unproven -= 1;
+            self.unproven_held -= self.charged[i];
+        }
     }
 
     fn cookie_tag(&self, peer: SocketAddr, r: u32) -> u32 {
@@ -402,7 +483,16 @@ impl Endpoint {
         }
         let b = c.buffered();
         self.held = self.held - self.charged[i] + b;
+        if self.on_probation[i] {
+            self.unproven_held = self.unproven_held - self.charged[i] + b;
+        }
         self.charged[i] = b;
+        if self.on_probation[i] && !c.unproven(now, crate::time::Duration::ZERO) {
+            // it received DATA (or sends a job of its own): proven
+            self.on_probation[i] = false;
+            self.unproven -= 1;
+            self.unproven_held -= b;
+        }
         if c.is_closed() {
             self.forget(i);
             return;
@@ -460,6 +550,14 @@ impl Endpoint {
                 let r = (self.rng.next_u64() as u32) | 1;
                 let id = ((r as u64) << 32) | self.cookie_tag(from, r) as u64;
                 self.replies.push_back((from, id, hello.nonce));
+                if self.issued.len() >= ISSUED_REMEMBERED {
+                    if let Some(old) = self.issued.pop_front() {
+                        self.issued_set.remove(&old);
+                    }
+                }
+                if self.issued_set.insert(id) {
+                    self.issued.push_back(id);
+                }
                 self.stats.accepted += 1;
             }
             PacketType::HelloAck => {
@@ -488,6 +586,9 @@ impl Endpoint {
                 let i = match self.by_id.get(&h.conn_id) {
                     Some(&i) => i,
                     None if h.ty.0 == PacketType::Job && self.cookie_ok(from, h.conn_id) => {
+                        if self.unproven >= self.cfg.limits.unproven_cap() {
+                            self.evict_oldest_unproven(None);
+                        }
                         let first_seq = self.first_seq();
                         let c = Connection::new(
                             now,
@@ -501,6 +602,9 @@ impl Endpoint {
                             return self.stats.drop(DropReason::CapExceeded);
                         };
                         self.by_id.insert(h.conn_id, i);
+                        if !self.issued_set.remove(&h.conn_id) {
+                            self.start_probation(i);
+                        }
                         let hd = self.handle(i);
                         self.events.push_back((hd, Event::Accepted));
                         i
@@ -538,6 +642,9 @@ impl Endpoint {
                     self.ack_waiting.push(i);
                 }
                 self.touched(i);
+                while self.unproven_held > limits.unproven_bytes_cap()
+                    && self.evict_oldest_unproven(Some(i))
+                {}
             }
         }
     }
@@ -584,25 +691,8 @@ impl Endpoint {
     /// The next datagram to send, written into `buf` (at least `mtu` bytes).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         self.tick(now);
-        if let Some((dst, id, nonce)) = self.replies.pop_front() {
-            let h = HeaderRepr {
-                ty: PacketTypeField(PacketType::HelloAck),
-                conn_id: id,
-                precise_len: HelloRepr::LEN as u16,
-                body_len: HelloRepr::LEN as u16,
-                ..HeaderRepr::default()
-            };
-            let mut body = [0u8; HelloRepr::LEN];
-            HelloRepr { nonce }.emit(&mut body);
-            let len = h.emit_with_body(buf, &body);
-            self.stats.transmitted += 1;
-            return Some(Transmit {
-                dst,
-                len,
-                queue: 0,
-                dscp: 0,
-                precise_len: HelloRepr::LEN,
-            });
+        if let Some(t) = self.poll_reply(now, buf) {
+            return Some(t);
         }
         // A driver that polls without calling `handle_timeout` first still
         // sees paced packets whose time has come.
@@ -639,6 +729,7 @@ impl Endpoint {
 
     fn forget(&mut self, i: usize) {
         self.deadline[i] = None;
+        self.end_probation(i);
         if let Some(c) = self.conns[i].take() {
             self.live -= 1;
             self.held -= self.charged[i];
@@ -652,6 +743,42 @@ impl Endpoint {
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
         self.events.pop_front()
+    }
+
+    /// Whether handshake replies wait to be sent ([`Endpoint::poll_reply`]).
+    pub fn has_replies(&self) -> bool {
+        !self.replies.is_empty()
+    }
+
+    /// The next stateless handshake reply (HELLO_ACK) only, firing no
+    /// timer and sending nothing of a connection. A runtime reading a long
+    /// backlog of datagrams (a flood) calls it between receive batches, so
+    /// a new client's handshake is not held back by the backlog, while loss
+    /// timers still wait until every ACK in it was read. (Sending each
+    /// batch's ACKs as well was tried: under forged valid JOBs it sends a
+    /// JOB ACK for every forged connection, most of which would have been
+    /// evicted unacknowledged, and the server fell behind.)
+    pub fn poll_reply(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.tick(now);
+        let (dst, id, nonce) = self.replies.pop_front()?;
+        let h = HeaderRepr {
+            ty: PacketTypeField(PacketType::HelloAck),
+            conn_id: id,
+            precise_len: HelloRepr::LEN as u16,
+            body_len: HelloRepr::LEN as u16,
+            ..HeaderRepr::default()
+        };
+        let mut body = [0u8; HelloRepr::LEN];
+        HelloRepr { nonce }.emit(&mut body);
+        let len = h.emit_with_body(buf, &body);
+        self.stats.transmitted += 1;
+        Some(Transmit {
+            dst,
+            len,
+            queue: 0,
+            dscp: 0,
+            precise_len: HelloRepr::LEN,
+        })
     }
 
     /// When `handle_timeout` should next be called.

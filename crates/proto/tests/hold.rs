@@ -287,3 +287,158 @@ fn the_endpoint_byte_budget_bounds_many_peers_and_still_admits_a_new_one() {
         "the new client's job did not complete"
     );
 }
+
+/// Ids the server (seeded `seed`) hands to each address: what an attacker
+/// who guessed the seed computes with a copy of the endpoint.
+fn guessed_ids(seed: u64, from: &[SocketAddr]) -> Vec<u64> {
+    let mut copy = Endpoint::new(cfg(), seed).unwrap();
+    let mut buf = vec![0u8; 2048];
+    let t = approxnet_proto::time::Instant::ZERO;
+    from.iter()
+        .map(|&a| {
+            copy.handle_datagram(t, a, &forge::hello(1));
+            let tx = copy.poll_transmit(t, &mut buf).unwrap();
+            let p = approxnet_proto::wire::Packet::new_checked(&buf[..tx.len]).unwrap();
+            approxnet_proto::wire::HeaderRepr::parse(&p)
+                .unwrap()
+                .conn_id
+        })
+        .collect()
+}
+
+#[test]
+fn forged_jobs_with_valid_ids_churn_the_unproven_pool_and_a_new_client_gets_in() {
+    // The secret was guessed: 2,000 spoofed addresses each open a
+    // connection with a 2^20-message JOB (128 KiB of bitmaps charged) and
+    // never send DATA. All at one instant: no grace protects the oldest.
+    let limits = cfg().limits;
+    let mut server = Endpoint::new(cfg(), 31).unwrap();
+    let from: Vec<SocketAddr> = (0..2000u32)
+        .map(|i| {
+            format!("10.9.{}.{}:7000", i / 250, i % 250 + 1)
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let ids = guessed_ids(31, &from);
+    let t0 = approxnet_proto::time::Instant::ZERO;
+    let mut buf = vec![0u8; 2048];
+    let flood = |server: &mut Endpoint, round: u32, t| {
+        for (a, &id) in from.iter().zip(&ids) {
+            server.handle_datagram(t, *a, &forge::job(id, round, 1 << 20));
+            let (n, bytes) = server.unproven();
+            assert!(n <= limits.unproven_cap(), "{n} unproven");
+            assert!(bytes <= limits.unproven_bytes_cap(), "{bytes} bytes");
+        }
+        while server.poll_event().is_some() {}
+    };
+    flood(&mut server, 0, t0);
+    // the byte cap (16 MiB / 128 KiB) binds before the count cap
+    assert_eq!(server.unproven().0, 128);
+    assert_eq!(server.connection_count(), 128);
+    assert!(server.held_bytes() <= limits.unproven_bytes_cap());
+    assert_eq!(server.stats().evicted, 2000 - 128);
+    // a new client at the same instant: its JOB carries the id of our
+    // HELLO_ACK and its DATA follows, so the next 2,000 forged JOBs do not
+    // evict it
+    let addr: SocketAddr = "10.0.4.1:6100".parse().unwrap();
+    let mut cl = Endpoint::new(cfg(), 400).unwrap();
+    let h = cl.connect(t0, SERVER_ADDR).unwrap();
+    exchange(&mut cl, addr, &mut server, t0, true, &mut buf);
+    let job = cl
+        .send_job(t0, h, JobSpec::uniform(1.0, &[100; 10]).unwrap())
+        .unwrap();
+    exchange(&mut cl, addr, &mut server, t0, true, &mut buf);
+    flood(&mut server, 1, t0);
+    assert_eq!(server.unproven().0, 128, "the client's is not among them");
+    for k in 1..=5 {
+        let t = t0 + Duration::from_millis(k);
+        server.handle_timeout(t);
+        cl.handle_timeout(t);
+        exchange(&mut cl, addr, &mut server, t, true, &mut buf);
+    }
+    assert!(
+        job_done(&mut cl, job),
+        "the new client's job did not complete"
+    );
+    assert_eq!(server.stats().evicted, 4000 - 128);
+}
+
+#[test]
+fn poll_reply_gives_handshake_replies_and_nothing_of_a_connection() {
+    // What the runtime sends between receive batches of a flood: only the
+    // stateless HELLO_ACKs, never a connection's packets (no timer fires).
+    let mut server = Endpoint::new(cfg(), 41).unwrap();
+    let mut buf = vec![0u8; 2048];
+    let t = approxnet_proto::time::Instant::ZERO;
+    let mut cl = Endpoint::new(cfg(), 42).unwrap();
+    let h = cl.connect(t, SERVER_ADDR).unwrap();
+    cl.send_job(t, h, JobSpec::uniform(1.0, &[100; 4]).unwrap())
+        .unwrap();
+    let hello = cl.poll_transmit(t, &mut buf).unwrap();
+    server.handle_datagram(t, CLIENT_ADDR, &buf[..hello.len]);
+    assert!(server.has_replies());
+    let ack = server.poll_reply(t, &mut buf).expect("the HELLO_ACK");
+    assert_eq!(ack.dst, CLIENT_ADDR);
+    assert!(server.poll_reply(t, &mut buf).is_none());
+    cl.handle_datagram(t, SERVER_ADDR, &buf[..ack.len]);
+    // the client's JOB and DATA make the server's connection want to send
+    while let Some(tx) = cl.poll_transmit(t, &mut buf) {
+        server.handle_datagram(t, CLIENT_ADDR, &buf[..tx.len]);
+    }
+    server.flush_acks(t);
+    // and a second client's HELLO arrives
+    let other: SocketAddr = "10.0.5.1:6200".parse().unwrap();
+    server.handle_datagram(t, other, &forge::hello(7));
+    let r = server
+        .poll_reply(t, &mut buf)
+        .expect("the second HELLO_ACK");
+    assert_eq!(r.dst, other);
+    assert!(server.poll_reply(t, &mut buf).is_none(), "nothing else");
+    assert!(!server.has_replies());
+    let next = server
+        .poll_transmit(t, &mut buf)
+        .expect("the connection's ACK");
+    assert_eq!(next.dst, CLIENT_ADDR);
+}
+
+#[test]
+fn a_client_that_got_our_hello_ack_is_not_on_probation() {
+    // A real client's JOB carries the id of a HELLO_ACK this server sent;
+    // forged JOBs carry ids computed for spoofed addresses. The client's
+    // DATA is held back while 2,000 forged JOBs churn the unproven pool:
+    // its connection is not in that pool, so it survives and completes.
+    let mut server = Endpoint::new(cfg(), 51).unwrap();
+    let from: Vec<SocketAddr> = (0..2000u32)
+        .map(|i| {
+            format!("10.8.{}.{}:7000", i / 250, i % 250 + 1)
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let ids = guessed_ids(51, &from);
+    let t0 = approxnet_proto::time::Instant::ZERO;
+    let mut buf = vec![0u8; 2048];
+    let addr: SocketAddr = "10.0.6.1:6300".parse().unwrap();
+    let mut cl = Endpoint::new(cfg(), 500).unwrap();
+    let h = cl.connect(t0, SERVER_ADDR).unwrap();
+    exchange(&mut cl, addr, &mut server, t0, false, &mut buf);
+    let job = cl
+        .send_job(t0, h, JobSpec::uniform(1.0, &[100; 10]).unwrap())
+        .unwrap();
+    exchange(&mut cl, addr, &mut server, t0, false, &mut buf); // JOB, no DATA
+    assert_eq!(server.connection_count(), 1);
+    assert_eq!(server.unproven().0, 0, "vouched by its HELLO_ACK");
+    for (a, &id) in from.iter().zip(&ids) {
+        server.handle_datagram(t0, *a, &forge::job(id, 0, 1 << 20));
+    }
+    assert_eq!(server.unproven().0, 128);
+    assert_eq!(server.stats().evicted, 2000 - 128);
+    for k in 1..=5 {
+        let t = t0 + Duration::from_millis(k);
+        server.handle_timeout(t);
+        cl.handle_timeout(t);
+        exchange(&mut cl, addr, &mut server, t, true, &mut buf);
+    }
+    assert!(job_done(&mut cl, job), "the client's job did not complete");
+}

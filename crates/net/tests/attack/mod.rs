@@ -77,6 +77,8 @@ pub(crate) enum Kind {
 pub(crate) struct Flood {
     stop: Arc<AtomicBool>,
     sent: Arc<AtomicU64>,
+    /// The flood thread's kernel id.
+    tid: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -103,8 +105,10 @@ impl Flood {
     ) -> Flood {
         let stop = Arc::new(AtomicBool::new(false));
         let sent = Arc::new(AtomicU64::new(0));
-        let (st, se) = (stop.clone(), sent.clone());
+        let flood_tid = Arc::new(AtomicU64::new(0));
+        let (st, se, ft) = (stop.clone(), sent.clone(), flood_tid.clone());
         let thread = thread::spawn(move || {
+            ft.store(tid() as u64, Ordering::Relaxed);
             let t0 = WallInstant::now();
             let mut n = 0u64;
             let mut round = 0u32;
@@ -134,8 +138,14 @@ impl Flood {
         Flood {
             stop,
             sent,
+            tid: flood_tid,
             thread: Some(thread),
         }
+    }
+
+    /// The flood thread's kernel id (0 until it started).
+    pub(crate) fn tid(&self) -> i32 {
+        self.tid.load(Ordering::Relaxed) as i32
     }
 
     /// Ends the flood; the datagrams sent.
@@ -156,16 +166,81 @@ pub(crate) const GUESS: u64 = 1;
 pub(crate) struct Outcome {
     /// The new client's job completed with its guarantee.
     pub(crate) client_done: bool,
+    /// Its connection attempts (at most [`ATTEMPTS`]; the JCT covers all).
+    pub(crate) attempts: u32,
     pub(crate) accepted: u32,
     pub(crate) connections_at_end: usize,
     pub(crate) held_at_end: usize,
+    /// Unproven connections (opened by a JOB, no DATA yet) and their bytes.
+    pub(crate) unproven_at_end: (usize, usize),
     pub(crate) unknown_dropped: u64,
     pub(crate) evicted: u64,
     pub(crate) flood_sent: u64,
+    /// How long the flood ran, in seconds.
+    pub(crate) flood_secs: f64,
     /// The new client's job completion time (connect to completion).
     pub(crate) jct: Duration,
     /// The process's peak resident set during the run, sampled every 10 ms.
     pub(crate) peak_rss: u64,
+    /// Where the client's time went (for the benchmark's diagnosis).
+    pub(crate) diag: Diag,
+}
+
+/// Where the new client's time goes under a flood.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Diag {
+    /// Why the client's connect or job failed, if it did.
+    pub(crate) error: Option<String>,
+    /// Connect (handshake) time, part of `jct`.
+    pub(crate) connect: Duration,
+    /// The client's packets declared lost by its retransmission timer.
+    pub(crate) client_rtos: u64,
+    /// The client's retransmissions.
+    pub(crate) client_retx: u64,
+    /// Datagrams the kernel dropped at the server's / client's socket
+    /// (receive buffer full; `/proc/net/udp` drops).
+    pub(crate) server_sock_drops: u64,
+    pub(crate) client_sock_drops: u64,
+    /// CPU time of the flood, server and client threads while the client
+    /// ran, and the time each waited for a CPU (run queue).
+    pub(crate) flood_cpu: Duration,
+    pub(crate) server_cpu: Duration,
+    pub(crate) client_cpu: Duration,
+    pub(crate) server_wait: Duration,
+    pub(crate) client_wait: Duration,
+    /// Datagrams the server read (all of them, the flood's included).
+    pub(crate) server_datagrams: u64,
+}
+
+/// The calling thread's kernel id.
+pub(crate) fn tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// CPU time and run-queue wait of thread `tid` of this process so far
+/// (`/proc/self/task/TID/schedstat`: on the CPU, waiting for it).
+pub(crate) fn sched(tid: i32) -> (Duration, Duration) {
+    let s = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).unwrap_or_default();
+    let mut f = s.split_whitespace().map(|x| x.parse::<u64>().unwrap_or(0));
+    let on = f.next().unwrap_or(0);
+    let wait = f.next().unwrap_or(0);
+    (Duration::from_nanos(on), Duration::from_nanos(wait))
+}
+
+/// Datagrams the kernel dropped at the UDP socket bound to `port` on
+/// 127.0.0.1 (the `drops` column of `/proc/net/udp`).
+pub(crate) fn udp_drops(port: u16) -> u64 {
+    let want = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/udp")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .find(|f| f.get(1) == Some(&want.as_str()))
+                .and_then(|f| f.last()?.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 /// Floods `server` from `sources` spoofed addresses while a new client runs
@@ -178,10 +253,14 @@ pub(crate) fn flooded_job(server: Endpoint, kind: Kind, sources: usize, net: u8)
     let ids = guessed_ids(GUESS, &from);
     let stop = Arc::new(AtomicBool::new(false));
     let stop_server = stop.clone();
+    let server_tid = Arc::new(AtomicU64::new(0));
+    let stid = server_tid.clone();
     let serve = thread::spawn(move || {
+        stid.store(tid() as u64, Ordering::Relaxed);
         let mut server = server;
         let mut accepted = 0u32;
         let mut peak_rss = rss_bytes();
+        let mut sampled = WallInstant::now();
         let deadline = WallInstant::now() + BOUND;
         while !stop_server.load(Ordering::Relaxed) {
             let left = deadline.saturating_duration_since(WallInstant::now());
@@ -190,39 +269,111 @@ pub(crate) fn flooded_job(server: Endpoint, kind: Kind, sources: usize, net: u8)
             if let Some((_, Event::Accepted)) = server.next_event(Some(wait)).unwrap() {
                 accepted += 1;
             }
-            peak_rss = peak_rss.max(rss_bytes());
+            if sampled.elapsed() >= Duration::from_millis(10) {
+                // not per event: reading /proc costs ~10 us, more than an event
+                sampled = WallInstant::now();
+                peak_rss = peak_rss.max(rss_bytes());
+            }
+        }
+        peak_rss = peak_rss.max(rss_bytes());
+        // events the loop had no turn for (a starved thread reads a large
+        // batch at once)
+        while let Some((_, e)) = server.poll_event() {
+            accepted += u32::from(matches!(e, Event::Accepted));
         }
         (server, accepted, peak_rss)
     });
+    let f0 = WallInstant::now();
     let flood = Flood::start(kind, socks, ids, addr, 3_000_000, Duration::from_secs(20));
     // the flood is under way before the client shows up: at least two
     // forged JOBs from every source (the tests check it ran past 4,000)
     flood.wait_sent(2 * sources as u64 + 1024, Duration::from_secs(10));
     let mut client =
         Endpoint::bind("127.0.0.1:0".parse().unwrap(), RuntimeConfig::default()).unwrap();
+    let mut diag = Diag::default();
+    let (sdrops0, cport) = (udp_drops(addr.port()), client.local_addr().port());
+    let threads = [
+        flood.tid(),
+        server_tid.load(Ordering::Relaxed) as i32,
+        tid(),
+    ];
+    let before = threads.map(sched);
     let t0 = WallInstant::now();
-    let spec = JobSpec::uniform(1.0, &[4096; 200]).unwrap();
-    let client_done = client.connect(addr).is_ok_and(|h| {
-        let job = client.send_job(h, spec).unwrap();
-        client
-            .wait_job(h, job, Some(BOUND))
-            .is_ok_and(|r| r.guarantee_held() && r.groups[0].delivered == 200)
-    });
+    let mut attempts = 0;
+    let mut client_done = false;
+    // A client whose connection fails tries again, as a real one would.
+    while !client_done && attempts < ATTEMPTS {
+        attempts += 1;
+        client_done = client_attempt(&mut client, addr, t0, &mut diag);
+    }
     let jct = t0.elapsed();
+    let after = threads.map(sched);
+    let d = |k: usize| {
+        (
+            after[k].0.saturating_sub(before[k].0),
+            after[k].1.saturating_sub(before[k].1),
+        )
+    };
+    (diag.flood_cpu, _) = d(0);
+    (diag.server_cpu, diag.server_wait) = d(1);
+    (diag.client_cpu, diag.client_wait) = d(2);
+    diag.server_sock_drops = udp_drops(addr.port()).saturating_sub(sdrops0);
+    diag.client_sock_drops = udp_drops(cport);
     let flood_sent = flood.stop();
+    let flood_secs = f0.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let (server, accepted, peak_rss) = serve.join().unwrap();
+    diag.server_datagrams = server.stats().recv.datagrams;
     let core = server.core();
     Outcome {
         client_done,
+        attempts,
         accepted,
         connections_at_end: core.connection_count(),
         held_at_end: core.held_bytes(),
+        unproven_at_end: core.unproven(),
         unknown_dropped: core.stats().dropped(DropReason::UnknownConnection),
         evicted: core.stats().evicted,
         flood_sent,
+        flood_secs,
         jct,
         peak_rss,
+        diag,
+    }
+}
+
+/// Connection attempts the new client makes before giving up.
+pub(crate) const ATTEMPTS: u32 = 3;
+
+/// One try of the new client: connect, run the job; whether it completed
+/// with its guarantee (else why not in `diag.error`).
+fn client_attempt(
+    client: &mut Endpoint,
+    addr: SocketAddr,
+    t0: WallInstant,
+    diag: &mut Diag,
+) -> bool {
+    let spec = JobSpec::uniform(1.0, &[4096; 200]).unwrap();
+    match client.connect(addr) {
+        Err(e) => {
+            diag.error = Some(format!("connect: {e}"));
+            false
+        }
+        Ok(h) => {
+            diag.connect = t0.elapsed();
+            let job = client.send_job(h, spec).unwrap();
+            match client.wait_job(h, job, Some(BOUND)) {
+                Err(e) => {
+                    diag.error = Some(format!("job: {e}"));
+                    false
+                }
+                Ok(r) => {
+                    diag.client_rtos = r.lost_by_timer;
+                    diag.client_retx = r.retransmissions;
+                    r.guarantee_held() && r.groups[0].delivered == 200
+                }
+            }
+        }
     }
 }
 
@@ -251,6 +402,23 @@ pub(crate) fn unloaded_job(server: Endpoint) -> Duration {
     let jct = t0.elapsed();
     stop.store(true, Ordering::Relaxed);
     serve.join().unwrap();
+    jct
+}
+
+/// The new client's JCT with no flood while another thread spins on a CPU
+/// (no packets): what sharing the host's cores alone costs it.
+pub(crate) fn busy_loop_job(server: Endpoint) -> Duration {
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let spin = thread::spawn(move || {
+        let mut x = 0u64;
+        while !st.load(Ordering::Relaxed) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    });
+    let jct = unloaded_job(server);
+    stop.store(true, Ordering::Relaxed);
+    spin.join().unwrap();
     jct
 }
 
