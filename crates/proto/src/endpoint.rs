@@ -330,10 +330,11 @@ impl Endpoint {
     }
 
     fn cookie_tag(&self, peer: SocketAddr, r: u32) -> u32 {
-        // Keyed by the endpoint's secret; an off-path sender cannot forge
-        // a connection id for its (spoofed) address.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.secret.hash(&mut h);
+        // SipHash-1-3 keyed with the endpoint's 128-bit secret (a PRF): an
+        // off-path sender cannot forge a connection id for its (spoofed)
+        // address. (std's DefaultHasher has a fixed zero key and an
+        // unspecified algorithm; hashing the secret as data is no MAC.)
+        let mut h = siphasher::sip::SipHasher13::new_with_keys(self.secret[0], self.secret[1]);
         peer.hash(&mut h);
         r.hash(&mut h);
         h.finish() as u32
