@@ -9,6 +9,12 @@ experiments/netapprox/results/<fig>[-quick].csv.
   .venv/bin/python experiments/netapprox/run.py fig5             # full k = 12, 192 hosts, 20 ms
   .venv/bin/python experiments/netapprox/run.py all --quick
   .venv/bin/python experiments/netapprox/run.py fig5 --only atp-full-0.5,dctcp-es-0.5   # some runs only
+  .venv/bin/python experiments/netapprox/run.py fig14 --quick --set 'atp.queue_rule="msr-bounded"' --tag bounded
+
+--only re-runs the named runs and merges them, by label, into the
+figure's results file (the other rows stay); --set adds a scenario
+override to every run, and --tag NAME writes results/<fig>[-quick]-NAME.csv
+(and its own tmp folder) so that a variant sits beside the default's file.
 
 Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
 fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
@@ -173,6 +179,14 @@ def main():
         default="",
         help="comma-separated run labels to keep, e.g. atp-full-0.5,dctcp-es-0.5",
     )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="sets",
+        help="scenario override added to every run (repeatable), e.g. 'atp.ecn_reaction=true'",
+    )
+    ap.add_argument("--tag", default="", help="suffix of the results file: <fig>[-quick]-<tag>.csv")
     a = ap.parse_args()
     only = {x for x in a.only.split(",") if x}
     if os.environ.get(binaries.env_var("approxnet-sim")):
@@ -185,11 +199,16 @@ def main():
         else [a.fig]
     )
     for fig in figs:
-        tag = fig + ("-quick" if a.quick else "")
+        tag = fig + ("-quick" if a.quick else "") + (f"-{a.tag}" if a.tag else "")
+        planned = plan(fig, a.quick)
+        unknown = only - {label for label, _, _ in planned}
+        if unknown:
+            raise SystemExit(f"--only: no run called {', '.join(sorted(unknown))} in {fig}")
         rows = []
-        for label, scen, sets in plan(fig, a.quick):
+        for label, scen, sets in planned:
             if only and label not in only:
                 continue
+            sets = list(sets) + a.sets
             out = os.path.join(ROOT, "results", "tmp", "netapprox", tag, label)
             cmd = [sim, "run", os.path.join(HERE, scen), "--out", out, "--quiet", "--no-flows"]
             for s in sets:
@@ -254,10 +273,13 @@ def main():
                 )
         path = os.path.join(HERE, "results", f"{tag}.csv")
         if only and os.path.exists(path):
-            # keep the other runs of an earlier sweep
+            # merge by label: the re-run runs replace their old rows, every
+            # other run of the earlier sweep stays, in the plan's order
             with open(path) as f:
-                kept = [r for r in csv.DictReader(f) if r["run"] not in only]
-            rows = kept + rows
+                old = [r for r in csv.DictReader(f) if r["run"] not in only]
+            order = {label: i for i, (label, _, _) in enumerate(planned)}
+            merged = old + rows
+            rows = sorted(merged, key=lambda r: order.get(r["run"], len(order)))
         # an earlier sweep's rows may lack later columns (e.g. load)
         fields = list(dict.fromkeys(k for r in rows for k in r))
         with open(path, "w", newline="") as f:

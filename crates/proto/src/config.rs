@@ -1,6 +1,6 @@
 //! Endpoint configuration and per-peer resource caps.
 
-use crate::policy::{SlackRate, Variant};
+use crate::policy::{QueueRule, SlackRate, Variant};
 use crate::time::Duration;
 use crate::units::{Rate, DEFAULT_MTU};
 use crate::wire::HEADER_LEN;
@@ -102,6 +102,10 @@ pub struct Config {
     pub bundle_bytes: usize,
     /// Switch priority queues `Q` (default 8, seed 000 §7.1).
     pub queues: u8,
+    /// How ATP FixTLR / Full map the TLR to a queue (default
+    /// [`QueueRule::Eq1`], seed 000 §5.2 as written; `MsrBounded` never
+    /// lets a group sink below its MSR's queue, see `policy::MsrBoundedQueue`).
+    pub queue_rule: QueueRule,
     /// Retransmission rule.
     pub retransmit: RetransmitPolicy,
     /// Receiver behaviour for damaged approximate regions.
@@ -136,6 +140,7 @@ impl Default for Config {
             max_ack_delay: Duration::from_micros(20),
             bundle_bytes: 512,
             queues: 8,
+            queue_rule: QueueRule::Eq1,
             retransmit: RetransmitPolicy::WhenNeeded,
             integrity: Integrity::AcceptDamaged,
             transport_checksums: false,

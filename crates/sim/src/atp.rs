@@ -18,7 +18,9 @@ use approxnet_proto::event::Role;
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::time::{Duration, Instant};
 use approxnet_proto::units::Rate;
-use approxnet_proto::{wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Pushed, Variant};
+use approxnet_proto::{
+    wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Pushed, QueueRule, Variant,
+};
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -42,6 +44,8 @@ pub struct AtpSetup {
     pub record_epochs: bool,
     /// React to ECN marks (the core's `Config::ecn_reaction`).
     pub ecn_reaction: bool,
+    /// How FixTLR / Full map the TLR to a queue (the core's `Config::queue_rule`).
+    pub queue_rule: QueueRule,
     /// ACK every this many DATA packets.
     pub ack_every: u32,
     /// Bundle whole small messages up to this many body bytes (`None`: the
@@ -213,6 +217,7 @@ impl AtpAdapter {
             keep_payloads: false,
             ack_every: self.setup.ack_every,
             ecn_reaction: self.setup.ecn_reaction,
+            queue_rule: self.setup.queue_rule,
             ..Config::default()
         };
         if let Some(b) = self.setup.bundle_bytes {

@@ -115,7 +115,7 @@ impl Connection {
         first_seq: u32,
         cfg: &Config,
     ) -> Connection {
-        let pol = cfg.variant.policies(cfg.rate);
+        let pol = cfg.variant.policies_with(cfg.rate, cfg.queue_rule);
         let rate = pol.rate.initial(cfg.line_rate);
         let mut c = Connection {
             peer,

@@ -239,6 +239,10 @@ pub struct AtpFile {
     /// default false: seed 000's loss-only ATP).
     #[serde(default)]
     pub ecn_reaction: bool,
+    /// How ATP FixTLR / Full map the TLR to a queue: `eq1` (default, seed
+    /// 000 §5.2 as written) or `msr-bounded` (never below the MSR's queue;
+    /// the core's `Config::queue_rule`).
+    pub queue_rule: Option<String>,
 }
 
 /// One `[[jobs]]` class.
