@@ -44,6 +44,8 @@ pub struct AtpSetup {
     pub record_epochs: bool,
     /// React to ECN marks (the core's `Config::ecn_reaction`).
     pub ecn_reaction: bool,
+    /// React to ECN marks on queue 0 only (`Config::ecn_reaction_queue0`).
+    pub ecn_reaction_queue0: bool,
     /// How FixTLR / Full map the TLR to a queue (the core's `Config::queue_rule`).
     pub queue_rule: QueueRule,
     /// ACK every this many DATA packets.
@@ -217,6 +219,7 @@ impl AtpAdapter {
             keep_payloads: false,
             ack_every: self.setup.ack_every,
             ecn_reaction: self.setup.ecn_reaction,
+            ecn_reaction_queue0: self.setup.ecn_reaction_queue0,
             queue_rule: self.setup.queue_rule,
             ..Config::default()
         };

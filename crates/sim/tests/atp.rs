@@ -182,3 +182,34 @@ fn background_joins_the_queue_of_a_native_class() {
         "{s:?}"
     );
 }
+
+/// Packets queued at any switch port in queues `qs` (host NICs have one queue).
+fn enqueued(b: &approxnet_sim::scenario::Built, qs: std::ops::RangeInclusive<usize>) -> u64 {
+    let net = &b.sim.net;
+    net.ports
+        .iter()
+        .filter(|p| p.queues.len() > *qs.end())
+        .flat_map(|p| p.queues[qs.clone()].iter())
+        .map(|q| q.stats.enqueued)
+        .sum()
+}
+
+#[test]
+fn the_msr_bounded_queue_rule_keeps_loss_free_jobs_in_their_msr_queue() {
+    // MSR 0.5 (TLR_0 0.5: queue 4) jobs whose messages are produced over
+    // ~400 us, on an idle network: nothing is lost, so eq. 1's TLR climbs
+    // toward 1 as the jobs deliver.
+    let base = ["jobs.0.gaps=\"fbkv\"", "duration_ms=3.0"];
+    let eq1 = run(PAIR, &[base[0], base[1], "atp.queue_rule=\"eq1\""]);
+    let bounded = run(PAIR, &[base[0], base[1], "atp.queue_rule=\"msr-bounded\""]);
+    let default = run(PAIR, &base);
+    for b in [&eq1, &bounded, &default] {
+        assert!(b.sim.jobs.iter().all(|j| j.done.is_some()));
+        assert!(enqueued(b, 4..=4) > 0);
+    }
+    // eq. 1 as written sinks them into the lossier queues 5-7 ...
+    assert!(enqueued(&eq1, 5..=7) > 0);
+    // ... the default rule never lets them below queue 4.
+    assert_eq!(enqueued(&bounded, 5..=7), 0);
+    assert_eq!(summary(&default), summary(&bounded));
+}

@@ -50,7 +50,10 @@ impl Connection {
         self.unacked += 1;
         // A full batch (or, when ECN is acted upon, a CE mark, or a job
         // just satisfied) is echoed at once; otherwise the ACK waits a little.
-        if (ce && cfg.ecn_reaction) || newly || self.unacked >= cfg.ack_every {
+        if (ce && (cfg.ecn_reaction || cfg.ecn_reaction_queue0))
+            || newly
+            || self.unacked >= cfg.ack_every
+        {
             self.flush_ack();
         } else if self.timers.get(Timer::AckDelay).is_none() {
             self.timers.set(Timer::AckDelay, now + cfg.max_ack_delay);
@@ -95,7 +98,9 @@ impl Connection {
             if !a.spurious {
                 self.rto_backoff = 0;
             }
-            if h.flags.has(Flags::ECE) {
+            // Marks count where they are acted upon: on every queue with
+            // `ecn_reaction`, on queue 0 alone with `ecn_reaction_queue0`.
+            if h.flags.has(Flags::ECE) && cfg.reacts_to_marks(a.queue) {
                 self.send.epoch.marked += 1;
             }
         }

@@ -33,12 +33,12 @@ impl Connection {
         let np = self.send.next_packet(&self.pol, cfg.bundle_bytes)?;
         let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
         let bundle = self.send.bundling();
-        let seq = self.send.on_sent(now, &np);
-        self.last_sent = now;
         let queue = self
             .send
             .job_mut(np.job)
             .map_or(0, |j| j.groups[np.group_idx as usize].queue);
+        let seq = self.send.on_sent(now, &np, queue);
+        self.last_sent = now;
         let mut flags = Flags::default();
         flags.set(Flags::APPROX_CRC, approx);
         flags.set(Flags::TENSOR, elems.is_some());

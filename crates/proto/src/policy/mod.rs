@@ -10,9 +10,9 @@
 //! | FixPrio  | slack               | MRDF      | dynamic    | fixed          |
 //! | Full     | slack               | MRDF      | dynamic    | slack          |
 //!
-//! "slack" queue selection reads eq. 1's TLR as seed 000 §5.2 writes it
-//! ([`QueueRule::Eq1`], the default) or bounded by the MSR's own queue
-//! ([`QueueRule::MsrBounded`], `Config::queue_rule`).
+//! "slack" queue selection reads eq. 1's TLR bounded by the MSR's own queue
+//! ([`QueueRule::MsrBounded`], the default) or as seed 000 §5.2 writes it
+//! ([`QueueRule::Eq1`]); `Config::queue_rule` chooses.
 
 mod queue;
 mod rate;

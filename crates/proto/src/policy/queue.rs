@@ -67,10 +67,10 @@ impl QueueSelector for MsrBoundedQueue {
 pub enum QueueRule {
     /// Seed 000 §5.2 as written: the queue follows eq. 1's TLR up and down
     /// ([`SlackQueue`]).
-    #[default]
     Eq1,
-    /// The queue follows eq. 1's TLR but never sinks below the MSR's own
-    /// queue ([`MsrBoundedQueue`]; our deviation, see there).
+    /// The default: the queue follows eq. 1's TLR but never sinks below the
+    /// MSR's own queue ([`MsrBoundedQueue`]; our deviation, see there).
+    #[default]
     MsrBounded,
 }
 

@@ -74,9 +74,9 @@ impl Variant {
     }
 
     /// Builds the policies; `rate` configures the slack controller where used.
-    /// The dynamic queue selection reads eq. 1 as written ([`QueueRule::Eq1`]).
+    /// The dynamic queue selection follows the default [`QueueRule`].
     pub fn policies(self, rate: SlackRate) -> Policies {
-        self.policies_with(rate, QueueRule::Eq1)
+        self.policies_with(rate, QueueRule::default())
     }
 
     /// As [`Variant::policies`], with `rule` choosing how the variants with

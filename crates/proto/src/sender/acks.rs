@@ -29,6 +29,7 @@ impl SendSide {
             return Some(Acked {
                 sent: rec.flight.sent,
                 spurious: true,
+                queue: rec.flight.queue,
             });
         };
         match f.fate {
@@ -53,6 +54,7 @@ impl SendSide {
         Some(Acked {
             sent: f.sent,
             spurious: f.fate == Fate::Lost,
+            queue: f.queue,
         })
     }
 

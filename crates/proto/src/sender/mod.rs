@@ -201,6 +201,8 @@ pub(crate) struct Flight {
     bundled: bool,
     pub(crate) sent: Instant,
     fate: Fate,
+    /// The switch queue it was sent to (ECN marks count by queue).
+    queue: u8,
 }
 
 /// Outcome counters of one epoch.
@@ -288,6 +290,8 @@ pub(crate) struct Acked {
     pub(crate) sent: Instant,
     /// It had been declared lost.
     pub(crate) spurious: bool,
+    /// The switch queue it was sent to.
+    pub(crate) queue: u8,
 }
 
 /// Most messages in one bundle.

@@ -22,7 +22,7 @@ fn repeated_ack_ranges_across_wrap_resolve_each_packet_once() {
     send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
     for _ in 0..PACKETS {
         let np = send.next_packet(&pol, 0).expect("a packet to send");
-        send.on_sent(Instant::ZERO, &np);
+        send.on_sent(Instant::ZERO, &np, 0);
     }
     let sent: Vec<u32> = (0..PACKETS).map(|i| first.wrapping_add(i)).collect();
     let mut covered = BTreeSet::<u32>::new();
@@ -85,7 +85,7 @@ fn lost_packets_across_wrap_are_forgotten_oldest_first() {
     let later = Instant::from_nanos(1000);
     for i in 0..12 {
         let np = send.next_packet(&pol, 0).expect("a packet to send");
-        send.on_sent(if i < 10 { Instant::ZERO } else { later }, &np);
+        send.on_sent(if i < 10 { Instant::ZERO } else { later }, &np, 0);
     }
     assert_eq!(send.detect_timeout(Instant::ZERO, &cfg, &pol), 10);
     assert_eq!(send.oldest_lost(), Some(first));

@@ -196,7 +196,7 @@ impl SendSide {
     }
 
     /// Records that packet `np` left with sequence number `seq`.
-    pub(crate) fn on_sent(&mut self, now: Instant, np: &NextPacket) -> u32 {
+    pub(crate) fn on_sent(&mut self, now: Instant, np: &NextPacket, queue: u8) -> u32 {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         if self.flights.is_empty() {
@@ -214,6 +214,7 @@ impl SendSide {
             bundled,
             sent: now,
             fate: Fate::InFlight,
+            queue,
         });
         if self.probe_pending {
             self.probe_pending = false;

@@ -259,8 +259,9 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             min_rto: us(positive("atp.min_rto_us", a.min_rto_us.unwrap_or(1000.0))?),
             record_epochs: a.record_epochs,
             ecn_reaction: a.ecn_reaction,
+            ecn_reaction_queue0: a.ecn_reaction_queue0,
             queue_rule: match a.queue_rule.as_deref() {
-                None => QueueRule::Eq1,
+                None => QueueRule::default(),
                 Some(n) => QueueRule::from_name(n).ok_or_else(|| {
                     invalid("atp.queue_rule", format!("{n:?}"), "eq1 or msr-bounded")
                 })?,

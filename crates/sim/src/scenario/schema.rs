@@ -239,9 +239,14 @@ pub struct AtpFile {
     /// default false: seed 000's loss-only ATP).
     #[serde(default)]
     pub ecn_reaction: bool,
-    /// How ATP FixTLR / Full map the TLR to a queue: `eq1` (default, seed
-    /// 000 §5.2 as written) or `msr-bounded` (never below the MSR's queue;
-    /// the core's `Config::queue_rule`).
+    /// React to ECN marks on queue 0 only, the non-approximate queue that
+    /// seed 000 §7.1 marks at K = 65 (the core's `Config::ecn_reaction_queue0`;
+    /// default false).
+    #[serde(default)]
+    pub ecn_reaction_queue0: bool,
+    /// How ATP FixTLR / Full map the TLR to a queue: `msr-bounded` (the
+    /// default: never below the MSR's queue) or `eq1` (seed 000 §5.2 as
+    /// written); the core's `Config::queue_rule`.
     pub queue_rule: Option<String>,
 }
 
