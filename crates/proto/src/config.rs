@@ -95,6 +95,18 @@ pub struct Config {
     /// that reacts only to loss fills the shared switch buffer
     /// (docs/experiments/netapprox.md, "ATP at MSR 1").
     pub ecn_reaction_queue0: bool,
+    /// Seed 000 §7.2: "NetApprox can send more data if doing so would not
+    /// affect JCT (when the network has extra room)". Default false: a
+    /// satisfied job sends nothing more. When true, a job that met its MSR
+    /// still completes then (its report and JCT are unchanged) but keeps
+    /// its produced, never-sent messages — and those produced later — as
+    /// *extra* data: sent only when no other job of the connection has a
+    /// packet ready, to the lowest-priority queue, never retransmitted,
+    /// and kept out of the loss rate (they never cut the rate, back the
+    /// RTO off or delay another job's FIN). Its FIN waits until they are
+    /// resolved, so the receiver delivers them. `Transmit::extra` marks
+    /// them for a host that can hold them back until its NIC is idle.
+    pub send_more: bool,
     /// ACK every this many DATA packets (default 1: every packet, as
     /// datacenter transports do). Larger values coalesce ACKs; a pending
     /// ACK never waits longer than `max_ack_delay`.
@@ -145,6 +157,7 @@ impl Default for Config {
             pacing_burst: Duration::from_micros(10),
             ecn_reaction: false,
             ecn_reaction_queue0: false,
+            send_more: false,
             ack_every: 1,
             max_ack_delay: Duration::from_micros(20),
             bundle_bytes: 512,

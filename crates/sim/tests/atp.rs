@@ -213,3 +213,39 @@ fn the_msr_bounded_queue_rule_keeps_loss_free_jobs_in_their_msr_queue() {
     assert_eq!(enqueued(&bounded, 5..=7), 0);
     assert_eq!(summary(&default), summary(&bounded));
 }
+
+/// The receivers' totals (`atp_delivered.csv`): jobs, must, delivered,
+/// extra datagrams sent, extra datagrams dropped at their host.
+fn delivered_totals(b: &approxnet_sim::scenario::Built, tag: &str) -> Vec<u64> {
+    let dir = std::env::temp_dir().join(format!("approxnet-sendmore-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    b.sim
+        .adapter()
+        .expect("an ATP adapter")
+        .write_outputs(&dir)
+        .unwrap();
+    let text = std::fs::read_to_string(dir.join("atp_delivered.csv")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let line = text.lines().nth(1).expect("one row");
+    line.split(',').map(|x| x.parse().unwrap()).collect()
+}
+
+#[test]
+fn send_more_delivers_the_rest_of_satisfied_jobs_as_extra_data() {
+    // MSR 0.5 jobs whose 20 messages are produced over ~400 us: each is
+    // satisfied halfway; with send more the rest still reaches the receiver.
+    let base = ["jobs.0.gaps=\"fbkv\"", "duration_ms=3.0"];
+    let off = run(PAIR, &base);
+    let on = run(PAIR, &[base[0], base[1], "atp.send_more=true"]);
+    for b in [&off, &on] {
+        assert!(b.sim.jobs.iter().all(|j| j.done.is_some()));
+    }
+    let (t_off, t_on) = (delivered_totals(&off, "off"), delivered_totals(&on, "on"));
+    assert_eq!(t_off[0], t_on[0], "every job reported by its receiver");
+    assert_eq!(t_off[1], t_on[1]);
+    assert_eq!(t_off[3], 0);
+    assert!(t_on[3] > 0, "extra data was sent: {t_on:?}");
+    // most of what was left over arrives
+    let left = 20 * t_on[0] - t_off[2];
+    assert!(t_on[2] - t_off[2] > left / 2, "{t_off:?} -> {t_on:?}");
+}

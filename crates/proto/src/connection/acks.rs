@@ -122,13 +122,20 @@ impl Connection {
     }
 
     pub(super) fn after_progress(&mut self, now: Instant, cfg: &Config) {
-        for report in self.send.take_finished(now) {
+        let mut fins = Vec::new();
+        for report in self.send.take_finished(now, cfg.send_more, &self.pol) {
             let id = report.job;
             self.events.push_back(Event::JobComplete {
                 job: id,
                 role: Role::Sender,
                 outcome: Ok(report),
             });
+            fins.push(id);
+        }
+        // A job sending extra data (send more) says FIN once that is resolved.
+        fins.retain(|&id| self.send.job_mut(id).is_some_and(|j| !j.fin_deferred));
+        fins.extend(self.send.take_fin_ready());
+        for id in fins {
             self.control.push_back(Control::Fin { job: id });
             if let Some(j) = self.send.job_mut(id) {
                 j.control_sent = Some(now);

@@ -64,6 +64,7 @@ pub(crate) struct Out {
     pub(crate) len: usize,
     pub(crate) queue: u8,
     pub(crate) precise_len: usize,
+    pub(crate) extra: bool,
 }
 
 pub(crate) struct Connection {

@@ -26,7 +26,7 @@ mod tests;
 use crate::bitset::{BitSet, SeqRing};
 use crate::event::{GroupReport, JobReport};
 use crate::job::Payload;
-use crate::policy::GroupProgress;
+use crate::policy::{GroupProgress, Policies};
 use crate::time::Instant;
 use crate::wire::JobRepr;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -160,6 +160,10 @@ pub(crate) struct SendJob {
     pub(crate) ended: bool,
     pub(crate) control_sent: Option<Instant>,
     pub(crate) done: bool,
+    /// Satisfied and sending what is left as extra data (`Config::send_more`).
+    pub(crate) extra: bool,
+    /// The FIN waits for the extra data to be resolved.
+    pub(crate) fin_deferred: bool,
     pub(crate) fin_acked: bool,
     unresolved: u32,
     packets: u64,
@@ -203,6 +207,8 @@ pub(crate) struct Flight {
     fate: Fate,
     /// The switch queue it was sent to (ECN marks count by queue).
     queue: u8,
+    /// Extra data of a satisfied job: kept out of the loss rate.
+    extra: bool,
 }
 
 /// Outcome counters of one epoch.
@@ -338,7 +344,14 @@ impl SendSide {
     /// `ceil(MSR * N)` (seed 000 §3.3.2): marks them done, abandons what is
     /// left of them (never sent, nor retransmitted) and returns their
     /// reports.
-    pub(crate) fn take_finished(&mut self, now: Instant) -> Vec<JobReport> {
+    /// With `send_more`, a satisfied job that still has messages keeps its
+    /// never-sent ones as extra data (`Config::send_more`).
+    pub(crate) fn take_finished(
+        &mut self,
+        now: Instant,
+        send_more: bool,
+        pol: &Policies,
+    ) -> Vec<JobReport> {
         let mut out = Vec::new();
         for ji in 0..self.jobs.len() {
             let j = &self.jobs[ji];
@@ -354,11 +367,42 @@ impl SendSide {
             if j.done || !finished {
                 continue;
             }
-            self.stop_job(ji);
+            let extra = send_more && !j.ended && j.unresolved > 0;
+            self.stop_job(ji, extra);
             let j = &mut self.jobs[ji];
             j.done = true;
+            j.extra = extra;
+            j.fin_deferred = extra;
+            if extra {
+                // their keys move behind every other job's
+                for mi in 0..j.msgs.len() {
+                    Self::reschedule(&mut self.sched, j, mi, pol);
+                }
+            }
             j.control_sent = None;
             out.push(j.report(now));
+        }
+        out
+    }
+
+    /// Jobs whose FIN waited for their extra data (send more) and may go
+    /// now: nothing of theirs open or in flight. Clears the wait.
+    pub(crate) fn take_fin_ready(&mut self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for ji in 0..self.jobs.len() {
+            let j = &self.jobs[ji];
+            if !j.fin_deferred
+                || j.groups.iter().any(|g| g.produced < g.messages)
+                || j.msgs.iter().any(|m| m.state == MsgState::Open)
+                || self
+                    .flights
+                    .iter()
+                    .any(|f| f.job == j.id && f.fate == Fate::InFlight)
+            {
+                continue;
+            }
+            self.jobs[ji].fin_deferred = false;
+            out.push(self.jobs[ji].id);
         }
         out
     }
@@ -395,7 +439,7 @@ impl SendSide {
         if self.jobs[ji].job_acked || self.jobs[ji].done {
             return false;
         }
-        self.stop_job(ji);
+        self.stop_job(ji, false);
         let j = &mut self.jobs[ji];
         j.done = true;
         j.fin_acked = true;

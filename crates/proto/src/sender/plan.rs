@@ -169,6 +169,8 @@ impl SendSide {
             ended: false,
             control_sent: None,
             done: false,
+            extra: false,
+            fin_deferred: false,
             fin_acked: false,
             unresolved,
             packets: 0,

@@ -98,3 +98,76 @@ fn lost_packets_across_wrap_are_forgotten_oldest_first() {
     assert_eq!(send.oldest_lost(), None);
     assert_eq!(send.in_flight, 1);
 }
+
+/// Send more (seed 000 §7.2): a satisfied job's unsent messages wait
+/// while another job of the connection is open and go after it; their
+/// losses never count in the epoch's loss rate nor back the RTO off, and
+/// the job's FIN waits until they are resolved. Without send more,
+/// nothing of the job is sent after it met its MSR.
+#[test]
+fn send_more_extras_go_last_and_never_count_as_loss() {
+    for send_more in [false, true] {
+        let cfg = Config {
+            send_more,
+            ..Config::default()
+        };
+        let pol = cfg.variant.policies(cfg.rate);
+        let mut send = SendSide::new(7);
+        // Job A: 10 one-packet messages, MSR 0.5 (5 must arrive).
+        let a = JobSpec::uniform(0.5, &[100; 10]).unwrap();
+        send.add_job(Instant::ZERO, a, &cfg, &pol).unwrap();
+        let a_id = send.jobs[0].id;
+        for _ in 0..5 {
+            let np = send.next_packet(&pol, 0).unwrap();
+            let s = send.on_sent(Instant::ZERO, &np, 4);
+            send.on_acked(s, &pol);
+        }
+        let reports = send.take_finished(Instant::from_nanos(10), send_more, &pol);
+        assert_eq!(reports.len(), 1, "A met its MSR");
+        assert_eq!(reports[0].groups[0].delivered, 5);
+        assert_eq!(send.epoch.acked, 5);
+        // Job B (reliable) arrives: its 4 packets leave, A's extras wait.
+        let b = JobSpec::uniform(1.0, &[100; 4]).unwrap();
+        send.add_job(Instant::ZERO, b, &cfg, &pol).unwrap();
+        let b_id = send.jobs[1].id;
+        for _ in 0..4 {
+            let np = send.next_packet(&pol, 0).unwrap();
+            assert_eq!(np.job, b_id);
+            let s = send.on_sent(Instant::ZERO, &np, 0);
+            send.on_acked(s, &pol);
+        }
+        assert!(
+            send.next_packet(&pol, 0).is_none(),
+            "nothing while B is open"
+        );
+        assert!(!send.has_data());
+        let done: Vec<u32> = send
+            .take_finished(Instant::from_nanos(20), send_more, &pol)
+            .iter()
+            .map(|r| r.job)
+            .collect();
+        assert_eq!(done, vec![b_id]);
+        if !send_more {
+            assert!(
+                send.next_packet(&pol, 0).is_none(),
+                "nothing of A after its MSR"
+            );
+            assert!(send.take_fin_ready().is_empty());
+            continue;
+        }
+        // B done: A's 5 extra messages go now, and all are lost (a tail
+        // declared by the timer): the loss rate sees none of it, the RTO
+        // does not back off, and lost extras are never resent.
+        assert!(send.has_data());
+        for _ in 0..5 {
+            let np = send.next_packet(&pol, 0).unwrap();
+            assert_eq!(np.job, a_id);
+            send.on_sent(Instant::ZERO, &np, 7);
+        }
+        assert!(send.take_fin_ready().is_empty(), "extras still in flight");
+        assert_eq!(send.detect_timeout(Instant::ZERO, &cfg, &pol), 0);
+        assert_eq!((send.epoch.acked, send.epoch.lost), (9, 0));
+        assert!(send.next_packet(&pol, 0).is_none());
+        assert_eq!(send.take_fin_ready(), vec![a_id]);
+    }
+}
