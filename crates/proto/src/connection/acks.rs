@@ -123,7 +123,12 @@ impl Connection {
 
     pub(super) fn after_progress(&mut self, now: Instant, cfg: &Config) {
         let mut fins = Vec::new();
-        for report in self.send.take_finished(now, cfg.send_more, &self.pol) {
+        // extra data (send more) may take one RTO past the job's end
+        let extra_for = self.rto(cfg);
+        for report in self
+            .send
+            .take_finished(now, cfg.send_more, extra_for, &self.pol)
+        {
             let id = report.job;
             self.events.push_back(Event::JobComplete {
                 job: id,
@@ -134,7 +139,7 @@ impl Connection {
         }
         // A job sending extra data (send more) says FIN once that is resolved.
         fins.retain(|&id| self.send.job_mut(id).is_some_and(|j| !j.fin_deferred));
-        fins.extend(self.send.take_fin_ready());
+        fins.extend(self.send.take_fin_ready(now, &self.pol));
         for id in fins {
             self.control.push_back(Control::Fin { job: id });
             if let Some(j) = self.send.job_mut(id) {

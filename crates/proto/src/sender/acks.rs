@@ -41,7 +41,9 @@ impl SendSide {
             Fate::InFlight => {
                 self.unacked.remove(seq);
                 self.in_flight -= 1;
-                if !f.extra {
+                if f.extra {
+                    self.extra_in_flight -= 1;
+                } else {
                     self.epoch.acked += 1;
                 }
             }

@@ -84,7 +84,9 @@ impl SendSide {
         );
         self.unacked.remove(seq);
         self.in_flight -= 1;
-        if !f.extra {
+        if f.extra {
+            self.extra_in_flight -= 1;
+        } else {
             self.epoch.lost += 1;
         }
         let Some(ji) = self.job_index(f.job) else {

@@ -171,6 +171,7 @@ impl SendSide {
             done: false,
             extra: false,
             fin_deferred: false,
+            extra_until: now,
             fin_acked: false,
             unresolved,
             packets: 0,

@@ -52,15 +52,14 @@ impl SendSide {
         !self.pending_bundle.is_empty()
     }
 
-    /// Whether a DATA packet may be sent: one of a job still open, or
-    /// extra data (send more) while no job of the connection is open —
-    /// extra data uses only a connection the jobs left idle, so its losses
-    /// and late arrivals never interleave with another job's packets.
+    /// Whether a DATA packet may be sent: one of a job still open (those
+    /// always go first), or extra data (send more) while fewer than
+    /// [`super::EXTRA_WINDOW`] extra packets are in flight.
     pub(crate) fn has_data(&self) -> bool {
         match self.sched.first() {
             None => false,
             Some(&(k, _)) if k < EXTRA_KEY => true,
-            Some(_) => !self.jobs.iter().any(|j| !j.done),
+            Some(_) => self.extra_in_flight < super::EXTRA_WINDOW,
         }
     }
 
@@ -230,6 +229,7 @@ impl SendSide {
         }
         let bundled = !self.pending_bundle.is_empty();
         let extra = self.job_index(np.job).is_some_and(|ji| self.jobs[ji].extra);
+        self.extra_in_flight += u32::from(extra);
         if bundled {
             self.bundles
                 .insert(seq, std::mem::take(&mut self.pending_bundle));
