@@ -11,6 +11,13 @@ package.
   .venv/bin/python experiments/netapprox/run.py fig5             # full k = 12, 192 hosts, 20 ms
   .venv/bin/python experiments/netapprox/run.py all --quick
   .venv/bin/python experiments/netapprox/run.py fig5 --only atp-full-0.5-L0.2,dctcp-es-0.5-L0.2
+  .venv/bin/python experiments/netapprox/run.py fig14 --quick --set 'atp.queue_rule="eq1"' --tag eq1
+
+--only re-runs the named runs and merges them, by label, into the
+figure's results file (the other rows stay, in the plan's order); --set
+adds a scenario override to every run, and --tag NAME writes
+results/<fig>[-quick]-NAME.csv (and its own tmp folder) so that a variant
+sits beside the default's file.
 
 Figures: fig5 (FBKV JCT vs MSR; also Fig. 7 queue), fig6 (FBHD; Fig. 8),
 fig9 (incast), fig10 (TLR / rate / queue timeline), fig11 (FixTLR / FixPrio /
@@ -64,6 +71,14 @@ def main():
         help="comma-separated run labels to keep, e.g. atp-full-0.5,dctcp-es-0.5",
     )
     ap.add_argument("-j", "--workers", type=int, default=1, help="runs in parallel (default 1)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="sets",
+        help="scenario override added to every run (repeatable), e.g. 'atp.ecn_reaction=true'",
+    )
+    ap.add_argument("--tag", default="", help="suffix of the results file: <fig>[-quick]-<tag>.csv")
     a = ap.parse_args()
     only = [x for x in a.only.split(",") if x]
     if os.environ.get(binaries.env_var("approxnet-sim")):
@@ -71,13 +86,14 @@ def main():
     else:  # this checkout's, rebuilt if stale (a no-op when it is not)
         sim = str(binaries.build("approxnet-sim"))
     for fig in ALL if a.fig == "all" else [a.fig]:
-        tag = fig + ("-quick" if a.quick else "")
+        tag = fig + ("-quick" if a.quick else "") + (f"-{a.tag}" if a.tag else "")
         out = os.path.join(ROOT, "results", "tmp", "netapprox", tag)
         res = repro.run_figure(
             fig,
             out,
             quick=a.quick,
             only=only,
+            sets=a.sets,
             workers=a.workers,
             binary=sim,
             on_run=functools.partial(report, tag),
@@ -85,10 +101,12 @@ def main():
         rows = [{k: ("" if v is None else v) for k, v in r.items()} for r in res.rows]
         path = os.path.join(HERE, "results", f"{tag}.csv")
         if only and os.path.exists(path):
-            # keep the other runs of an earlier sweep
+            # merge by label: the re-run runs replace their old rows, every
+            # other run of the earlier sweep stays, in the plan's order
             with open(path) as f:
-                kept = [r for r in csv.DictReader(f) if r["run"] not in set(only)]
-            rows = kept + rows
+                old = [r for r in csv.DictReader(f) if r["run"] not in set(only)]
+            order = {r.label: i for i, r in enumerate(figures.plan(fig, a.quick))}
+            rows = sorted(old + rows, key=lambda r: order.get(r["run"], len(order)))
         # an earlier sweep's rows may lack later columns (e.g. load)
         fields = list(dict.fromkeys(k for r in rows for k in r))
         with open(path, "w", newline="") as f:

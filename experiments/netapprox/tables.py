@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Markdown tables from experiments/netapprox/results/*.csv (for docs/experiments/netapprox.md).
 
-  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss|runs|versus] [CLASS]
+  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss|runs|versus|common] [CLASS]
 
 CLASS keeps only that job class (e.g. `foreground` for fig11). A sweep over
 offered loads prints one table per load. `versus` prints, per load and MSR,
-ATP Full's mean JCT over the best baseline's (below 1: ATP ahead).
+ATP Full's mean JCT over the best baseline's (below 1: ATP ahead). A
+scheme's mean covers only the jobs it finished, so a scheme that leaves its
+slowest jobs unfinished looks faster: `common` compares the means over the
+jobs that every scheme of that load and MSR finished (read from the runs'
+jobs.csv under results/tmp/netapprox/<tag>/, so the sweep must have run in
+this checkout).
 """
 
 import csv
@@ -91,6 +96,41 @@ def versus(rows):
     return "\n".join(out)
 
 
+def finished_jct(tag, run):
+    """Job key -> JCT (us) of the jobs run `run` of sweep `tag` finished."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    path = os.path.join(root, "results", "tmp", "netapprox", tag, run, "jobs.csv")
+    with open(path) as fh:
+        return {
+            (j["class"], j["src"], j["dst"], j["start_ns"]): float(j["jct_ns"]) / 1e3
+            for j in csv.DictReader(fh)
+            if j["done_ns"] not in ("", "nan")
+        }
+
+
+def common(tag, rows):
+    """`versus` over the jobs every scheme finished (same arrivals in every run)."""
+    msrs = sorted({float(r["msr"]) for r in rows})
+    out = [
+        "| MSR | jobs all finished | ATP mean us | best baseline | its mean us | ATP / best |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in msrs:
+        runs = {r["scheme"]: r["run"] for r in rows if float(r["msr"]) == m}
+        if "atp-full" not in runs or len(runs) < 2:
+            continue
+        jct = {s: finished_jct(tag, run) for s, run in runs.items()}
+        keys = set.intersection(*(set(v) for v in jct.values()))
+        if not keys:
+            continue
+        mean = {s: sum(v[k] for k in keys) / len(keys) for s, v in jct.items()}
+        base = {s: v for s, v in mean.items() if not s.startswith("atp")}
+        b = min(base, key=lambda s: base[s])
+        a = mean["atp-full"]
+        out.append(f"| {m:g} | {len(keys)} | {a:.1f} | {b} | {base[b]:.1f} | {a / base[b]:.2f} |")
+    return "\n".join(out)
+
+
 def by_load(rows):
     loads = []
     for r in rows:
@@ -112,5 +152,7 @@ if __name__ == "__main__":
             print(per_run(rs))
         elif kind == "versus":
             print(versus(rs))
+        elif kind == "common":
+            print(common(tag, rs))
         else:
             print(by_scheme_msr(rs, CELLS[kind]))

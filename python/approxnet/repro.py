@@ -355,12 +355,14 @@ def run_figure(
     *,
     quick: bool = False,
     only: Sequence[str] = (),
+    sets: Sequence[str] = (),
     workers: int | None = None,
     binary: str | os.PathLike[str] | None = None,
     on_run: Callable[[str, list[dict[str, Any]]], None] | None = None,
 ) -> FigureResult:
     """Runs figure ``name``'s plan (:func:`approxnet.figures.plan`; ``only``:
-    just these run labels) and writes each run's records to ``out/<label>/``
+    just these run labels; ``sets``: overrides added to every run) and
+    writes each run's records to ``out/<label>/``
     and table.csv, table.md and plot.png to ``out``. ``on_run(label, rows)``
     is called as each run finishes (progress)."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -379,6 +381,8 @@ def run_figure(
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     exe = os.fspath(binary) if binary is not None else None
+    if sets:
+        runs = [figures.Run(r.label, r.study, (*r.sets, *sets)) for r in runs]
     jobs = [(r, str(find(r.study, studies_root()).path), str(out_dir / r.label)) for r in runs]
     rows_of: dict[str, list[dict[str, Any]]] = {}
 

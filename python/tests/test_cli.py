@@ -47,7 +47,6 @@ def test_version() -> None:
         (["sim", "run", "no-such.toml"], 2, "nor a shipped study"),
         (["repro", "fig5", "--only", "bogus"], 1, "has no run 'bogus'"),
         (["repro", "netapprox/demo", "--quick"], 2, "applies to a figure"),
-        (["repro", "fig5", "--set", "seed=2"], 2, "applies to a study"),
         (["sim", "run", DEMO, "--bogus"], 2, "No such option"),
         (["sim", "run", DEMO, "--set", "novalue"], 2, "KEY=VALUE"),
         (["sim", "run", DEMO, "--set", "jobs.0.msr=2", "-q"], 1, "jobs.0.msr"),

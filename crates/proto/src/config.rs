@@ -1,6 +1,6 @@
 //! Endpoint configuration and per-peer resource caps.
 
-use crate::policy::{SlackRate, Variant};
+use crate::policy::{QueueRule, SlackRate, Variant};
 use crate::time::Duration;
 use crate::units::{Rate, DEFAULT_MTU};
 use crate::wire::HEADER_LEN;
@@ -113,6 +113,25 @@ pub struct Config {
     /// false: seed 000's ATP reacts to loss only, and in our simulations
     /// the DCTCP reaction made MSR = 1 jobs several times slower.
     pub ecn_reaction: bool,
+    /// React to ECN marks, as `ecn_reaction` does, only on packets sent to
+    /// queue 0 — the non-approximate queue, the one seed 000 §7.1 gives
+    /// DCTCP marking (K = 65) while the approximate queues drop. Default
+    /// false (the paper's loss-only ATP); a non-approximate (MSR = 1) job
+    /// that reacts only to loss fills the shared switch buffer
+    /// (docs/experiments/netapprox.md, "ATP at MSR 1").
+    pub ecn_reaction_queue0: bool,
+    /// Seed 000 §7.2: "NetApprox can send more data if doing so would not
+    /// affect JCT (when the network has extra room)". Default false: a
+    /// satisfied job sends nothing more. When true, a job that met its MSR
+    /// still completes then (its report and JCT are unchanged) but keeps
+    /// its produced, never-sent messages — and those produced later — as
+    /// *extra* data: sent only when no other job of the connection has a
+    /// packet ready, to the lowest-priority queue, never retransmitted,
+    /// and kept out of the loss rate (they never cut the rate, back the
+    /// RTO off or delay another job's FIN). Its FIN waits until they are
+    /// resolved, so the receiver delivers them. `Transmit::extra` marks
+    /// them for a host that can hold them back until its NIC is idle.
+    pub send_more: bool,
     /// ACK every this many DATA packets (default 1: every packet, as
     /// datacenter transports do). Larger values coalesce ACKs; a pending
     /// ACK never waits longer than `max_ack_delay`.
@@ -127,6 +146,11 @@ pub struct Config {
     pub bundle_bytes: usize,
     /// Switch priority queues `Q` (default 8, seed 000 §7.1).
     pub queues: u8,
+    /// How ATP FixTLR / Full map the TLR to a queue (default
+    /// [`QueueRule::MsrBounded`]: never below the MSR's own queue, our
+    /// deviation, see `policy::MsrBoundedQueue`; `Eq1` is seed 000 §5.2 as
+    /// written).
+    pub queue_rule: QueueRule,
     /// Retransmission rule.
     pub retransmit: RetransmitPolicy,
     /// Receiver behaviour for damaged approximate regions.
@@ -157,10 +181,13 @@ impl Default for Config {
             idle_timeout: Duration::from_secs(1),
             pacing_burst: Duration::from_micros(10),
             ecn_reaction: false,
+            ecn_reaction_queue0: false,
+            send_more: false,
             ack_every: 1,
             max_ack_delay: Duration::from_micros(20),
             bundle_bytes: 512,
             queues: 8,
+            queue_rule: QueueRule::MsrBounded,
             retransmit: RetransmitPolicy::WhenNeeded,
             integrity: Integrity::AcceptDamaged,
             transport_checksums: false,
@@ -198,6 +225,11 @@ impl Config {
     /// Payload bytes a DATA packet can carry.
     pub fn max_payload(&self) -> usize {
         self.mtu - HEADER_LEN
+    }
+
+    /// Whether an ECN mark on a packet sent to `queue` moves the rate.
+    pub fn reacts_to_marks(&self, queue: u8) -> bool {
+        self.ecn_reaction || (self.ecn_reaction_queue0 && queue == 0)
     }
 
     /// Checks every field; nothing is clamped silently.

@@ -65,6 +65,9 @@ pub struct Transmit {
     pub dscp: u8,
     /// Payload bytes after the header that the checksum covers.
     pub precise_len: usize,
+    /// Extra data of a job that already met its MSR (`Config::send_more`):
+    /// a host may hold it back until its NIC has nothing else to send.
+    pub extra: bool,
 }
 
 impl Transmit {
@@ -722,6 +725,7 @@ impl Endpoint {
                     queue: out.queue,
                     dscp: out.queue << 3,
                     precise_len: out.precise_len,
+                    extra: out.extra,
                 });
             }
         }
@@ -779,6 +783,7 @@ impl Endpoint {
             queue: 0,
             dscp: 0,
             precise_len: HelloRepr::LEN,
+            extra: false,
         })
     }
 

@@ -47,7 +47,7 @@ pub use config::{Config, Limits};
 pub use endpoint::{ConnectionHandle, Endpoint, Transmit};
 pub use event::{Event, JobOutcome, JobReport};
 pub use job::{GroupSpec, JobError, JobSpec, Msr};
-pub use policy::Variant;
+pub use policy::{QueueRule, Variant};
 pub use sender::Pushed;
 pub use time::{Duration, Instant};
 pub use units::Rate;

@@ -74,8 +74,12 @@ fn rate_backs_off_when_loss_exceeds_tlr_and_queue_follows_tlr() {
         "rate should fall well below line rate, min {min_rate}"
     );
     for s in &e {
-        let k = ((s.tlr * 8.0).floor() as u8).clamp(1, 7);
-        assert_eq!(s.queue, k, "queue = clamp(floor(TLR * 8), 1, 7)");
+        // the default queue rule never sinks below the MSR's queue (4)
+        let k = ((s.tlr.min(0.5) * 8.0).floor() as u8).clamp(1, 7);
+        assert_eq!(
+            s.queue, k,
+            "queue = clamp(floor(min(TLR, 1 - MSR) * 8), 1, 7)"
+        );
     }
     let r = outcome(&pair.server_events, job, Role::Receiver).unwrap();
     assert!(r.guarantee_held());
@@ -104,6 +108,42 @@ fn fixed_tlr_never_moves_but_dynamic_does() {
     assert!(full.iter().any(|s| s.queue != 4));
     let fixprio = run_v(Variant::FixPrio);
     assert!(fixprio.iter().all(|s| s.queue == 4));
+}
+
+/// The lowest rate of the loss-free epochs of one job through a 2 Gbit/s
+/// bottleneck that marks CE above 20 KB and never drops.
+fn min_loss_free_rate(c: Config, msr: f64) -> f64 {
+    let mut l = link(0.0);
+    l.rate = approxnet_proto::Rate::gbps(2.0);
+    l.buffer = 8 << 20;
+    l.ecn_threshold = 20_000;
+    let mut pair = Pair::new(c, c, l, link(0.0), 5);
+    let job = run(&mut pair, JobSpec::uniform(msr, &vec![8000; 300]).unwrap());
+    assert!(outcome(&pair.server_events, job, Role::Receiver)
+        .unwrap()
+        .guarantee_held());
+    let e = epochs(&pair);
+    assert!(e.iter().all(|s| s.rho == 0.0), "the link never drops");
+    e.iter().map(|s| s.rate.as_bps()).fold(f64::MAX, f64::min)
+}
+
+#[test]
+fn ecn_reaction_queue0_reacts_to_marks_on_queue_zero_only() {
+    let q0 = Config {
+        ecn_reaction_queue0: true,
+        ..cfg()
+    };
+    // MSR 1 runs in queue 0: the marks cut its rate (DCTCP, alpha from 1).
+    assert!(min_loss_free_rate(q0, 1.0) < 5e9);
+    // MSR 0.5 runs in queue 4: the same marks are ignored, as by default.
+    assert_eq!(min_loss_free_rate(q0, 0.5), 10e9);
+    assert_eq!(min_loss_free_rate(cfg(), 1.0), 10e9);
+    // `ecn_reaction` reacts on every queue.
+    let all = Config {
+        ecn_reaction: true,
+        ..cfg()
+    };
+    assert!(min_loss_free_rate(all, 0.5) < 5e9);
 }
 
 #[test]

@@ -18,7 +18,9 @@ use approxnet_proto::event::Role;
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::time::{Duration, Instant};
 use approxnet_proto::units::Rate;
-use approxnet_proto::{wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Pushed, Variant};
+use approxnet_proto::{
+    wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Pushed, QueueRule, Variant,
+};
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -42,6 +44,12 @@ pub struct AtpSetup {
     pub record_epochs: bool,
     /// React to ECN marks (the core's `Config::ecn_reaction`).
     pub ecn_reaction: bool,
+    /// React to ECN marks on queue 0 only (`Config::ecn_reaction_queue0`).
+    pub ecn_reaction_queue0: bool,
+    /// Send more when the network has room (`Config::send_more`).
+    pub send_more: bool,
+    /// How FixTLR / Full map the TLR to a queue (the core's `Config::queue_rule`).
+    pub queue_rule: QueueRule,
     /// ACK every this many DATA packets.
     pub ack_every: u32,
     /// Bundle whole small messages up to this many body bytes (`None`: the
@@ -164,7 +172,34 @@ pub struct AtpAdapter {
     pub epochs: Vec<EpochRecord>,
     /// Jobs the endpoint refused (`send_job` errors), with the reason.
     pub refused: Vec<(u32, String)>,
+    /// Per host, extra datagrams (send more) waiting for an idle NIC, and
+    /// their bytes.
+    spare: Vec<Spare>,
+    /// What the receivers reported at each job's FIN.
+    pub delivered: DeliveredTotals,
 }
+
+/// Totals of the receivers' job reports (sent at each job's FIN): with
+/// send more, messages beyond `ceil(MSR N)` are the extra data delivered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeliveredTotals {
+    /// Jobs reported.
+    pub jobs: u64,
+    /// Messages they had to deliver, `ceil(MSR N)` summed.
+    pub must: u64,
+    /// Messages delivered.
+    pub delivered: u64,
+    /// Extra datagrams dropped at their host (more than 64 KB waiting).
+    pub extra_dropped: u64,
+    /// Extra datagrams handed to a NIC.
+    pub extra_sent: u64,
+}
+
+/// One host's extra datagrams waiting for an idle NIC, and their bytes.
+type Spare = (std::collections::VecDeque<(Datagram, Vec<u8>)>, u64);
+
+/// Extra (send more) bytes that may wait per host for an idle NIC.
+const SPARE_BYTES: u64 = 64 << 10;
 
 /// The simulated address of `host`'s endpoint for variant index `v`.
 pub fn addr(host: u32, v: u8) -> SocketAddr {
@@ -199,6 +234,8 @@ impl AtpAdapter {
             class_queues: None,
             epochs: Vec::new(),
             refused: Vec::new(),
+            spare: (0..hosts).map(|_| Default::default()).collect(),
+            delivered: DeliveredTotals::default(),
         }
     }
 
@@ -213,6 +250,9 @@ impl AtpAdapter {
             keep_payloads: false,
             ack_every: self.setup.ack_every,
             ecn_reaction: self.setup.ecn_reaction,
+            ecn_reaction_queue0: self.setup.ecn_reaction_queue0,
+            send_more: self.setup.send_more,
+            queue_rule: self.setup.queue_rule,
             ..Config::default()
         };
         if let Some(b) = self.setup.bundle_bytes {
@@ -243,6 +283,7 @@ impl AtpAdapter {
         let mut events = std::mem::take(&mut self.events);
         {
             let mtu = self.setup.mtu as u64;
+            self.release_spare(host, io);
             self.endpoint(host, v);
             let ep = self.eps[host as usize * VARIANTS + v as usize]
                 .as_mut()
@@ -268,6 +309,18 @@ impl AtpAdapter {
                     src_port: BASE_PORT + v as u16,
                     dst_port: BASE_PORT + dv as u16,
                 };
+                if t.extra {
+                    // send more: only into an idle NIC, one at a time
+                    let (q, bytes) = &mut self.spare[host as usize];
+                    if *bytes + t.len as u64 <= SPARE_BYTES {
+                        *bytes += t.len as u64;
+                        q.push_back((d, buf[..t.len].to_vec()));
+                    } else {
+                        self.delivered.extra_dropped += 1;
+                    }
+                    io.room += t.len as u64 + 28;
+                    continue;
+                }
                 io.send(d, &buf[..t.len]);
                 if let Some(cq) = self.class_queues.as_mut() {
                     let p = wire::Packet::new_unchecked(&buf[..t.len]);
@@ -286,12 +339,28 @@ impl AtpAdapter {
                 events.push(e);
             }
         }
+        self.release_spare(host, io);
         self.buf = buf;
         for (h, e) in events.drain(..) {
             self.on_event(now, host, v, h, e, io);
         }
         self.events = events;
         self.arm(host, io);
+    }
+
+    /// Hands one waiting extra datagram (send more) to the NIC if it was
+    /// idle and nothing else is leaving in this call.
+    fn release_spare(&mut self, host: u32, io: &mut HostIo) {
+        if !io.nic_idle || !io.out.is_empty() {
+            return;
+        }
+        let (q, bytes) = &mut self.spare[host as usize];
+        if let Some((d, b)) = q.pop_front() {
+            *bytes -= b.len() as u64;
+            io.room = io.room.saturating_sub(b.len() as u64 + 28);
+            io.send(d, &b);
+            self.delivered.extra_sent += 1;
+        }
     }
 
     fn arm(&mut self, host: u32, io: &mut HostIo) {
@@ -347,7 +416,9 @@ impl AtpAdapter {
             } => {
                 let Some((dst, _)) = peer else { return };
                 if let Some(r) = self.jobs.remove(&(host, dst, v, job)) {
-                    self.streams.remove(&r.job);
+                    if !self.setup.send_more {
+                        self.streams.remove(&r.job);
+                    }
                     let (ok, counters) = match outcome {
                         Ok(rep) => (
                             rep.guarantee_held(),
@@ -367,6 +438,18 @@ impl AtpAdapter {
                         ok: ok && r.done,
                         counters,
                     });
+                }
+            }
+            Event::JobComplete {
+                role: Role::Receiver,
+                outcome: Ok(rep),
+                ..
+            } => {
+                let t = &mut self.delivered;
+                t.jobs += 1;
+                for g in &rep.groups {
+                    t.must += u64::from(g.must_deliver);
+                    t.delivered += u64::from(g.delivered);
                 }
             }
             Event::Epoch(s) if self.setup.record_epochs => {
@@ -531,6 +614,16 @@ impl HostAdapter for AtpAdapter {
     }
 
     fn write_outputs(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        if self.setup.send_more || self.delivered.jobs > 0 {
+            let t = &self.delivered;
+            let mut w = std::fs::File::create(dir.join("atp_delivered.csv"))?;
+            writeln!(w, "jobs,must,delivered,extra_sent,extra_dropped")?;
+            writeln!(
+                w,
+                "{},{},{},{},{}",
+                t.jobs, t.must, t.delivered, t.extra_sent, t.extra_dropped
+            )?;
+        }
         if self.epochs.is_empty() {
             return Ok(());
         }

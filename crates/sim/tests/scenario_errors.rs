@@ -85,6 +85,10 @@ fn bad_values_name_key_and_allowed() {
             &["atp.bundle_bytes", "0 ..= 9000"],
         ),
         (
+            &["jobs.0.scheme=\"atp-full\"", "atp.queue_rule=\"bounded\""],
+            &["atp.queue_rule", "eq1 or msr-bounded"],
+        ),
+        (
             &["jobs.0.pattern=\"incast\"", "jobs.0.target=99"],
             &["jobs.0.target", "0 ..= 15"],
         ),

@@ -164,8 +164,6 @@ def _figure(
     quiet: bool,
     sets: tuple[str, ...],
 ) -> None:
-    if sets:
-        raise click.UsageError("--set applies to a study; a figure's runs set their own keys")
     n = len(only) if only else len(figlib.plan(fig.name, quick))
     tag = fig.name + ("-quick" if quick else "")
     dest = Path(out) if out else Path("results/repro") / tag
@@ -177,7 +175,7 @@ def _figure(
             on_done(count[0], n)
 
         res = reprolib.run_figure(
-            fig.name, dest, quick=quick, only=only, workers=workers, on_run=step
+            fig.name, dest, quick=quick, only=only, sets=sets, workers=workers, on_run=step
         )
     cols = ["run", "cls", "scheme", "msr", "load", "done", "jobs", "jct_mean_us", "jct_p99_us"]
     if console.is_terminal:

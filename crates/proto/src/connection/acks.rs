@@ -50,7 +50,10 @@ impl Connection {
         self.unacked += 1;
         // A full batch (or, when ECN is acted upon, a CE mark, or a job
         // just satisfied) is echoed at once; otherwise the ACK waits a little.
-        if (ce && cfg.ecn_reaction) || newly || self.unacked >= cfg.ack_every {
+        if (ce && (cfg.ecn_reaction || cfg.ecn_reaction_queue0))
+            || newly
+            || self.unacked >= cfg.ack_every
+        {
             self.flush_ack();
         } else if self.timers.get(Timer::AckDelay).is_none() {
             self.timers.set(Timer::AckDelay, now + cfg.max_ack_delay);
@@ -101,7 +104,9 @@ impl Connection {
             if !a.spurious {
                 self.rto_backoff = 0;
             }
-            if h.flags.has(Flags::ECE) {
+            // Marks count where they are acted upon: on every queue with
+            // `ecn_reaction`, on queue 0 alone with `ecn_reaction_queue0`.
+            if h.flags.has(Flags::ECE) && cfg.reacts_to_marks(a.queue) {
                 self.send.epoch.marked += 1;
             }
         }
@@ -123,13 +128,25 @@ impl Connection {
     }
 
     pub(super) fn after_progress(&mut self, now: Instant, cfg: &Config) {
-        for report in self.send.take_finished(now) {
+        let mut fins = Vec::new();
+        // extra data (send more) may take one RTO past the job's end
+        let extra_for = self.rto(cfg);
+        for report in self
+            .send
+            .take_finished(now, cfg.send_more, extra_for, &self.pol)
+        {
             let id = report.job;
             self.events.push_back(Event::JobComplete {
                 job: id,
                 role: Role::Sender,
                 outcome: Ok(report),
             });
+            fins.push(id);
+        }
+        // A job sending extra data (send more) says FIN once that is resolved.
+        fins.retain(|&id| self.send.job_mut(id).is_some_and(|j| !j.fin_deferred));
+        fins.extend(self.send.take_fin_ready(now, &self.pol));
+        for id in fins {
             self.control.push_back(Control::Fin { job: id });
             if let Some(j) = self.send.job_mut(id) {
                 j.control_sent = Some(now);

@@ -43,7 +43,7 @@ impl Connection {
         } else {
             f64::NAN
         };
-        let marked = if cfg.ecn_reaction && count.acked > 0 {
+        let marked = if count.acked > 0 {
             count.marked as f64 / count.acked as f64
         } else {
             0.0

@@ -67,6 +67,7 @@ pub(crate) struct Out {
     pub(crate) len: usize,
     pub(crate) queue: u8,
     pub(crate) precise_len: usize,
+    pub(crate) extra: bool,
 }
 
 pub(crate) struct Connection {
@@ -118,7 +119,7 @@ impl Connection {
         first_seq: u32,
         cfg: &Config,
     ) -> Connection {
-        let pol = cfg.variant.policies(cfg.rate);
+        let pol = cfg.variant.policies_with(cfg.rate, cfg.queue_rule);
         let rate = pol.rate.initial(cfg.line_rate);
         let mut c = Connection {
             peer,

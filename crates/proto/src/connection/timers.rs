@@ -34,7 +34,7 @@ impl Connection {
     /// a tail when a timer-declared loss proved spurious in the last
     /// [`DOUBT_EPOCHS`] epochs (the RTO is known to be too short here).
     fn backs_off(&self) -> bool {
-        self.send.has_data()
+        self.send.has_needed_data()
             || self
                 .send
                 .spurious_timer_epoch

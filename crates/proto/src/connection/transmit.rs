@@ -33,12 +33,16 @@ impl Connection {
         let np = self.send.next_packet(&self.pol, cfg.bundle_bytes)?;
         let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
         let bundle = self.send.bundling();
-        let seq = self.send.on_sent(now, &np);
+        // Extra data (send more) goes to the lowest-priority queue.
+        let (queue, extra) = self.send.job_mut(np.job).map_or((0, false), |j| {
+            if j.extra {
+                (cfg.queues - 1, true)
+            } else {
+                (j.groups[np.group_idx as usize].queue, false)
+            }
+        });
+        let seq = self.send.on_sent(now, &np, queue);
         self.last_sent = now;
-        let queue = self
-            .send
-            .job_mut(np.job)
-            .map_or(0, |j| j.groups[np.group_idx as usize].queue);
         let mut flags = Flags::default();
         flags.set(Flags::APPROX_CRC, approx);
         flags.set(Flags::TENSOR, elems.is_some());
@@ -72,7 +76,7 @@ impl Connection {
         let gap = self.rate.time_for(len);
         let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
         self.next_send = self.next_send.max(floor) + gap;
-        if !self.send.has_data() {
+        if !self.send.has_needed_data() {
             self.arm_loss_timer(cfg); // a tail begins: the probe too
         } else if self.timers.get(Timer::Loss).is_none() {
             self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
@@ -81,6 +85,7 @@ impl Connection {
             len,
             queue,
             precise_len: precise,
+            extra,
         })
     }
 
@@ -158,6 +163,7 @@ impl Connection {
             len,
             queue: 0,
             precise_len: b.len(),
+            extra: false,
         }
     }
 }

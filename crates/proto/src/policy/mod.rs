@@ -9,6 +9,10 @@
 //! | FixTLR   | slack               | MRDF      | fixed      | slack (= fixed, TLR never moves) |
 //! | FixPrio  | slack               | MRDF      | dynamic    | fixed          |
 //! | Full     | slack               | MRDF      | dynamic    | slack          |
+//!
+//! "slack" queue selection reads eq. 1's TLR bounded by the MSR's own queue
+//! ([`QueueRule::MsrBounded`], the default) or as seed 000 §5.2 writes it
+//! ([`QueueRule::Eq1`]); `Config::queue_rule` chooses.
 
 mod queue;
 mod rate;
@@ -16,7 +20,9 @@ mod sched;
 mod tlr;
 mod variant;
 
-pub use queue::{netapprox_queue_limits, FixedQueue, QueueSelector, SlackQueue};
+pub use queue::{
+    netapprox_queue_limits, FixedQueue, MsrBoundedQueue, QueueRule, QueueSelector, SlackQueue,
+};
 pub use rate::{LineRate, RateController, RateInput, SlackRate};
 pub use sched::{Mrdf, NewFirst, SchedKey, Scheduler};
 pub use tlr::{DynamicTlr, FixedTlr, GroupProgress, TlrSource};

@@ -54,7 +54,13 @@ impl RateController for LineRate {
 ///   answers them, which ATP says it enhances: `alpha <- (1 - g) alpha + g F`
 ///   with `g = 1/16`, and an epoch with marks but loss within target moves
 ///   `R <- R (1 - alpha / 2) + Rmin` (multiplicative cut, one packet per RTT
-///   of additive increase) instead of jumping toward `Rmax`.
+///   of additive increase) instead of jumping toward `Rmax`. `alpha` starts
+///   at 1, as Linux's DCTCP starts it (`dctcp_alpha_on_init` =
+///   `DCTCP_MAX_ALPHA`): the first marked epoch halves the rate. Started
+///   at 0, the first cuts were 1/32, 1/16, ... of the rate, and a sender at
+///   line rate into a marking queue filled the switch's shared buffer
+///   before it slowed (FBHD MSR 1: p99 queue 1.46 MB with alpha_0 = 0,
+///   0.39 MB with alpha_0 = 1).
 #[derive(Clone, Copy, Debug)]
 pub struct SlackRate {
     /// Gain `m` of eq. 2 (seed 000 gives no value; default 0.125).
@@ -74,7 +80,7 @@ impl SlackRate {
         SlackRate {
             gain,
             start_fraction,
-            alpha: 0.0,
+            alpha: 1.0,
         }
     }
 }
@@ -154,9 +160,19 @@ mod tests {
             min,
             marked,
         };
-        // alpha = 1/16 after one fully marked epoch: 40 * (1 - 1/32) + 1 = 39.75 Gbps
+        // alpha starts at 1 (Linux DCTCP) and stays 1 after a fully marked
+        // epoch: 40 * (1 - 1/2) + 1 = 21 Gbps
         let r = c.next(max, &inp(1.0));
-        assert!((r.as_bps() - 39.75e9).abs() < 1.0);
+        assert!((r.as_bps() - 21e9).abs() < 1.0);
+        // unmarked epochs decay alpha by 15/16 each (no cut without marks)
+        let mut d = SlackRate::new(0.125, 1.0);
+        let _ = d.next(max, &inp(0.0));
+        let r2 = d.next(max, &inp(0.25)); // alpha = 15/16 * 15/16 + 1/16 * 1/4
+        let alpha = 225.0 / 256.0 + 1.0 / 64.0;
+        assert!(
+            (r2.as_bps() - (40e9 * (1.0 - alpha / 2.0) + 1e9)).abs() < 1.0,
+            "{r2}"
+        );
         // marks keep coming: the rate settles, it does not collapse to Rmin
         let mut r = r;
         for _ in 0..200 {

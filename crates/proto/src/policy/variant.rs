@@ -74,7 +74,14 @@ impl Variant {
     }
 
     /// Builds the policies; `rate` configures the slack controller where used.
+    /// The dynamic queue selection follows the default [`QueueRule`].
     pub fn policies(self, rate: SlackRate) -> Policies {
+        self.policies_with(rate, QueueRule::default())
+    }
+
+    /// As [`Variant::policies`], with `rule` choosing how the variants with
+    /// a dynamic queue (FixTLR, Full) map the TLR to a queue.
+    pub fn policies_with(self, rate: SlackRate, rule: QueueRule) -> Policies {
         let p = |rate: Box<dyn RateController>,
                  scheduler: Box<dyn Scheduler>,
                  tlr: Box<dyn TlrSource>,
@@ -104,24 +111,14 @@ impl Variant {
                 Box::new(FixedTlr),
                 Box::new(FixedQueue),
             ),
-            Variant::FixTlr => p(
-                slack,
-                Box::new(Mrdf),
-                Box::new(FixedTlr),
-                Box::new(SlackQueue),
-            ),
+            Variant::FixTlr => p(slack, Box::new(Mrdf), Box::new(FixedTlr), rule.selector()),
             Variant::FixPrio => p(
                 slack,
                 Box::new(Mrdf),
                 Box::new(DynamicTlr),
                 Box::new(FixedQueue),
             ),
-            Variant::Full => p(
-                slack,
-                Box::new(Mrdf),
-                Box::new(DynamicTlr),
-                Box::new(SlackQueue),
-            ),
+            Variant::Full => p(slack, Box::new(Mrdf), Box::new(DynamicTlr), rule.selector()),
         }
     }
 }

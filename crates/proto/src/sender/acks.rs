@@ -29,6 +29,7 @@ impl SendSide {
             return Some(Acked {
                 sent: rec.flight.sent,
                 spurious: true,
+                queue: rec.flight.queue,
             });
         };
         match f.fate {
@@ -40,19 +41,30 @@ impl SendSide {
             Fate::InFlight => {
                 self.unacked.remove(seq);
                 self.in_flight -= 1;
-                self.epoch.acked += 1;
+                if f.extra {
+                    self.extra_in_flight -= 1;
+                } else {
+                    self.epoch.acked += 1;
+                }
             }
         }
         if let Some(x) = self.flight_mut(seq) {
             x.fate = Fate::Acked;
         }
-        self.largest_acked = Some(self.largest_acked.map_or(seq, |l| seq::later(l, seq)));
+        // Extra data (send more) rides the lowest queue and arrives out of
+        // order with everything else: its ACKs never make another job's
+        // packets look lost (extras themselves are declared lost by the
+        // timer or by later ACKs of other data).
+        if !f.extra {
+            self.largest_acked = Some(self.largest_acked.map_or(seq, |l| seq::later(l, seq)));
+        }
         self.packet_arrived(f.job, f.msg, f.pkt, pol);
         self.bundle_arrived(seq, &f, pol);
         self.pop_resolved();
         Some(Acked {
             sent: f.sent,
             spurious: f.fate == Fate::Lost,
+            queue: f.queue,
         })
     }
 
@@ -63,7 +75,7 @@ impl SendSide {
     /// the connection through `spurious_epochs`. The packet is credited to
     /// its message. `rec` is `None` when the record was already forgotten.
     fn spurious_loss(&mut self, f: &Flight, rec: Option<LostRecord>, pol: &Policies) {
-        if let Some(rec) = rec {
+        if let Some(rec) = rec.filter(|r| !r.flight.extra) {
             if rec.fast {
                 self.reorder = (self.reorder.max(1) * 2).min(MAX_REORDER);
             } else {
@@ -179,8 +191,12 @@ impl SendSide {
         if m.acked_count == m.pkt_count && m.state == MsgState::Open {
             m.state = MsgState::Delivered;
             m.retx.clear();
-            j.groups[m.group as usize].delivered += 1;
-            j.unresolved -= 1;
+            // extra data (send more): the job's report is out already;
+            // the receiver's report counts it
+            if !j.extra {
+                j.groups[m.group as usize].delivered += 1;
+                j.unresolved -= 1;
+            }
         }
         Self::reschedule(&mut self.sched, j, mi as usize, pol);
     }

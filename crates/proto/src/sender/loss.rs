@@ -54,7 +54,7 @@ impl SendSide {
             }
             if f.fate == Fate::InFlight {
                 self.declare_lost(s, false, cfg, pol);
-                n += 1;
+                n += u32::from(!f.extra); // extra data never backs the RTO off
             }
             s = s.wrapping_add(1);
         }
@@ -84,7 +84,11 @@ impl SendSide {
         );
         self.unacked.remove(seq);
         self.in_flight -= 1;
-        self.epoch.lost += 1;
+        if f.extra {
+            self.extra_in_flight -= 1;
+        } else {
+            self.epoch.lost += 1;
+        }
         let Some(ji) = self.job_index(f.job) else {
             return;
         };
@@ -120,6 +124,13 @@ impl SendSide {
         let j = &mut self.jobs[ji];
         let m = &mut j.msgs[mi as usize];
         if m.state != MsgState::Open || m.acked.get(pkt as usize) {
+            return;
+        }
+        if j.extra {
+            // extra data is never sent again; the job's report is out
+            m.state = MsgState::Abandoned;
+            m.retx.clear();
+            Self::reschedule(&mut self.sched, j, mi as usize, pol);
             return;
         }
         let g = &mut j.groups[m.group as usize];
@@ -190,7 +201,7 @@ impl SendSide {
             && !self.probe_spent
             && !self.probe_pending
             && self.probe.is_none()
-            && !self.has_data()
+            && !self.has_needed_data()
     }
 
     /// Queues a tail loss probe (after RFC 8985's TLP): the newest packet
@@ -207,7 +218,8 @@ impl SendSide {
                     let m = &j.msgs[f.msg as usize];
                     // Never a message nobody waits for (MSR 0): a probe
                     // is a retransmission.
-                    m.state == MsgState::Open
+                    !j.extra
+                        && m.state == MsgState::Open
                         && !m.acked.get(f.pkt as usize)
                         && j.groups[m.group as usize].must > 0
                 })

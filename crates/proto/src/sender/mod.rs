@@ -26,7 +26,7 @@ mod tests;
 use crate::bitset::{BitSet, SeqRing};
 use crate::event::{GroupReport, JobReport};
 use crate::job::Payload;
-use crate::policy::GroupProgress;
+use crate::policy::{GroupProgress, Policies};
 use crate::time::Instant;
 use crate::wire::JobRepr;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -160,6 +160,13 @@ pub(crate) struct SendJob {
     pub(crate) ended: bool,
     pub(crate) control_sent: Option<Instant>,
     pub(crate) done: bool,
+    /// Satisfied and sending what is left as extra data (`Config::send_more`).
+    pub(crate) extra: bool,
+    /// The FIN waits for the extra data to be resolved, at most until
+    /// `extra_until`.
+    pub(crate) fin_deferred: bool,
+    /// When what is left of the extra data is given up (send more).
+    extra_until: Instant,
     pub(crate) fin_acked: bool,
     unresolved: u32,
     packets: u64,
@@ -201,6 +208,10 @@ pub(crate) struct Flight {
     bundled: bool,
     pub(crate) sent: Instant,
     fate: Fate,
+    /// The switch queue it was sent to (ECN marks count by queue).
+    queue: u8,
+    /// Extra data of a satisfied job: kept out of the loss rate.
+    extra: bool,
 }
 
 /// Outcome counters of one epoch.
@@ -229,6 +240,8 @@ pub(crate) struct SendSide {
     cum_done: u32,
     pub(crate) epoch: EpochCount,
     pub(crate) in_flight: u64,
+    /// Extra data (send more) in flight: at most [`EXTRA_WINDOW`].
+    extra_in_flight: u32,
     /// Sequence numbers still in flight (a bit each, spanning the flight
     /// list), for ACK ranges: a range long and repeated in every ACK costs
     /// a word read per 64 sequence numbers and touches only the packets it
@@ -268,6 +281,12 @@ pub(crate) struct SendSide {
     probe_answer: Option<Instant>,
 }
 
+/// Extra-data (send more) packets one connection keeps in flight: they are
+/// clocked by their acknowledgements, so a connection never pushes more
+/// than this into a network that may have no room (each one lost leaves a
+/// hole in the receiver's sequence space that later ACKs must describe).
+const EXTRA_WINDOW: u32 = 2;
+
 /// The adaptive reordering threshold's ceiling (packets).
 const MAX_REORDER: u32 = 256;
 
@@ -288,6 +307,8 @@ pub(crate) struct Acked {
     pub(crate) sent: Instant,
     /// It had been declared lost.
     pub(crate) spurious: bool,
+    /// The switch queue it was sent to.
+    pub(crate) queue: u8,
 }
 
 /// Most messages in one bundle.
@@ -334,7 +355,16 @@ impl SendSide {
     /// `ceil(MSR * N)` (seed 000 §3.3.2): marks them done, abandons what is
     /// left of them (never sent, nor retransmitted) and returns their
     /// reports.
-    pub(crate) fn take_finished(&mut self, now: Instant) -> Vec<JobReport> {
+    /// With `send_more`, a satisfied job that still has messages keeps its
+    /// never-sent ones as extra data (`Config::send_more`) for at most
+    /// `extra_for`.
+    pub(crate) fn take_finished(
+        &mut self,
+        now: Instant,
+        send_more: bool,
+        extra_for: crate::time::Duration,
+        pol: &Policies,
+    ) -> Vec<JobReport> {
         let mut out = Vec::new();
         for ji in 0..self.jobs.len() {
             let j = &self.jobs[ji];
@@ -350,11 +380,58 @@ impl SendSide {
             if j.done || !finished {
                 continue;
             }
-            self.stop_job(ji);
+            let extra = send_more && !j.ended && j.unresolved > 0;
+            self.stop_job(ji, extra);
             let j = &mut self.jobs[ji];
             j.done = true;
+            j.extra = extra;
+            j.fin_deferred = extra;
+            j.extra_until = now + extra_for;
+            if extra {
+                // their keys move behind every other job's
+                for mi in 0..j.msgs.len() {
+                    Self::reschedule(&mut self.sched, j, mi, pol);
+                }
+            }
             j.control_sent = None;
             out.push(j.report(now));
+        }
+        out
+    }
+
+    /// Jobs whose FIN waited for their extra data (send more) and may go
+    /// now: nothing of theirs open or in flight, or their time for extra
+    /// data is over (what is left is given up: extra data is best effort,
+    /// and a job must not stay open for it). Clears the wait.
+    pub(crate) fn take_fin_ready(&mut self, now: Instant, pol: &Policies) -> Vec<u32> {
+        let mut out = Vec::new();
+        for ji in 0..self.jobs.len() {
+            let j = &self.jobs[ji];
+            if !j.fin_deferred {
+                continue;
+            }
+            let expired = now >= j.extra_until;
+            let resolved = !j.groups.iter().any(|g| g.produced < g.messages)
+                && !j.msgs.iter().any(|m| m.state == MsgState::Open)
+                && !self
+                    .flights
+                    .iter()
+                    .any(|f| f.job == j.id && f.fate == Fate::InFlight);
+            if !expired && !resolved {
+                continue;
+            }
+            let j = &mut self.jobs[ji];
+            j.fin_deferred = false;
+            j.extra = false; // later production is refused, as without send more
+            for mi in 0..j.msgs.len() {
+                let m = &mut j.msgs[mi];
+                if m.state == MsgState::Open {
+                    m.state = MsgState::Abandoned;
+                    m.retx.clear();
+                }
+                Self::reschedule(&mut self.sched, j, mi, pol);
+            }
+            out.push(j.id);
         }
         out
     }
@@ -391,7 +468,7 @@ impl SendSide {
         if self.jobs[ji].job_acked || self.jobs[ji].done {
             return false;
         }
-        self.stop_job(ji);
+        self.stop_job(ji, false);
         let j = &mut self.jobs[ji];
         j.done = true;
         j.fin_acked = true;
@@ -411,6 +488,7 @@ impl SendSide {
         self.bundles.clear();
         self.pending_bundle.clear();
         self.in_flight = 0;
+        self.extra_in_flight = 0;
         ids
     }
 }

@@ -65,7 +65,7 @@ impl SendSide {
             };
         };
         let j = &mut self.jobs[ji];
-        if j.done {
+        if j.done && !j.extra {
             return Ok(Pushed::JobComplete);
         }
         let per_packet = cfg.max_payload() - APPROX_CRC_LEN;
@@ -136,7 +136,10 @@ impl SendSide {
 
     /// Job index `ji` is complete: every open message is abandoned and
     /// leaves the scheduler; messages never produced count as abandoned.
-    pub(super) fn stop_job(&mut self, ji: usize) {
+    /// With `keep_unsent` (send more), messages of which nothing was sent
+    /// stay open as extra data (the report still counts them unsent and
+    /// abandoned: the job's outcome is fixed here).
+    pub(super) fn stop_job(&mut self, ji: usize, keep_unsent: bool) {
         let j = &mut self.jobs[ji];
         let id = j.id;
         for mi in 0..j.msgs.len() {
@@ -144,8 +147,12 @@ impl SendSide {
             if m.state != MsgState::Open {
                 continue;
             }
-            if m.next_new == 0 && m.retx.is_empty() {
+            let unsent = m.next_new == 0 && m.retx.is_empty();
+            if unsent {
                 j.unsent_bytes += m.payload.len() as u64;
+                if keep_unsent {
+                    continue;
+                }
             }
             m.state = MsgState::Abandoned;
             m.retx.clear();

@@ -22,7 +22,7 @@ fn repeated_ack_ranges_across_wrap_resolve_each_packet_once() {
     send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
     for _ in 0..PACKETS {
         let np = send.next_packet(&pol, 0).expect("a packet to send");
-        send.on_sent(Instant::ZERO, &np);
+        send.on_sent(Instant::ZERO, &np, 0);
     }
     let sent: Vec<u32> = (0..PACKETS).map(|i| first.wrapping_add(i)).collect();
     let mut covered = BTreeSet::<u32>::new();
@@ -85,7 +85,7 @@ fn lost_packets_across_wrap_are_forgotten_oldest_first() {
     let later = Instant::from_nanos(1000);
     for i in 0..12 {
         let np = send.next_packet(&pol, 0).expect("a packet to send");
-        send.on_sent(if i < 10 { Instant::ZERO } else { later }, &np);
+        send.on_sent(if i < 10 { Instant::ZERO } else { later }, &np, 0);
     }
     assert_eq!(send.detect_timeout(Instant::ZERO, &cfg, &pol), 10);
     assert_eq!(send.oldest_lost(), Some(first));
@@ -98,3 +98,99 @@ fn lost_packets_across_wrap_are_forgotten_oldest_first() {
     assert_eq!(send.oldest_lost(), None);
     assert_eq!(send.in_flight, 1);
 }
+
+/// Send more (seed 000 §7.2): a satisfied job's unsent messages go only
+/// after every packet of the connection's open jobs, at most two in
+/// flight; their losses never count in the epoch's loss rate nor back the
+/// RTO off; the job's FIN waits until they are resolved, or until its
+/// time for extra data is over. Without send more, nothing of the job is
+/// sent after it met its MSR.
+#[test]
+fn send_more_extras_go_last_and_never_count_as_loss() {
+    for send_more in [false, true] {
+        let cfg = Config {
+            send_more,
+            ..Config::default()
+        };
+        let pol = cfg.variant.policies(cfg.rate);
+        let mut send = SendSide::new(7);
+        // Job A: 10 one-packet messages, MSR 0.5 (5 must arrive).
+        let a = JobSpec::uniform(0.5, &[100; 10]).unwrap();
+        send.add_job(Instant::ZERO, a, &cfg, &pol).unwrap();
+        let a_id = send.jobs[0].id;
+        for _ in 0..5 {
+            let np = send.next_packet(&pol, 0).unwrap();
+            let s = send.on_sent(Instant::ZERO, &np, 4);
+            send.on_acked(s, &pol);
+        }
+        let reports = send.take_finished(Instant::from_nanos(10), send_more, SECOND, &pol);
+        assert_eq!(reports.len(), 1, "A met its MSR");
+        assert_eq!(reports[0].groups[0].delivered, 5);
+        assert_eq!(send.epoch.acked, 5);
+        // Job B (reliable) arrives: its 4 packets leave before A's extras.
+        let b = JobSpec::uniform(1.0, &[100; 4]).unwrap();
+        send.add_job(Instant::ZERO, b, &cfg, &pol).unwrap();
+        let b_id = send.jobs[1].id;
+        for _ in 0..4 {
+            let np = send.next_packet(&pol, 0).unwrap();
+            assert_eq!(np.job, b_id);
+            let s = send.on_sent(Instant::ZERO, &np, 0);
+            send.on_acked(s, &pol);
+        }
+        let done: Vec<u32> = send
+            .take_finished(Instant::from_nanos(20), send_more, SECOND, &pol)
+            .iter()
+            .map(|r| r.job)
+            .collect();
+        assert_eq!(done, vec![b_id]);
+        if !send_more {
+            assert!(
+                send.next_packet(&pol, 0).is_none(),
+                "nothing of A after its MSR"
+            );
+            assert!(send.take_fin_ready(Instant::ZERO, &pol).is_empty());
+            continue;
+        }
+        // B done: A's 5 extra messages go now, at most 2 in flight at a
+        // time (clocked by their fate), and all are lost (declared by the
+        // timer): the loss rate sees none of it, the RTO does not back off,
+        // and lost extras are never resent.
+        assert!(send.has_data());
+        let mut rounds = Vec::new();
+        while send.has_data() {
+            let mut n = 0;
+            while let Some(np) = send.next_packet(&pol, 0) {
+                assert_eq!(np.job, a_id);
+                send.on_sent(Instant::ZERO, &np, 7);
+                n += 1;
+            }
+            rounds.push(n);
+            assert!(
+                send.take_fin_ready(Instant::ZERO, &pol).is_empty(),
+                "extras still in flight"
+            );
+            assert_eq!(send.detect_timeout(Instant::ZERO, &cfg, &pol), 0);
+        }
+        assert_eq!(rounds, vec![2, 2, 1]);
+        assert_eq!((send.epoch.acked, send.epoch.lost), (9, 0));
+        assert!(send.next_packet(&pol, 0).is_none());
+        assert_eq!(send.take_fin_ready(Instant::ZERO, &pol), vec![a_id]);
+        // Extra data is best effort: a job's FIN waits for it one
+        // `extra_for` at most, then what is left is given up.
+        let c = JobSpec::uniform(0.5, &[100; 4]).unwrap();
+        send.add_job(Instant::ZERO, c, &cfg, &pol).unwrap();
+        for _ in 0..2 {
+            let np = send.next_packet(&pol, 0).unwrap();
+            let s = send.on_sent(Instant::ZERO, &np, 4);
+            send.on_acked(s, &pol);
+        }
+        let t = Instant::from_nanos(30);
+        assert_eq!(send.take_finished(t, true, SECOND, &pol).len(), 1);
+        let c_id = send.jobs.last().unwrap().id;
+        assert!(send.take_fin_ready(t, &pol).is_empty());
+        assert_eq!(send.take_fin_ready(t + SECOND, &pol), vec![c_id]);
+        assert!(!send.has_data(), "its extras were given up");
+    }
+}
+
+const SECOND: crate::time::Duration = crate::time::Duration::from_secs(1);

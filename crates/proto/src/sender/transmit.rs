@@ -11,6 +11,9 @@ use crate::time::Instant;
 use crate::wire::body::{emit_approx_trailer, emit_bundle_record_header};
 use std::collections::BTreeSet;
 
+/// Scheduler keys at or above this belong to extra data (`Config::send_more`).
+pub(super) const EXTRA_KEY: u64 = 1 << 63;
+
 pub(super) fn order(job: u32, msg: u32) -> u64 {
     ((job as u64) << 32) | msg as u64
 }
@@ -33,6 +36,12 @@ impl SendSide {
                 remaining_bytes: m.remaining,
                 has_new: m.next_new < m.pkt_count,
             });
+            // Extra data (send more) goes after every other job's.
+            let k = if job.extra {
+                k | EXTRA_KEY
+            } else {
+                k & !EXTRA_KEY
+            };
             m.key = Some(k);
             sched.insert((k, order(job.id, mi as u32)));
         }
@@ -43,9 +52,22 @@ impl SendSide {
         !self.pending_bundle.is_empty()
     }
 
-    /// Whether a DATA packet is waiting to be sent.
+    /// Whether a DATA packet may be sent: one of a job still open (those
+    /// always go first), or extra data (send more) while fewer than
+    /// [`super::EXTRA_WINDOW`] extra packets are in flight.
     pub(crate) fn has_data(&self) -> bool {
-        !self.sched.is_empty()
+        match self.sched.first() {
+            None => false,
+            Some(&(k, _)) if k < EXTRA_KEY => true,
+            Some(_) => self.extra_in_flight < super::EXTRA_WINDOW,
+        }
+    }
+
+    /// Whether a DATA packet other than extra data (send more) is waiting:
+    /// what the tail logic (probe, loss-timer backoff) asks, so that extra
+    /// data never changes how another job's tail is recovered.
+    pub(crate) fn has_needed_data(&self) -> bool {
+        self.sched.first().is_some_and(|&(k, _)| k < EXTRA_KEY)
     }
 
     /// Picks the next DATA packet (scheduler order), or `None`. Whole
@@ -59,6 +81,9 @@ impl SendSide {
         bundle_bytes: usize,
     ) -> Option<NextPacket> {
         self.pending_bundle.clear();
+        if !self.has_data() {
+            return None;
+        }
         let np = loop {
             let &(_, ord) = self.sched.iter().next()?;
             let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
@@ -196,13 +221,15 @@ impl SendSide {
     }
 
     /// Records that packet `np` left with sequence number `seq`.
-    pub(crate) fn on_sent(&mut self, now: Instant, np: &NextPacket) -> u32 {
+    pub(crate) fn on_sent(&mut self, now: Instant, np: &NextPacket, queue: u8) -> u32 {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         if self.flights.is_empty() {
             self.base_seq = seq;
         }
         let bundled = !self.pending_bundle.is_empty();
+        let extra = self.job_index(np.job).is_some_and(|ji| self.jobs[ji].extra);
+        self.extra_in_flight += u32::from(extra);
         if bundled {
             self.bundles
                 .insert(seq, std::mem::take(&mut self.pending_bundle));
@@ -214,6 +241,8 @@ impl SendSide {
             bundled,
             sent: now,
             fate: Fate::InFlight,
+            queue,
+            extra,
         });
         if self.probe_pending {
             self.probe_pending = false;

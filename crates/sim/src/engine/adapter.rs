@@ -61,6 +61,8 @@ pub struct HostIo {
     /// adapter stops pulling datagrams from its endpoints when this runs
     /// out (as a real driver stops when the socket would block).
     pub room: u64,
+    /// The host's NIC had nothing queued when this call began.
+    pub nic_idle: bool,
     /// Set by the adapter when it stopped because `room` ran out: the
     /// simulator calls [`HostAdapter::on_timer`] again once the NIC drains.
     pub blocked: bool,
@@ -85,6 +87,7 @@ impl HostIo {
     /// Empties every list, keeping the allocations.
     pub fn clear(&mut self) {
         self.room = 0;
+        self.nic_idle = false;
         self.blocked = false;
         self.out.clear();
         self.bytes.clear();

@@ -170,6 +170,7 @@ impl Simulator {
         let mut io = std::mem::take(&mut self.io_spare);
         io.clear();
         io.room = self.nic_limit.saturating_sub(backlog);
+        io.nic_idle = backlog == 0;
         io
     }
 

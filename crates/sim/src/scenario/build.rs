@@ -13,6 +13,7 @@ use crate::fabric::NetworkBuilder;
 use crate::job::{Job, JobCounters};
 use crate::scheme::{self, Proto, Scheme};
 use crate::topology::{self, Fabric};
+use approxnet_proto::QueueRule;
 
 use crate::transport::flow::TransportParams;
 use crate::workload::{self, JobClass};
@@ -258,6 +259,14 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             min_rto: us(positive("atp.min_rto_us", a.min_rto_us.unwrap_or(1000.0))?),
             record_epochs: a.record_epochs,
             ecn_reaction: a.ecn_reaction,
+            ecn_reaction_queue0: a.ecn_reaction_queue0,
+            send_more: a.send_more,
+            queue_rule: match a.queue_rule.as_deref() {
+                None => QueueRule::default(),
+                Some(n) => QueueRule::from_name(n).ok_or_else(|| {
+                    invalid("atp.queue_rule", format!("{n:?}"), "eq1 or msr-bounded")
+                })?,
+            },
             ack_every: match a.ack_every.unwrap_or(1) {
                 n @ 1..=64 => n,
                 n => return Err(invalid("atp.ack_every", format!("{n}"), "1 ..= 64")),

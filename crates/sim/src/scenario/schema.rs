@@ -250,6 +250,22 @@ pub struct AtpFile {
     /// default false: seed 000's loss-only ATP).
     #[serde(default)]
     pub ecn_reaction: bool,
+    /// React to ECN marks on queue 0 only, the non-approximate queue that
+    /// seed 000 §7.1 marks at K = 65 (the core's `Config::ecn_reaction_queue0`;
+    /// default false).
+    #[serde(default)]
+    pub ecn_reaction_queue0: bool,
+    /// Seed 000 §7.2's "send more when the network has room" (the core's
+    /// `Config::send_more`; default false): a satisfied job's remaining
+    /// messages go as extra data to the lowest queue, and the host hands
+    /// them to its NIC only when the NIC is idle (one at a time; at most
+    /// 64 KB of them wait per host, the rest are dropped there).
+    #[serde(default)]
+    pub send_more: bool,
+    /// How ATP FixTLR / Full map the TLR to a queue: `msr-bounded` (the
+    /// default: never below the MSR's queue) or `eq1` (seed 000 §5.2 as
+    /// written); the core's `Config::queue_rule`.
+    pub queue_rule: Option<String>,
 }
 
 /// One `[[jobs]]` class.
