@@ -306,6 +306,17 @@ fn guessed_ids(seed: u64, from: &[SocketAddr]) -> Vec<u64> {
         .collect()
 }
 
+/// 2,000 spoofed source addresses in 10.`net`.0.0/16.
+fn spoofed(net: u8) -> Vec<SocketAddr> {
+    (0..2000u32)
+        .map(|i| {
+            format!("10.{net}.{}.{}:7000", i / 250, i % 250 + 1)
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
 #[test]
 fn forged_jobs_with_valid_ids_churn_the_unproven_pool_and_a_new_client_gets_in() {
     // The secret was guessed: 2,000 spoofed addresses each open a
@@ -313,13 +324,7 @@ fn forged_jobs_with_valid_ids_churn_the_unproven_pool_and_a_new_client_gets_in()
     // never send DATA. All at one instant: no grace protects the oldest.
     let limits = cfg().limits;
     let mut server = Endpoint::new(cfg(), 31).unwrap();
-    let from: Vec<SocketAddr> = (0..2000u32)
-        .map(|i| {
-            format!("10.9.{}.{}:7000", i / 250, i % 250 + 1)
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let from = spoofed(9);
     let ids = guessed_ids(31, &from);
     let t0 = approxnet_proto::time::Instant::ZERO;
     let mut buf = vec![0u8; 2048];
@@ -409,13 +414,7 @@ fn a_client_that_got_our_hello_ack_is_not_on_probation() {
     // DATA is held back while 2,000 forged JOBs churn the unproven pool:
     // its connection is not in that pool, so it survives and completes.
     let mut server = Endpoint::new(cfg(), 51).unwrap();
-    let from: Vec<SocketAddr> = (0..2000u32)
-        .map(|i| {
-            format!("10.8.{}.{}:7000", i / 250, i % 250 + 1)
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let from = spoofed(8);
     let ids = guessed_ids(51, &from);
     let t0 = approxnet_proto::time::Instant::ZERO;
     let mut buf = vec![0u8; 2048];
