@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._native import ConfigError
-from .exchange import Exchange, Received
+from .exchange import Received, ShardExchange
 from .policy import Policy, check_shard
 from .telemetry import BucketTelemetry
 from .transform import make_transform
@@ -47,7 +47,7 @@ FILLS = ("zero", "rescale", "previous")
 
 
 def allreduce(
-    ex: Exchange,
+    ex: ShardExchange,
     x: F32,
     *,
     step: int,
