@@ -9,6 +9,7 @@ and seed), x1.md (the table docs/experiments/training.md embeds) and
 x1.png (median ratio iters(p) / iters(0) per model).
 
     .venv/bin/python experiments/dml/x1.py                 # 3 models x 7 p x 3 seeds
+    .venv/bin/python experiments/dml/x1.py --gather-reliable --out results/train/x1_scatter
     .venv/bin/python experiments/dml/x1.py --models mlp --seeds 0 --ps 0,0.3
 """
 
@@ -40,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--eval-every", type=int, default=5)
     ap.add_argument("--slack", type=float, default=0.05, help="x1 rule: median ratio <= 1 + slack")
+    ap.add_argument(
+        "--gather-reliable",
+        action="store_true",
+        help="only the reduce-scatter loses (the all-gather is retransmitted): seed 001 §2.2",
+    )
     ap.add_argument("--out", type=Path, default=Path("results/train/x1"))
     a = ap.parse_args(argv)
     models = [m for m in a.models.split(",") if m]
@@ -66,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         points, curves = X1.sweep(
-            m, ps, seeds, horizon=h, budget=3 * h, eval_every=a.eval_every, progress=show
-        )
+            m, ps, seeds, horizon=h, budget=3 * h, eval_every=a.eval_every, progress=show,
+            gather_reliable=a.gather_reliable,
+        )  # fmt: skip
         for c in curves:
             for i, loss, sm, acc in zip(
                 c.iterations, c.test_loss, X1.smoothed(c.test_loss), c.test_accuracy, strict=True

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
-from approxnet import ConfigError  # noqa: E402
+from approxnet import Config, ConfigError, LinkConfig, transfer  # noqa: E402
 from approxnet.torch import BucketTelemetry, UniformLoss  # noqa: E402
 from approxnet.torch.lossy import VirtualNet, lossy_allreduce  # noqa: E402
 from approxnet.torch.x1 import (  # noqa: E402
@@ -117,3 +117,20 @@ def test_a_short_lossy_run_reaches_an_easy_target_and_stops() -> None:
     assert 0.1 < c.packets_dropped / c.packets_offered < 0.3
     again = loss_curve("mlp", 0.2, 0, budget=40, eval_every=5, target=2.0)
     assert again.test_loss == c.test_loss  # deterministic by seed
+
+
+def test_a_tensor_job_does_not_send_what_its_receiver_no_longer_needs() -> None:
+    # Issue 20 item 4, the core's "enough" signal end to end (two real
+    # endpoints, virtual time, no loss): a tensor job with loss bound 0.3
+    # stops once its receiver holds 70 %, so most of the tolerated 30 % is
+    # never sent; a reliable job sends everything.
+    g = np.random.default_rng(0).standard_normal(85_000).astype(np.float32)
+    link = LinkConfig(rate_gbps=1.0, delay_us=5.0)
+    cfg = Config(line_rate_gbps=1.0)
+    for p, lo, hi in ((0.0, 0.0, 0.0), (0.3, 0.2, 0.3)):
+        tr = transfer(UniformLoss(p).job(g), link=link, config=cfg, seed=1)
+        assert tr.completed and tr.sender is not None and tr.sender.report is not None
+        rep = tr.sender.report
+        assert rep.bytes == g.nbytes
+        assert lo <= rep.unsent_bytes / rep.bytes <= hi, rep.unsent_bytes
+        assert tr.forward["random_drops"] == tr.forward["buffer_drops"] == 0

@@ -135,6 +135,8 @@ def allreduce(
         delivered={p: got_elems[p] / (2 * s) for p in peers},
         groups=groups,
         bytes_unsent=unsent,
+        packets=sum(rep.packets for rep in ex.reports[reports_before:]),
+        retransmissions=sum(rep.retransmissions for rep in ex.reports[reports_before:]),
     )
     return result, tel
 

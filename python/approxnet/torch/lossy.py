@@ -157,13 +157,17 @@ def lossy_allreduce(
     *,
     step: int,
     policy: Policy,
+    gather_policy: Policy | None = None,
     fill: str = "rescale",
     transform: str = "permute",
     seed: int = 0,
     pool: ThreadPoolExecutor | None = None,
 ) -> list[tuple[F32, BucketTelemetry]]:
     """Every rank's all-reduce of its flat gradient `grads[r]` (one bucket),
-    each rank in its own thread; returns each rank's result and telemetry."""
+    each rank in its own thread; returns each rank's result and telemetry.
+    `gather_policy` (default `policy`) governs the all-gather jobs; a
+    reliable one (loss bound 0) is retransmitted until whole over the same
+    lossy links."""
     if len(grads) != net.world or len(exchanges) != net.world:
         raise ConfigError(f"{len(grads)} gradients for {net.world} ranks")
     net._step = step
@@ -175,7 +179,7 @@ def lossy_allreduce(
             step=step,
             bucket=0,
             policy=policy,
-            gather_policy=policy,
+            gather_policy=policy if gather_policy is None else gather_policy,
             fill=fill,
             transform=transform,
             seed=seed,

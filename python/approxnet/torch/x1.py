@@ -106,11 +106,15 @@ def loss_curve(
     target: float | None = None,
     world: int = 4,
     spec: TrainSpec | None = None,
+    gather_loss: float | None = None,
 ) -> Curve:
     """Trains `model` with `world` replicas for up to `budget` iterations
     under packet loss `p` (loss bound and link loss both `p`); stops at the
     first measurement whose smoothed test loss is <= `target` when one is
-    given."""
+    given. `gather_loss` (default `p`) is the all-gather's loss bound: 0
+    makes it reliable (retransmitted over the same lossy links), so only
+    the gradients collected from each worker lose data, as seed 001 §2.2
+    measures."""
     if not 0.0 <= p < 1.0:
         raise ConfigError(f"loss rate p = {p}: in [0, 1)")
     if budget < 1 or eval_every < 1:
@@ -124,6 +128,7 @@ def loss_curve(
     net = VirtualNet(world, p, seed=seed)
     exchanges = [net.rank(r) for r in range(world)]
     policy = UniformLoss(p)
+    gather = None if gather_loss is None else UniformLoss(gather_loss)
     curve = Curve(model, p, seed, [], [], [], 1.0, 0, 0, 0)
     delivered: list[float] = []
     it = 0
@@ -146,8 +151,9 @@ def loss_curve(
                         .astype(np.float32)
                     )
                 out = lossy_allreduce(
-                    net, exchanges, grads, step=it, policy=policy, seed=seed, pool=pool
-                )
+                    net, exchanges, grads, step=it, policy=policy, gather_policy=gather,
+                    seed=seed, pool=pool,
+                )  # fmt: skip
                 for r, (g, tel) in enumerate(out):
                     _set_grads(params[r], g)
                     opts[r].step()
@@ -246,9 +252,11 @@ def sweep(
     budget: int,
     eval_every: int = 10,
     progress: Callable[[Curve], None] | None = None,
+    gather_reliable: bool = False,
 ) -> tuple[list[X1Point], list[Curve]]:
     """The x1 sweep of one model: per seed a p = 0 run of `horizon`
-    iterations fixes L*, then every p runs until L* (at most `budget`)."""
+    iterations fixes L*, then every p runs until L* (at most `budget`);
+    `gather_reliable`: only the reduce-scatter may lose (see `loss_curve`)."""
     if not ps or ps[0] != 0.0:
         raise ConfigError("ps must start at 0 (the baseline)")
     if budget < horizon:
@@ -266,7 +274,10 @@ def sweep(
     for p in ps[1:]:
         its: list[int | None] = []
         for s in seeds:
-            c = loss_curve(model, p, s, budget=budget, eval_every=eval_every, target=targets[s][0])
+            c = loss_curve(
+                model, p, s, budget=budget, eval_every=eval_every, target=targets[s][0],
+                gather_loss=0.0 if gather_reliable else None,
+            )  # fmt: skip
             curves.append(c)
             its.append(c.reached_at)
             if progress is not None:
