@@ -214,15 +214,14 @@ def run_cmd(transport: str, out: Path | None, **kw: Any) -> None:
               help="Also run approxnet with p = 0 (same all-reduce, no loss).")  # fmt: skip
 @click.option(
     "--also-p",
-    type=click.FloatRange(0, 1, max_open=True),
     multiple=True,
-    help="Further loss bounds to run in the same comparison (repeatable).",
+    metavar="P[/G]",
+    help="Further loss bounds to run in the same comparison (repeatable): P for "
+    "both phases, P/G for reduce-scatter P and all-gather G.",
 )
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write runs.json and table.md here.")  # fmt: skip
-def compare_cmd(
-    with_reliable: bool, also_p: tuple[float, ...], out: Path | None, **kw: Any
-) -> None:
+def compare_cmd(with_reliable: bool, also_p: tuple[str, ...], out: Path | None, **kw: Any) -> None:
     """Same seed, same data: the stock Gloo all-reduce over TCP, then
     approxnet's hook with loss bound -p (and with p = 0); prints time to
     the target accuracy, final accuracy, epochs and the speedup over Gloo.
@@ -237,9 +236,17 @@ def compare_cmd(
         rel = dict(kw, loss_bound=0.0, gather_loss_bound=None, policy="uniform")
         runs.append(("approxnet p=0", _spec(experiment, "approxnet", rel)))
     name = f"approxnet p={kw['loss_bound']:g}" if kw["policy"] == "uniform" else "approxnet groups"
+    if kw["gather_loss_bound"] is not None:
+        name += f" gather={kw['gather_loss_bound']:g}"
     runs.append((name, _spec(experiment, "approxnet", kw)))
-    for p in also_p:
-        runs.append((f"approxnet p={p:g}", _spec(experiment, "approxnet", dict(kw, loss_bound=p))))
+    for text in also_p:
+        parts = _floats(text.replace("/", ","))
+        if len(parts) not in (1, 2) or any(not 0 <= x < 1 for x in parts):
+            raise click.BadParameter(f"{text!r}: P or P/G, each in [0, 1)", param_hint="--also-p")
+        g = parts[1] if len(parts) == 2 else None
+        label = f"approxnet p={parts[0]:g}" + ("" if g is None else f" gather={g:g}")
+        more = dict(kw, loss_bound=parts[0], gather_loss_bound=g, policy="uniform")
+        runs.append((label, _spec(experiment, "approxnet", more)))
     rows, results = [], {}
     for name, spec in runs:
         res = _run(launch, spec, kw, name)
