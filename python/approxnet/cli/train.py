@@ -248,7 +248,10 @@ def compare_cmd(with_reliable: bool, also_p: tuple[str, ...], out: Path | None, 
         more = dict(kw, loss_bound=parts[0], gather_loss_bound=g, policy="uniform")
         runs.append((label, _spec(experiment, "approxnet", more)))
     rows, results = [], {}
-    for name, spec in runs:
+    for i, (name, spec) in enumerate(runs):
+        # a repeated setting (to interleave repetitions) keeps its own record
+        if any(n == name for n, _ in runs[:i]):
+            name = f"{name} (#{sum(n == name for n, _ in runs[:i]) + 1})"
         res = _run(launch, spec, kw, name)
         results[name] = res
         rows.append(_row(name, res))
