@@ -60,7 +60,8 @@ class VirtualNet:
     stats: LinkStats = field(default_factory=LinkStats)
     _inbox: dict[tuple[int, int, int], Received] = field(default_factory=dict)
     _cv: threading.Condition = field(default_factory=threading.Condition)
-    _step: int = 0
+    step: int = 0
+    """The iteration whose jobs are in flight (part of every link seed)."""
 
     def __post_init__(self) -> None:
         if self.world < 2:
@@ -78,7 +79,7 @@ class VirtualNet:
         """Runs `job` from `src` to `dst` through the core; stores what `dst` gets."""
         link = LinkConfig(loss=self.loss) if self.loss > 0 else LinkConfig()
         seed = int(
-            np.random.SeedSequence([self.seed, self._step, src, dst, slot]).generate_state(1)[0]
+            np.random.SeedSequence([self.seed, self.step, src, dst, slot]).generate_state(1)[0]
         )
         tr = transfer(job, link=link, seed=seed + 1, time_limit_ms=10_000.0)
         ready = [e for e in tr.server_events if isinstance(e, TensorReady)]
@@ -170,7 +171,7 @@ def lossy_allreduce(
     lossy links."""
     if len(grads) != net.world or len(exchanges) != net.world:
         raise ConfigError(f"{len(grads)} gradients for {net.world} ranks")
-    net._step = step
+    net.step = step
 
     def one(r: int) -> tuple[F32, BucketTelemetry]:
         return allreduce(
