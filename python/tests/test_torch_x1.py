@@ -134,3 +134,15 @@ def test_a_tensor_job_does_not_send_what_its_receiver_no_longer_needs() -> None:
         assert rep.bytes == g.nbytes
         assert lo <= rep.unsent_bytes / rep.bytes <= hi, rep.unsent_bytes
         assert tr.forward["random_drops"] == tr.forward["buffer_drops"] == 0
+
+
+def test_the_generated_data_set_has_the_digits_shape_and_bad_names_fail() -> None:
+    from approxnet.torch.experiment import load_data
+
+    d, s = load_data(0), load_data(0, dataset="synthetic")
+    assert s.x_train.shape == d.x_train.shape and s.x_test.shape == d.x_test.shape
+    assert float(s.x_train.min()) >= 0.0 and float(s.x_train.max()) <= 1.0
+    assert sorted(set(s.y_train.tolist())) == list(range(10))
+    assert not np.allclose(s.x_train.numpy(), d.x_train.numpy())
+    with pytest.raises(ConfigError, match="dataset"):
+        load_data(0, dataset="mnist")

@@ -107,6 +107,7 @@ def loss_curve(
     world: int = 4,
     spec: TrainSpec | None = None,
     gather_loss: float | None = None,
+    dataset: str = "digits",
 ) -> Curve:
     """Trains `model` with `world` replicas for up to `budget` iterations
     under packet loss `p` (loss bound and link loss both `p`); stops at the
@@ -121,7 +122,7 @@ def loss_curve(
         raise ConfigError(f"budget = {budget}, eval_every = {eval_every}: both at least 1")
     spec = spec if spec is not None else TrainSpec(model=model, seed=seed)
     torch.set_num_threads(1)
-    data = load_data(seed)
+    data = load_data(seed, dataset=dataset)
     replicas = [make_model(model, seed) for _ in range(world)]
     params = [list(m.parameters()) for m in replicas]
     opts = [torch.optim.SGD(ps, lr=spec.lr, momentum=spec.momentum) for ps in params]
@@ -253,6 +254,7 @@ def sweep(
     eval_every: int = 10,
     progress: Callable[[Curve], None] | None = None,
     gather_reliable: bool = False,
+    dataset: str = "digits",
 ) -> tuple[list[X1Point], list[Curve]]:
     """The x1 sweep of one model: per seed a p = 0 run of `horizon`
     iterations fixes L*, then every p runs until L* (at most `budget`);
@@ -264,7 +266,7 @@ def sweep(
     curves: list[Curve] = []
     targets: dict[int, tuple[float, int]] = {}
     for s in seeds:
-        c = loss_curve(model, 0.0, s, budget=horizon, eval_every=eval_every)
+        c = loss_curve(model, 0.0, s, budget=horizon, eval_every=eval_every, dataset=dataset)
         targets[s] = baseline_target(c, horizon)
         c.reached_at = targets[s][1]
         curves.append(c)
@@ -276,7 +278,7 @@ def sweep(
         for s in seeds:
             c = loss_curve(
                 model, p, s, budget=budget, eval_every=eval_every, target=targets[s][0],
-                gather_loss=0.0 if gather_reliable else None,
+                gather_loss=0.0 if gather_reliable else None, dataset=dataset,
             )  # fmt: skip
             curves.append(c)
             its.append(c.reached_at)
