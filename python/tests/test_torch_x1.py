@@ -6,7 +6,10 @@ target."""
 
 from __future__ import annotations
 
+import csv
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,3 +149,19 @@ def test_the_generated_data_set_has_the_digits_shape_and_bad_names_fail() -> Non
     assert not np.allclose(s.x_train.numpy(), d.x_train.numpy())
     with pytest.raises(ConfigError, match="dataset"):
         load_data(0, dataset="mnist")
+
+
+def test_the_sweep_script_writes_its_table_and_files(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "experiments" / "dml" / "x1.py"
+    spec = importlib.util.spec_from_file_location("dml_x1", script)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    args = ["--models", "lstm", "--ps", "0,0.5", "--seeds", "0", "--eval-every", "25"]
+    assert mod.main([*args, "--gather-reliable", "--out", str(tmp_path)]) == 0
+    with (tmp_path / "iterations.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["model"], float(r["p"])) for r in rows] == [("lstm", 0.0), ("lstm", 0.5)]
+    table = (tmp_path / "x1.md").read_text()
+    assert "| lstm |" in table and "x1 (paper, Table 3)" in table
+    assert (tmp_path / "x1.png").stat().st_size > 0 and (tmp_path / "curves.csv").exists()
