@@ -5,8 +5,9 @@ process: for measuring how much packet loss training tolerates (seed 001
 
 Each job a rank queues is run at once through :func:`approxnet.transfer`
 (the deterministic two-endpoint harness: the real sender and receiver of
-``crates/proto``, virtual time). The link loses every DATA packet
-independently with probability ``loss``, seeded per (step seed, sender,
+``crates/proto``, virtual time). The link from sender to receiver loses
+every datagram (DATA, and the JOB announcement, which the core resends)
+independently with probability ``loss`` (the ACK path is loss-free), seeded per (step seed, sender,
 receiver, slot), so a run is reproducible whatever the order the ranks'
 threads run in. What the receiver hands over is exactly what the transport's
 bounded mode hands over: the tensor job is cut into MTU packets that never
@@ -41,7 +42,7 @@ F32 = npt.NDArray[np.float32]
 
 @dataclass
 class LinkStats:
-    """DATA packets over every virtual link of a :class:`VirtualNet`."""
+    """Datagrams over every sender-to-receiver virtual link of a :class:`VirtualNet`."""
 
     offered: int = 0
     dropped: int = 0
@@ -50,8 +51,8 @@ class LinkStats:
 
 @dataclass
 class VirtualNet:
-    """The links between `world` in-process ranks: each loses a DATA packet
-    with probability `loss` (ACKs and control travel loss-free)."""
+    """The links between `world` in-process ranks: each loses a datagram
+    from sender to receiver with probability `loss` (ACKs travel loss-free)."""
 
     world: int
     loss: float
