@@ -54,7 +54,7 @@ def test_without_loss_the_virtual_allreduce_is_the_exact_mean() -> None:
 def test_the_link_drops_about_p_of_the_packets_and_the_bound_holds(p: float) -> None:
     net, out = _run(p, 2)
     frac = net.stats.dropped / net.stats.offered
-    assert abs(frac - p) < 0.06, frac  # ~1,400 DATA packets: 3 sigma is about 0.04
+    assert abs(frac - p) < 0.06, frac  # ~1,400 datagrams: 3 sigma is about 0.04
     for _, _, tel in out:
         # each shard delivered once (1 - p) of it arrived: not less, hardly more
         assert 1 - p - 0.02 <= tel.delivered_fraction <= 1 - p + 0.05

@@ -9,7 +9,7 @@ data, batches and optimiser as ``approxnet train``). Every iteration each
 replica's flat gradient goes through the bounded-loss all-reduce of
 :mod:`.allreduce` (reduce-scatter, then all-gather, permuted, missing
 ranges rescaled) with every shard a tensor job with loss bound ``p`` sent
-through approxnet's core over a virtual link that drops each DATA packet
+through approxnet's core over a virtual link that drops each datagram
 with probability ``p`` (:mod:`.lossy`). Rank 0's parameters are copied to
 the others after every epoch, as the network runs' precise broadcast does.
 
