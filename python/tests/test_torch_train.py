@@ -249,6 +249,8 @@ def test_train_help_has_an_example(cmd: list[str]) -> None:
         ["train", "run", "--fill", "mean"],
         ["train", "run", "--transport", "nccl"],
         ["train", "compare", "--mode", "cluster"],
+        ["train", "compare", "--also-p", "1.5"],
+        ["train", "compare", "--also-p", "0.1/0.2/0.3"],
         ["train", "tolerance", "--ps", "0.1,0.2"],
         ["train", "tolerance", "--ps", "0,x"],
         ["train", "tolerance", "--seeds", "a"],
@@ -279,4 +281,9 @@ def test_train_run_command_writes_its_record(tmp_path: Any) -> None:
     assert "approxnet" in r.output
     rec = json.loads(out.read_text())
     assert rec["spec"]["transform"] == "hadamard" and len(rec["epochs"]) == 1
-    assert rec["epochs"][0]["delivered"] < 1.0
+    ep = rec["epochs"][0]
+    assert ep["delivered"] < 1.0
+    # per-iteration times and the sender reports' packet counts
+    assert len(ep["step_s"]) == ep["steps"] == len(ep["comm_step_s"])
+    assert all(c <= s for c, s in zip(ep["comm_step_s"], ep["step_s"], strict=True))
+    assert ep["packets"] > 0 and 0 <= ep["retransmissions"] <= ep["packets"]

@@ -8,6 +8,7 @@ fails with a one-line error naming the extra.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,8 @@ def _options(f: Any) -> Any:
                      help="Bulk TCP flows each way across the testbed trunk."),
         click.option("--trunk-rate", default=None,
                      help="Testbed bottleneck rate, e.g. 50mbit (default: the TOML's)."),
+        click.option("--port-buffer", default=None,
+                     help="Testbed switch port buffer, e.g. 32KiB (default: the TOML's)."),
         click.option("--line-rate-gbps", type=click.FloatRange(min=0, min_open=True),
                      default=1.0, show_default=True, help="approxnet's NIC rate."),
         click.option("--stop-at-target", is_flag=True, help="Stop once the target is reached."),
@@ -101,16 +104,28 @@ def _run(launch: Any, spec: Any, kw: dict[str, Any], label: str) -> dict[str, An
         if kw["mode"] == "testbed":
             res: dict[str, Any] = launch.run_testbed(
                 spec, background=kw["background"], progress=progress,
-                trunk_rate=kw["trunk_rate"],
+                trunk_rate=kw["trunk_rate"], port_buffer=kw["port_buffer"],
             )  # fmt: skip
         else:
             res = launch.run_loopback(spec, world=kw["world"], progress=progress)
+    res["load_average"] = list(os.getloadavg())
     return res
+
+
+def _quantile(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    v = sorted(xs)
+    return v[min(len(v) - 1, int(q * len(v)))]
 
 
 def _row(name: str, res: dict[str, Any]) -> dict[str, Any]:
     reached = res.get("reached") or {}
     eps = res["epochs"]
+    upto = eps[: reached["epoch"]] if reached else eps
+    steps = [s for e in upto for s in e.get("step_s", [])]
+    comm = [s for e in upto for s in e.get("comm_step_s", [])]
+    queues = res.get("queues", [])
     return {
         "run": name,
         "time_to_target_s": reached.get("train_s"),
@@ -120,20 +135,39 @@ def _row(name: str, res: dict[str, Any]) -> dict[str, Any]:
         "train_s": res["train_s"],
         "s_per_epoch": res["train_s"] / max(1, len(eps)),
         "delivered": (sum(e.get("delivered", 1.0) for e in eps) / len(eps)) if eps else 1.0,
+        # per iteration, epochs up to the target: compute + all-reduce, and
+        # the all-reduce alone (approxnet's telemetry; Gloo's overlaps backward)
+        "step_p50_ms": None if not steps else 1e3 * (_quantile(steps, 0.5) or 0.0),
+        "step_p99_ms": None if not steps else 1e3 * (_quantile(steps, 0.99) or 0.0),
+        "comm_p50_ms": None if not comm else 1e3 * (_quantile(comm, 0.5) or 0.0),
+        "comm_p99_ms": None if not comm else 1e3 * (_quantile(comm, 0.99) or 0.0),
+        "bytes_unsent": sum(e.get("bytes_unsent", 0) for e in eps),
+        # testbed counters (whole run): bytes the switches sent to the workers
+        "wire_bytes_to_workers": sum(
+            q["sent_bytes"] for q in queues if str(q["port"]).startswith("w")
+        ),
+        "switch_drops": sum(q["dropped"] for q in queues),
+        "load_average": (res.get("load_average") or [None])[0],
     }
 
 
 def _print_rows(rows: list[dict[str, Any]]) -> None:
     click.echo(
         f"{'run':<28} {'to target (s)':>13} {'epochs':>6} {'final acc':>9} "
-        f"{'s/epoch':>8} {'delivered':>9}"
+        f"{'s/epoch':>8} {'delivered':>9} {'step p50/p99 ms':>16} {'comm p50/p99 ms':>16}"
     )
+
+    def pair(a: float | None, b: float | None) -> str:
+        return "-" if a is None or b is None else f"{a:.1f}/{b:.1f}"
+
     for r in rows:
         tt = "-" if r["time_to_target_s"] is None else f"{r['time_to_target_s']:.2f}"
         et = "-" if r["epochs_to_target"] is None else str(r["epochs_to_target"])
         click.echo(
             f"{r['run']:<28} {tt:>13} {et:>6} {r['final_accuracy']:>9.4f} "
-            f"{r['s_per_epoch']:>8.3f} {r['delivered']:>9.4f}"
+            f"{r['s_per_epoch']:>8.3f} {r['delivered']:>9.4f} "
+            f"{pair(r['step_p50_ms'], r['step_p99_ms']):>16} "
+            f"{pair(r['comm_p50_ms'], r['comm_p99_ms']):>16}"
         )
 
 
@@ -178,9 +212,16 @@ def run_cmd(transport: str, out: Path | None, **kw: Any) -> None:
 @_options
 @click.option("--with-reliable/--no-reliable", default=True, show_default=True,
               help="Also run approxnet with p = 0 (same all-reduce, no loss).")  # fmt: skip
+@click.option(
+    "--also-p",
+    multiple=True,
+    metavar="P[/G]",
+    help="Further loss bounds to run in the same comparison (repeatable): P for "
+    "both phases, P/G for reduce-scatter P and all-gather G.",
+)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write runs.json and table.md here.")  # fmt: skip
-def compare_cmd(with_reliable: bool, out: Path | None, **kw: Any) -> None:
+def compare_cmd(with_reliable: bool, also_p: tuple[str, ...], out: Path | None, **kw: Any) -> None:
     """Same seed, same data: the stock Gloo all-reduce over TCP, then
     approxnet's hook with loss bound -p (and with p = 0); prints time to
     the target accuracy, final accuracy, epochs and the speedup over Gloo.
@@ -195,9 +236,22 @@ def compare_cmd(with_reliable: bool, out: Path | None, **kw: Any) -> None:
         rel = dict(kw, loss_bound=0.0, gather_loss_bound=None, policy="uniform")
         runs.append(("approxnet p=0", _spec(experiment, "approxnet", rel)))
     name = f"approxnet p={kw['loss_bound']:g}" if kw["policy"] == "uniform" else "approxnet groups"
+    if kw["gather_loss_bound"] is not None:
+        name += f" gather={kw['gather_loss_bound']:g}"
     runs.append((name, _spec(experiment, "approxnet", kw)))
+    for text in also_p:
+        parts = _floats(text.replace("/", ","))
+        if len(parts) not in (1, 2) or any(not 0 <= x < 1 for x in parts):
+            raise click.BadParameter(f"{text!r}: P or P/G, each in [0, 1)", param_hint="--also-p")
+        g = parts[1] if len(parts) == 2 else None
+        label = f"approxnet p={parts[0]:g}" + ("" if g is None else f" gather={g:g}")
+        more = dict(kw, loss_bound=parts[0], gather_loss_bound=g, policy="uniform")
+        runs.append((label, _spec(experiment, "approxnet", more)))
     rows, results = [], {}
-    for name, spec in runs:
+    for i, (name, spec) in enumerate(runs):
+        # a repeated setting (to interleave repetitions) keeps its own record
+        if any(n == name for n, _ in runs[:i]):
+            name = f"{name} (#{sum(n == name for n, _ in runs[:i]) + 1})"
         res = _run(launch, spec, kw, name)
         results[name] = res
         rows.append(_row(name, res))
@@ -217,15 +271,27 @@ def compare_cmd(with_reliable: bool, out: Path | None, **kw: Any) -> None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "runs.json").write_text(json.dumps({"rows": rows, "runs": results}, indent=1))
         lines = [
-            "| run | time to target (s) | epochs to target | final accuracy | s/epoch | speedup |",
-            "|---|---|---|---|---|---|",
+            "| run | time to target (s) | epochs to target | final accuracy | s/epoch "
+            "| step p50 / p99 (ms) | all-reduce p50 / p99 (ms) | MB to workers | unsent MB "
+            "| switch drops | speedup | load avg |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
+
+        def f1(x: float | None) -> str:
+            return "-" if x is None else f"{x:.1f}"
+
         for r in rows:
             sp = r["speedup_vs_gloo"]
+            tt = r["time_to_target_s"]
             lines.append(
-                f"| {r['run']} | {r['time_to_target_s'] or '-'} | {r['epochs_to_target'] or '-'} "
+                f"| {r['run']} | {'-' if tt is None else f'{tt:.2f}'} "
+                f"| {r['epochs_to_target'] or '-'} "
                 f"| {r['final_accuracy']:.4f} | {r['s_per_epoch']:.3f} "
-                f"| {'-' if sp is None else f'{sp:.2f}x'} |"
+                f"| {f1(r['step_p50_ms'])} / {f1(r['step_p99_ms'])} "
+                f"| {f1(r['comm_p50_ms'])} / {f1(r['comm_p99_ms'])} "
+                f"| {r['wire_bytes_to_workers'] / 1e6:.1f} | {r['bytes_unsent'] / 1e6:.2f} "
+                f"| {r['switch_drops']} | {'-' if sp is None else f'{sp:.2f}x'} "
+                f"| {f1(r['load_average'])} |"
             )
         (out / "table.md").write_text("\n".join(lines) + "\n")
 

@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._native import ConfigError
-from .exchange import Exchange, Received
+from .exchange import Received, ShardExchange
 from .policy import Policy, check_shard
 from .telemetry import BucketTelemetry
 from .transform import make_transform
@@ -47,7 +47,7 @@ FILLS = ("zero", "rescale", "previous")
 
 
 def allreduce(
-    ex: Exchange,
+    ex: ShardExchange,
     x: F32,
     *,
     step: int,
@@ -135,6 +135,8 @@ def allreduce(
         delivered={p: got_elems[p] / (2 * s) for p in peers},
         groups=groups,
         bytes_unsent=unsent,
+        packets=sum(rep.packets for rep in ex.reports[reports_before:]),
+        retransmissions=sum(rep.retransmissions for rep in ex.reports[reports_before:]),
     )
     return result, tel
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,7 @@ from .._native import (
 )
 from ..net import SocketEndpoint
 
-__all__ = ["Exchange", "Received", "SendRecord"]
+__all__ = ["Exchange", "Received", "SendRecord", "ShardExchange", "decode_tensor"]
 
 F32 = npt.NDArray[np.float32]
 
@@ -72,6 +72,23 @@ class SendRecord:
     groups: list[tuple[int, int, int]]  # (group id, delivered, messages)
     unsent_bytes: int = 0
     """Payload never sent: the job met its fraction p first (seed 000 §3.3.2)."""
+
+
+class ShardExchange(Protocol):
+    """What the all-reduce needs from an exchange: :class:`Exchange` over
+    sockets, or :class:`~approxnet.torch.lossy.VirtualExchange` in-process."""
+
+    rank: int
+    world: int
+    reports: list[SendRecord]
+
+    def send(self, peer: int, job: Job) -> int: ...
+
+    def claim(self, peer: int) -> int: ...
+
+    def wait(
+        self, peer: int, slot: int, *, length: int | None, segment: int | None
+    ) -> Received | None: ...
 
 
 @dataclass
@@ -271,16 +288,7 @@ class Exchange:
 
 def _decode(box: _Inbox, length: int, segment: int | None, peer: int, slot: int) -> Received:
     if box.tensor is not None:
-        t = box.tensor
-        vals = np.asarray(t.array("float32"), dtype=np.float32)
-        if vals.size != length:
-            raise TransferError(
-                f"job {slot} from rank {peer}: {vals.size} elements, expected {length}"
-            )
-        have = np.ones(length, bool)
-        for a, b in t.missing:
-            have[a:b] = False
-        return Received(vals.copy(), have)
+        return decode_tensor(box.tensor, length, peer, slot)
     if segment is None:
         raise TransferError(f"job {slot} from rank {peer}: messages where a tensor was expected")
     vals = np.zeros(length, np.float32)
@@ -293,3 +301,17 @@ def _decode(box: _Inbox, length: int, segment: int | None, peer: int, slot: int)
         vals[a : a + seg.size] = seg
         have[a : a + seg.size] = True
     return Received(vals, have)
+
+
+def decode_tensor(t: TensorReady, length: int, peer: int, slot: int) -> Received:
+    """A delivered tensor job as values (missing ranges zero) and the mask of
+    the elements that arrived (the transport's missing-range report)."""
+    vals = np.asarray(t.array("float32"), dtype=np.float32)
+    if vals.size != length:
+        raise TransferError(f"job {slot} from rank {peer}: {vals.size} elements, expected {length}")
+    have = np.ones(length, bool)
+    for a, b in t.missing:
+        if not 0 <= a <= b <= length:
+            raise TransferError(f"job {slot} from rank {peer}: missing range {a}..{b} outside")
+        have[a:b] = False
+    return Received(vals.copy(), have)

@@ -18,7 +18,7 @@ from torch import nn
 
 from .._native import ConfigError
 
-__all__ = ["MODELS", "Data", "TrainSpec", "batches", "load_data", "make_model"]
+__all__ = ["DATASETS", "MODELS", "Data", "TrainSpec", "batches", "load_data", "make_model"]
 
 MODELS = ("mlp", "cnn", "logreg", "lstm")
 TRANSPORTS = ("approxnet", "gloo")
@@ -33,14 +33,34 @@ class Data:
     y_test: torch.Tensor
 
 
-def load_data(seed: int = 0, test_fraction: float = 0.2) -> Data:
-    """scikit-learn's digits, scaled to [0, 1], split by `seed` (stratified)."""
-    from sklearn.datasets import load_digits
+DATASETS = ("digits", "synthetic")
+
+
+def load_data(seed: int = 0, test_fraction: float = 0.2, dataset: str = "digits") -> Data:
+    """scikit-learn's digits (or ``synthetic``: a generated 10-class problem
+    of the same shape, 1797 samples of 64 features, from
+    ``make_classification`` with a fixed generator seed), scaled to [0, 1],
+    split by `seed` (stratified)."""
     from sklearn.model_selection import train_test_split
 
-    d = load_digits()
-    x = (d.data / 16.0).astype(np.float32)
-    y = d.target.astype(np.int64)
+    if dataset == "digits":
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        x = (d.data / 16.0).astype(np.float32)
+        y = d.target.astype(np.int64)
+    elif dataset == "synthetic":
+        from sklearn.datasets import make_classification
+
+        xs, ys = make_classification(
+            n_samples=1797, n_features=64, n_informative=24, n_redundant=8, n_classes=10,
+            n_clusters_per_class=1, class_sep=1.5, random_state=20,
+        )  # fmt: skip
+        lo, hi = xs.min(axis=0), xs.max(axis=0)
+        x = ((xs - lo) / (hi - lo)).astype(np.float32)
+        y = ys.astype(np.int64)
+    else:
+        raise ConfigError(f"dataset {dataset!r}: one of {', '.join(DATASETS)}")
     xtr, xte, ytr, yte = train_test_split(
         x, y, test_size=test_fraction, random_state=seed, stratify=y
     )

@@ -128,17 +128,22 @@ def run_testbed(
     progress: Progress | None = None,
     limit_s: float = 3600.0,
     trunk_rate: str | None = None,
+    port_buffer: str | None = None,
 ) -> dict[str, Any]:
     """Trains with 4 workers on hosts ``w0..w3`` of the testbed in `toml`,
-    `background` bulk TCP flows each way between ``bgl`` and ``bgr``."""
+    `background` bulk TCP flows each way between ``bgl`` and ``bgr``;
+    `trunk_rate` / `port_buffer` override the TOML's (e.g. "1gbit", "32KiB")."""
     from .. import testbed
 
     spec.validate()
     cfg = testbed.load(str(toml))
-    if trunk_rate is not None:
+    if trunk_rate is not None or port_buffer is not None:
         raw = tomllib.loads(Path(toml).read_text())
-        for t in raw.get("trunk", []):
-            t["rate"] = trunk_rate
+        if trunk_rate is not None:
+            for t in raw.get("trunk", []):
+                t["rate"] = trunk_rate
+        if port_buffer is not None:
+            raw.setdefault("testbed", {})["port_buffer"] = port_buffer
         cfg = testbed.parse(raw)
     hosts = [f"w{i}" for i in range(4)]
     port = 7700

@@ -28,6 +28,11 @@ class BucketTelemetry:
     bytes_unsent: int = 0
     """Of `bytes_sent`, payload the transport never sent: its jobs met their
     fraction p first (sender reports that arrived during this call)."""
+    packets: int = 0
+    """DATA packets this rank's jobs sent, retransmissions included (the
+    same sender reports)."""
+    retransmissions: int = 0
+    """Of `packets`, retransmissions."""
 
     @property
     def delivered_fraction(self) -> float:
@@ -53,6 +58,14 @@ class StepTelemetry:
     @property
     def bytes_unsent(self) -> int:
         return sum(b.bytes_unsent for b in self.buckets)
+
+    @property
+    def packets(self) -> int:
+        return sum(b.packets for b in self.buckets)
+
+    @property
+    def retransmissions(self) -> int:
+        return sum(b.retransmissions for b in self.buckets)
 
     @property
     def elements(self) -> int:

@@ -89,12 +89,15 @@ def train(spec: TrainSpec, rank: int, world: int, master: str, addrs: list[str])
         t0 = time.monotonic()
         comm_before = sum(s.seconds for s in state.telemetry) if state else 0.0
         steps = batches(len(data.y_train), rank, world, spec.batch, epoch, spec.seed)
+        step_s: list[float] = []
         for idx in steps:
+            ts = time.monotonic()
             opt.zero_grad(set_to_none=True)
             out = ddp(data.x_train[idx])
             batch_loss = nn.functional.cross_entropy(out, data.y_train[idx])
             batch_loss.backward()  # type: ignore[no-untyped-call]
             opt.step()
+            step_s.append(time.monotonic() - ts)
         if state is not None and lossy_gather and (epoch + 1) % max(1, spec.sync_every) == 0:
             state.broadcast_parameters(list(model.parameters()))
         train_s += time.monotonic() - t0
@@ -105,11 +108,13 @@ def train(spec: TrainSpec, rank: int, world: int, master: str, addrs: list[str])
             "accuracy": acc,
             "test_loss": loss,
             "steps": len(steps),
+            "step_s": step_s,
         }
         if state is not None:
             tel = [t for t in state.telemetry if t.buckets]
             ep_tel = tel[-len(steps) :] if steps else []
             rec["comm_s"] = sum(s.seconds for s in state.telemetry) - comm_before
+            rec["comm_step_s"] = [t.seconds for t in ep_tel]
             rec["delivered"] = (
                 sum(t.delivered_fraction for t in ep_tel) / len(ep_tel) if ep_tel else 1.0
             )
@@ -120,6 +125,8 @@ def train(spec: TrainSpec, rank: int, world: int, master: str, addrs: list[str])
             rec["delivered_by_group"] = groups
             rec["bytes_sent"] = sum(t.bytes_sent for t in ep_tel)
             rec["bytes_unsent"] = sum(t.bytes_unsent for t in ep_tel)
+            rec["packets"] = sum(t.packets for t in ep_tel)
+            rec["retransmissions"] = sum(t.retransmissions for t in ep_tel)
         epochs.append(rec)
         if reached is None and acc >= spec.target:
             reached = {"epoch": epoch + 1, "train_s": train_s, "accuracy": acc}
