@@ -29,33 +29,23 @@ impl Default for PortConfig {
 }
 
 /// One direction of a link, at its sending node.
+///
+/// `repr(C)`, cache-line aligned, fields ordered by use: a hop reads and
+/// writes the first two lines only (wire state, then the queues, the
+/// scheduler, the pipe and the counters); the line rate, used only to
+/// build the port, comes last.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Port {
     /// Node that owns the port.
     pub node: u32,
     /// Node at the other end.
     pub peer: u32,
-    /// Line rate.
-    pub rate: Rate,
-    /// Propagation delay of the pipe behind the port.
-    pub delay: Duration,
-    /// Bit error rate of the link.
-    pub ber: f64,
-    /// The queues.
-    pub queues: Vec<Queue>,
-    /// The scheduler.
-    pub sched: Scheduler,
     /// The wire is busy until this time (ns): the last packet started
     /// serialising ends then.
     pub busy_until: u64,
     /// Time of the live `TxDone` wake-up event, if one is scheduled.
     pub wakeup_at: Option<u64>,
-    /// Whether admission also draws on the node's shared buffer.
-    pub shared: bool,
-    /// Packets sent.
-    pub tx_pkts: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
     /// Picoseconds per byte at this rate (integer serialisation time).
     ps_per_byte: u64,
     /// Bit `i` set when queue `i` holds packets (strict priority picks the
@@ -63,6 +53,22 @@ pub struct Port {
     nonempty: u64,
     /// Bytes queued over all queues.
     backlog: u64,
+    /// Whether admission also draws on the node's shared buffer.
+    pub shared: bool,
+    /// The queues.
+    pub queues: Vec<Queue>,
+    /// The scheduler.
+    pub sched: Scheduler,
+    /// Propagation delay of the pipe behind the port.
+    pub delay: Duration,
+    /// Bit error rate of the link.
+    pub ber: f64,
+    /// Packets sent.
+    pub tx_pkts: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Line rate.
+    pub rate: Rate,
 }
 
 impl Port {
