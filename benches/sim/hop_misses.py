@@ -33,7 +33,7 @@ FIGURES = {
 }
 
 
-def measure(binary, k):
+def measure(binary: str, k: int) -> dict[str, float]:
     """Runs one binary under cachegrind at fat-tree size k; returns figures per hop."""
     text = scaling.SCENARIO.format(k=k).replace("duration_ms = 0.3", "duration_ms = 0.1")
     with tempfile.TemporaryDirectory() as out:
@@ -60,7 +60,7 @@ def measure(binary, k):
             sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr}")
         with open(os.path.join(out, "summary.json")) as f:
             hops = json.load(f)["hops"]
-    row = {"hops": hops}
+    row: dict[str, float] = {"hops": hops}
     for name, pat in FIGURES.items():
         m = re.search(pat, r.stderr)
         if m is None:
@@ -69,7 +69,7 @@ def measure(binary, k):
     return row
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bins", required=True, help="comma-separated binaries to compare")
     ap.add_argument("--ks", default="8,16")
