@@ -37,7 +37,8 @@ pub enum Kind {
     CreditRequest,
 }
 
-/// The transport header of a natively simulated packet.
+/// The transport header of a natively simulated packet (64 bytes: one
+/// cache line, the packet's second; see [`Packet`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hdr {
     /// Data, ACK or opaque datagram.
@@ -59,11 +60,11 @@ pub struct Hdr {
 
 /// One packet in flight.
 ///
-/// Laid out by hand (`repr(C)`, one cache line aligned): what every hop
-/// reads (destination, ECMP hash, size, queue, rank, flags) fills the first
-/// cache line; the transport header, read only at the ends, lies after it.
-/// A large fabric's packets are far from the caches, so a hop costs one
-/// line of the packet instead of two.
+/// Laid out by hand (`repr(C)`, cache-line aligned, 128 bytes): what
+/// every hop reads (destination, ECMP hash, size, queue, rank, flags) fills
+/// the first line; the transport header, read only at the ends, is the
+/// second. A large fabric's packets are far from the caches, so a hop
+/// costs one line of the packet and a delivery two (before: two and three).
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct Packet {
@@ -208,5 +209,8 @@ mod tests {
         assert!(offset_of!(Packet, rank) + 8 <= 64);
         assert!(offset_of!(Packet, droppable) < 64);
         assert!(offset_of!(Packet, payload) + size_of::<Vec<u8>>() <= 64);
+        // the header, read where the packet is delivered, is the second line
+        assert_eq!(size_of::<Hdr>(), 64);
+        assert_eq!(size_of::<Packet>(), 128);
     }
 }
