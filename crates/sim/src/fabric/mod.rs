@@ -28,16 +28,21 @@ pub enum NodeKind {
 }
 
 /// A node and its egress ports.
+///
+/// `repr(C)`, cache-line aligned: what a hop reads (the kind, to switch
+/// or deliver, and the shared buffer's counters) fills the first line; the
+/// port list and the name, cold, lie after it.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Node {
     /// Host or switch.
     pub kind: NodeKind,
+    /// Shared buffer (switches; unlimited for hosts).
+    pub buffer: SharedBuffer,
     /// Its egress ports.
     pub ports: Vec<u32>,
     /// Human-readable name (for output).
     pub name: String,
-    /// Shared buffer (switches; unlimited for hosts).
-    pub buffer: SharedBuffer,
 }
 
 /// What happened to a packet offered to a port.

@@ -27,15 +27,17 @@ pub enum Discipline {
     PFabric,
 }
 
-/// Static configuration of one queue.
+/// Static configuration of one queue (`repr(C)`: the discipline, read by
+/// every dequeue, first; see [`Queue`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct QueueConfig {
+    /// FIFO or pFabric.
+    pub discipline: Discipline,
     /// Buffer this queue may hold, bytes.
     pub limit_bytes: u64,
     /// ECN marking threshold, if the queue marks.
     pub ecn: Option<EcnThreshold>,
-    /// FIFO or pFabric.
-    pub discipline: Discipline,
     /// Selective dropping (Aeolus): a packet marked droppable is admitted
     /// only while the queue holds less than this many bytes; others may
     /// fill it up to `limit_bytes`. `u64::MAX` = no selective dropping.
@@ -99,12 +101,17 @@ pub enum Admit {
 }
 
 /// A single queue of an egress port.
+///
+/// `repr(C)`, cache-line aligned: a dequeue reads only the first line (the
+/// packets, the byte count, the discipline and the limits); an arrival
+/// also the second (ECN threshold, counters).
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub struct Queue {
-    /// Its configuration.
-    pub cfg: QueueConfig,
     items: VecDeque<Entry>,
     bytes: u64,
+    /// Its configuration.
+    pub cfg: QueueConfig,
     /// Counters.
     pub stats: QueueStats,
 }

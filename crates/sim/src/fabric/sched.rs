@@ -8,8 +8,9 @@ pub enum Scheduler {
     /// Lowest-numbered non-empty queue first (queue 0 = highest priority).
     Strict,
     /// Deficit round robin (a WFQ approximation): queue `i` gets
-    /// `quantum[i]` bytes of credit per round.
-    Drr(Drr),
+    /// `quantum[i]` bytes of credit per round (boxed: a port's scheduler
+    /// sits on its hot cache line, and strict priority needs only the tag).
+    Drr(Box<Drr>),
 }
 
 /// Deficit round robin state.
@@ -113,7 +114,7 @@ mod tests {
     #[test]
     fn drr_shares_by_weight() {
         let mut qs = filled(3);
-        let mut s = Scheduler::Drr(Drr::new(&[1.0, 2.0, 1.0], 1500));
+        let mut s = Scheduler::Drr(Box::new(Drr::new(&[1.0, 2.0, 1.0], 1500)));
         let mut served = [0u32; 3];
         for _ in 0..400 {
             let q = s.pick(&qs).unwrap();

@@ -145,7 +145,7 @@ pub(super) fn switch_config(
                     format!("{n} positive numbers"),
                 ));
             }
-            Scheduler::Drr(Drr::new(&w, mtu as u64))
+            Scheduler::Drr(Box::new(Drr::new(&w, mtu as u64)))
         }
         o => {
             return Err(invalid(
