@@ -160,6 +160,20 @@ def geomean(xs: Sequence[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
+def write(
+    scale: str, tag: str, jct_rows: list[list[object]], speed_rows: list[list[object]]
+) -> None:
+    """The per-job and the averaged CSVs so far (rewritten after each run)."""
+    with open(OUT / f"sim_{scale}{tag}_jct.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["seed", "scheme", "workload", "jct_ns"])
+        w.writerows(jct_rows)
+    with open(OUT / f"sim_{scale}{tag}_speedup.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["seed", "scheme", "geomean_speedup", "min", "max"])
+        w.writerows(speed_rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", choices=sorted(SCALES), default="small")
@@ -170,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         default="app_maxmin,saba8,saba2,saba4,saba16,saba_unlimited,saba8_dist,homa_like,sincronia_like",
     )
     ap.add_argument("--workload-seed", type=int, default=7)
+    ap.add_argument("--tol", type=float, default=1e-6, help="sharing iteration tolerance")
+    ap.add_argument("--tag", default="", help="suffix of the output files' names")
     args = ap.parse_args(argv)
     sc = SCALES[args.scale]
     specs = workload_specs(args.workload_seed)
@@ -185,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"routes: {len(pairs)} pairs, {len(routes.capacity)} links ({time.time() - t0:.1f} s)")
     prof = profile(specs, routes, rack)
     OUT.mkdir(parents=True, exist_ok=True)
-    with open(OUT / f"sim_{args.scale}_models.csv", "w", newline="") as f:
+    with open(OUT / f"sim_{args.scale}{args.tag}_models.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(
             ["workload", "stages", "compute_ms", "comm_ms"]
@@ -202,13 +218,13 @@ def main(argv: list[str] | None = None) -> int:
             )
     models = {n: list(p.fits[3].coeffs) for n, p in prof.items()}
     schemes = [s for s in args.schemes.split(",") if s]
-    jct_rows = []
-    speed_rows = []
+    jct_rows: list[list[object]] = []
+    speed_rows: list[list[object]] = []
     for seed in args.seeds:
         jobs = placement(specs, hosts, seed)
         sizes = [st.bytes for j in jobs for st in j.stages for _ in st.pairs]
         t0 = time.time()
-        base = run(jobs, routes, FlowFair(), batch=args.batch)
+        base = run(jobs, routes, FlowFair(), batch=args.batch, tol=args.tol)
         print(
             f"seed {seed} flow_maxmin: {time.time() - t0:.1f} s, {base.solves} solves, "
             f"{base.iterations} iterations",
@@ -235,27 +251,20 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 raise SystemExit(f"unknown scheme {scheme!r}")
             setup = time.time() - t0
-            r = run(jobs, routes, pol, batch=args.batch)
+            r = run(jobs, routes, pol, batch=args.batch, tol=args.tol)
             sp = [base.jct_ns[j.name] / r.jct_ns[j.name] for j in jobs]
             for j in jobs:
                 jct_rows.append([seed, scheme, j.name, f"{r.jct_ns[j.name]:.1f}"])
             speed_rows.append(
                 [seed, scheme, f"{geomean(sp):.4f}", f"{min(sp):.4f}", f"{max(sp):.4f}"]
             )
+            write(args.scale, args.tag, jct_rows, speed_rows)
             print(
                 f"seed {seed} {scheme}: geomean speed-up {geomean(sp):.3f} "
                 f"(min {min(sp):.3f}, max {max(sp):.3f}); setup {setup:.1f} s, run "
                 f"{time.time() - t0 - setup:.1f} s, {r.solves} solves",
                 flush=True,
             )
-        with open(OUT / f"sim_{args.scale}_jct.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["seed", "scheme", "workload", "jct_ns"])
-            w.writerows(jct_rows)
-        with open(OUT / f"sim_{args.scale}_speedup.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["seed", "scheme", "geomean_speedup", "min", "max"])
-            w.writerows(speed_rows)
     return 0
 
 

@@ -447,12 +447,15 @@ class RunResult:
     log: list[str] = field(default_factory=list)
 
 
-def run(jobs: Sequence[Job], routes: Routes, policy: Policy, batch: float = 0.0) -> RunResult:
+def run(
+    jobs: Sequence[Job], routes: Routes, policy: Policy, batch: float = 0.0, tol: float = 1e-6
+) -> RunResult:
     """Runs the jobs together from t = 0 until all are done. `batch`: a
     flow due within ``batch`` x (its time so far) after an event completes
     at that event (0 = exact; otherwise each flow's completion is early by
     at most that fraction of its duration, and flows of one stage that end
-    nearly together cost one re-allocation instead of many)."""
+    nearly together cost one re-allocation instead of many). `tol`: the
+    sharing iteration's tolerance where it is needed (:func:`.allocate`)."""
     if not 0.0 <= batch < 1.0:
         raise SabaError(f"batch must be in [0, 1), got {batch}")
     for job in jobs:
@@ -530,7 +533,9 @@ def run(jobs: Sequence[Job], routes: Routes, policy: Policy, batch: float = 0.0)
                 el,
             )
             level, queue, qweight = policy.entries(flows, routes)
-            alloc = allocate(Entries(ef, el, level, queue, qweight, routes.capacity, len(f_job)))
+            alloc = allocate(
+                Entries(ef, el, level, queue, qweight, routes.capacity, len(f_job)), tol=tol
+            )
             rates = alloc.rates
             res.solves += 1
             res.iterations += alloc.iterations
