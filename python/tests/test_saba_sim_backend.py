@@ -276,3 +276,35 @@ def test_routes_and_maxmin_agree_with_the_simulator_fluid_mode(tmp_path: Path) -
     assert theirs.keys() == mine.keys()
     for k in mine:
         assert mine[k] == pytest.approx(theirs[k], rel=1e-4)
+
+
+def test_per_port_weights_reach_a_fixed_point_on_random_instances() -> None:
+    """Random per-port queue weights (which can leave no link whose flows
+    all have their least share there, so the iteration runs): rates are
+    feasible, and every flow has a link that would not give it more if it
+    asked (its local share there, the others at their rates, is its rate)."""
+    from approxnet.saba.fluidshare import _local
+
+    rng = np.random.default_rng(11)
+    iterated = 0
+    for _ in range(12):
+        n_links, n_flows = 12, 24
+        cap = rng.uniform(1, 10, n_links).tolist()
+        paths = [
+            rng.choice(n_links, int(rng.integers(1, 4)), replace=False).tolist()
+            for _ in range(n_flows)
+        ]
+        n = sum(len(p) for p in paths)
+        queue = [[int(x)] for x in range(n)]
+        e = entries(paths, cap, queue, rng.uniform(0.05, 1.0, n).tolist())
+        got = allocate(e)
+        iterated += got.iterations > 3
+        r = got.rates
+        load = np.bincount(e.link, weights=r[e.flow], minlength=n_links)
+        assert np.all(load <= np.array(cap) * (1 + 1e-9))
+        for f in range(n_flows):
+            demand = r[e.flow].copy()
+            demand[e.flow == f] = np.inf
+            mine = _local(e, demand)[e.flow == f]
+            assert mine.min() <= r[f] * (1 + 1e-3)
+    assert iterated > 0  # the instances did exercise the iteration
