@@ -222,8 +222,9 @@ def _iterate(
         rates = np.full(e.flows, np.inf)
         np.minimum.at(rates, e.flow, a)
         rates[fixed] = rate[fixed]
-        with np.errstate(invalid="ignore"):
-            diff = np.abs(rates - prev) / np.maximum(rates, 1e-300)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            # a flow starved by a higher level has rate 0: its change counts as 0 / 0
+            diff = np.where(rates == prev, 0.0, np.abs(rates - prev) / np.maximum(rates, 1e-300))
         change = float(np.nanmax(np.where(np.isfinite(prev), diff, np.inf)))
         if change <= tol * eta / INFLATE[-1] or change <= tol:
             if eta == INFLATE[-1]:
