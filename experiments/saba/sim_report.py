@@ -3,7 +3,7 @@ per scheme the geometric-mean speed-up over per-flow max-min, per seed
 and overall (Fig. 10, 11a, 11b style), and per workload against its
 profiled sensitivity (Fig. 10's bars).
 
-    .venv/bin/python experiments/saba/sim_report.py --scale small
+    .venv/bin/python experiments/saba/sim_report.py --scale small --tags '' _s23 _s23q
 """
 
 from __future__ import annotations
@@ -25,11 +25,15 @@ def geomean(xs: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", default="small")
-    ap.add_argument("--tag", default="")
+    ap.add_argument(
+        "--tags", nargs="*", default=[""], help="output name suffixes of the runs to merge"
+    )
     args = ap.parse_args(argv)
-    name = f"sim_{args.scale}{args.tag}"
-    with open(OUT / f"{name}_jct.csv") as f:
-        rows = list(csv.DictReader(f))
+    name = f"sim_{args.scale}"
+    rows = []
+    for tag in args.tags:
+        with open(OUT / f"{name}{tag}_jct.csv") as f:
+            rows += list(csv.DictReader(f))
     with open(OUT / f"{name}_models.csv") as f:
         models = {r["workload"]: r for r in csv.DictReader(f)}
     jct: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
