@@ -53,6 +53,7 @@ lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/mypy --no-error-summary python/tests experiments/testbed
 	$(VENV)/bin/mypy --no-error-summary experiments/interconnect
 	$(VENV)/bin/mypy --no-error-summary experiments/dml
+	$(VENV)/bin/mypy --no-error-summary experiments/saba
 	$(VENV)/bin/mypy --no-error-summary --allow-untyped-defs --allow-untyped-calls \
 	  --allow-incomplete-defs experiments/netapprox benches
 

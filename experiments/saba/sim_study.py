@@ -1,0 +1,272 @@
+"""Saba's thousand-host study in the flow-level model (seed 003 §8.4,
+Figs. 10-11): 20 synthetic staged workloads, profiled alone on one rack
+(18 hosts, host links capped at the 7 shares, degree-3 models), then 97
+instances each placed at random on the 1,944-server 3-tier spine-leaf
+at 56 Gbit/s (one instance per server) and run together under each
+scheme; speed-up = the baseline's completion time / the scheme's, per
+workload, averaged by geometric mean (§8.1).
+
+    .venv/bin/python experiments/saba/sim_study.py --scale full --seeds 1 2 3
+    .venv/bin/python experiments/saba/sim_study.py --scale small --seeds 1 2 3
+
+Writes results/saba/sim_{scale}_models.csv (profiles, R²),
+results/saba/sim_{scale}_jct.csv (every job under every scheme and seed)
+and results/saba/sim_{scale}_speedup.csv (geometric means).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from approxnet.saba.model import SHARES, SensitivityModel, fit, slowdowns
+from approxnet.saba.sim_backend import (
+    CoflowOrder,
+    FlowFair,
+    Job,
+    Policy,
+    PortQueues,
+    Routes,
+    SabaPolicy,
+    SrptLevels,
+    Stage,
+    routes_from_sim,
+    run,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "results" / "saba"
+
+WORKLOADS = 20
+FANOUT = 4
+BYTES_PER_NS = 56.0 / 8.0
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One synthetic workload."""
+
+    name: str
+    stages: int
+    compute_ms: float
+    comm_ms: float
+    shifts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A cluster: the simulator's [topology] table, servers, rack size."""
+
+    topology: dict[str, object]
+    hosts: int
+    rack: int
+
+
+#: seed 003 §8.1: 54 spine, 102 leaf, 108 ToR switches x 18 servers, 56 Gbps
+SCALES = {
+    "full": Scale(
+        {
+            "kind": "spine_leaf3",
+            "spines": 54,
+            "leaves": 102,
+            "tors": 108,
+            "hosts_per_tor": 18,
+            "host_gbps": 56.0,
+        },
+        1944,
+        18,
+    ),
+    "small": Scale(
+        {
+            "kind": "spine_leaf3",
+            "spines": 12,
+            "leaves": 24,
+            "tors": 24,
+            "hosts_per_tor": 12,
+            "host_gbps": 56.0,
+        },
+        288,
+        12,
+    ),
+}
+
+
+def workload_specs(seed: int = 7) -> list[Spec]:
+    """20 synthetic workloads (§8.1: compute and communication stages, the
+    amounts and stage counts varied to vary the sensitivity): per stage
+    each rank computes `compute_ms`, then sends to FANOUT peers (rank + a
+    fixed shift each) `comm_ms` worth of bytes at the full host link."""
+    rng = np.random.default_rng(seed)
+    specs = []
+    for k in range(WORKLOADS):
+        stages = int(rng.integers(3, 7))
+        compute_ms = float(10 ** rng.uniform(-0.5, 1.0))
+        comm_ms = float(10 ** rng.uniform(-0.5, 1.0))
+        shifts = tuple(sorted(int(x) for x in rng.choice(np.arange(1, 9), FANOUT, replace=False)))
+        specs.append(Spec(f"w{k:02d}", stages, compute_ms, comm_ms, shifts))
+    return specs
+
+
+def make_job(spec: Spec, hosts: Sequence[int]) -> Job:
+    n = len(hosts)
+    pairs = tuple((i, (i + s) % n) for i in range(n) for s in spec.shifts if (i + s) % n != i)
+    per_flow = spec.comm_ms * 1e6 * BYTES_PER_NS / FANOUT
+    st = Stage(spec.compute_ms * 1e6, pairs, per_flow)
+    return Job(spec.name, tuple(hosts), (st,) * spec.stages)
+
+
+@dataclass(frozen=True)
+class Profiled:
+    """A workload's profiled slowdowns and its degree 1-3 models."""
+
+    samples: list[tuple[float, float]]
+    fits: dict[int, SensitivityModel]
+
+
+def profile(specs: list[Spec], routes: Routes, rack: int) -> dict[str, Profiled]:
+    """Each workload alone on the first rack's hosts, host links capped at
+    each profiled share (§4.1, §8.4: rack-scale profiling); degree 1-3 fits
+    of the slowdowns."""
+    out: dict[str, Profiled] = {}
+    for spec in specs:
+        job = make_job(spec, list(range(rack)))
+        times = {}
+        for share in SHARES:
+            r = run([job], routes.scaled_hosts(share), FlowFair())
+            times[share] = r.jct_ns[job.name] / 1e9
+        samples = slowdowns(times)
+        out[job.name] = Profiled(samples, {k: fit(samples, k) for k in (1, 2, 3)})
+    return out
+
+
+def placement(specs: list[Spec], hosts: int, seed: int) -> list[Job]:
+    """Instances at random, one per server (§8.1)."""
+    per = hosts // len(specs)
+    perm = np.random.default_rng(seed).permutation(hosts)
+    return [
+        make_job(s, [int(h) for h in perm[i * per : (i + 1) * per]]) for i, s in enumerate(specs)
+    ]
+
+
+def geomean(xs: Sequence[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def write(
+    scale: str, tag: str, jct_rows: list[list[object]], speed_rows: list[list[object]]
+) -> None:
+    """The per-job and the averaged CSVs so far (rewritten after each run)."""
+    with open(OUT / f"sim_{scale}{tag}_jct.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["seed", "scheme", "workload", "jct_ns"])
+        w.writerows(jct_rows)
+    with open(OUT / f"sim_{scale}{tag}_speedup.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["seed", "scheme", "geomean_speedup", "min", "max"])
+        w.writerows(speed_rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", choices=sorted(SCALES), default="small")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1])
+    ap.add_argument("--batch", type=float, default=0.0, help="completion batching (0 = exact)")
+    ap.add_argument(
+        "--schemes",
+        default="app_maxmin,saba8,saba2,saba4,saba16,saba_unlimited,saba8_dist,homa_like,sincronia_like",
+    )
+    ap.add_argument("--workload-seed", type=int, default=7)
+    ap.add_argument("--tol", type=float, default=1e-6, help="sharing iteration tolerance")
+    ap.add_argument("--tag", default="", help="suffix of the output files' names")
+    args = ap.parse_args(argv)
+    sc = SCALES[args.scale]
+    specs = workload_specs(args.workload_seed)
+    hosts, rack = sc.hosts, sc.rack
+    pairs: set[tuple[int, int]] = set()
+    for seed in args.seeds:
+        for j in placement(specs, hosts, seed):
+            pairs |= j.host_pairs()
+    for j in [make_job(s, list(range(rack))) for s in specs]:
+        pairs |= j.host_pairs()
+    t0 = time.time()
+    routes = routes_from_sim(sc.topology, pairs)
+    print(f"routes: {len(pairs)} pairs, {len(routes.capacity)} links ({time.time() - t0:.1f} s)")
+    prof = profile(specs, routes, rack)
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT / f"sim_{args.scale}{args.tag}_models.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            ["workload", "stages", "compute_ms", "comm_ms"]
+            + [f"slowdown_{s:g}" for s in SHARES]
+            + ["r2_k1", "r2_k2", "r2_k3", "c0", "c1", "c2", "c3"]
+        )
+        for s in specs:
+            p = prof[s.name]
+            w.writerow(
+                [s.name, s.stages, f"{s.compute_ms:.3f}", f"{s.comm_ms:.3f}"]
+                + [f"{d:.4f}" for _, d in p.samples]
+                + [f"{p.fits[k].r2:.4f}" for k in (1, 2, 3)]
+                + [f"{c:.6g}" for c in p.fits[3].padded()]
+            )
+    models = {n: list(p.fits[3].coeffs) for n, p in prof.items()}
+    schemes = [s for s in args.schemes.split(",") if s]
+    jct_rows: list[list[object]] = []
+    speed_rows: list[list[object]] = []
+    for seed in args.seeds:
+        jobs = placement(specs, hosts, seed)
+        sizes = [st.bytes for j in jobs for st in j.stages for _ in st.pairs]
+        t0 = time.time()
+        base = run(jobs, routes, FlowFair(), batch=args.batch, tol=args.tol)
+        print(
+            f"seed {seed} flow_maxmin: {time.time() - t0:.1f} s, {base.solves} solves, "
+            f"{base.iterations} iterations",
+            flush=True,
+        )
+        for j in jobs:
+            jct_rows.append([seed, "flow_maxmin", j.name, f"{base.jct_ns[j.name]:.1f}"])
+        for scheme in schemes:
+            t0 = time.time()
+            if scheme == "app_maxmin":
+                pol: Policy = PortQueues.per_app(jobs, routes)
+            elif scheme.startswith("saba"):
+                rest = scheme[4:]
+                dist = rest.endswith("_dist")
+                rest = rest.removesuffix("_dist")
+                q = None if rest == "_unlimited" else int(rest)
+                pol = SabaPolicy(
+                    jobs, models, routes, queues=q, controllers=4 if dist else 1, seed=seed
+                )
+            elif scheme == "homa_like":
+                pol = SrptLevels(sizes, levels=8)
+            elif scheme == "sincronia_like":
+                pol = CoflowOrder(levels=8)
+            else:
+                raise SystemExit(f"unknown scheme {scheme!r}")
+            setup = time.time() - t0
+            r = run(jobs, routes, pol, batch=args.batch, tol=args.tol)
+            sp = [base.jct_ns[j.name] / r.jct_ns[j.name] for j in jobs]
+            for j in jobs:
+                jct_rows.append([seed, scheme, j.name, f"{r.jct_ns[j.name]:.1f}"])
+            speed_rows.append(
+                [seed, scheme, f"{geomean(sp):.4f}", f"{min(sp):.4f}", f"{max(sp):.4f}"]
+            )
+            write(args.scale, args.tag, jct_rows, speed_rows)
+            print(
+                f"seed {seed} {scheme}: geomean speed-up {geomean(sp):.3f} "
+                f"(min {min(sp):.3f}, max {max(sp):.3f}); setup {setup:.1f} s, run "
+                f"{time.time() - t0 - setup:.1f} s, {r.solves} solves",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
