@@ -181,6 +181,23 @@ fn exchange(
     }
 }
 
+/// Five milliseconds of timers (ACK delays, retransmissions) with every
+/// packet delivered, from `t0`.
+fn settle(
+    cl: &mut Endpoint,
+    addr: SocketAddr,
+    server: &mut Endpoint,
+    t0: approxnet_proto::time::Instant,
+    buf: &mut [u8],
+) {
+    for k in 1..=5 {
+        let t = t0 + Duration::from_millis(k);
+        server.handle_timeout(t);
+        cl.handle_timeout(t);
+        exchange(cl, addr, server, t, true, buf);
+    }
+}
+
 fn job_done(cl: &mut Endpoint, job: u32) -> bool {
     let mut done = false;
     while let Some((_, e)) = cl.poll_event() {
@@ -276,12 +293,7 @@ fn the_endpoint_byte_budget_bounds_many_peers_and_still_admits_a_new_one() {
     assert!(server.stats().evicted >= 1);
     assert!(server.held_bytes() <= BUDGET);
     // let the ACK timers run
-    for k in 1..=5 {
-        let t = t1 + Duration::from_millis(k);
-        server.handle_timeout(t);
-        cl.handle_timeout(t);
-        exchange(&mut cl, addr, &mut server, t, true, &mut buf);
-    }
+    settle(&mut cl, addr, &mut server, t1, &mut buf);
     assert!(
         job_done(&mut cl, job),
         "the new client's job did not complete"
@@ -356,12 +368,7 @@ fn forged_jobs_with_valid_ids_churn_the_unproven_pool_and_a_new_client_gets_in()
     exchange(&mut cl, addr, &mut server, t0, true, &mut buf);
     flood(&mut server, 1, t0);
     assert_eq!(server.unproven().0, 128, "the client's is not among them");
-    for k in 1..=5 {
-        let t = t0 + Duration::from_millis(k);
-        server.handle_timeout(t);
-        cl.handle_timeout(t);
-        exchange(&mut cl, addr, &mut server, t, true, &mut buf);
-    }
+    settle(&mut cl, addr, &mut server, t0, &mut buf);
     assert!(
         job_done(&mut cl, job),
         "the new client's job did not complete"
@@ -433,11 +440,6 @@ fn a_client_that_got_our_hello_ack_is_not_on_probation() {
     }
     assert_eq!(server.unproven().0, 128);
     assert_eq!(server.stats().evicted, 2000 - 128);
-    for k in 1..=5 {
-        let t = t0 + Duration::from_millis(k);
-        server.handle_timeout(t);
-        cl.handle_timeout(t);
-        exchange(&mut cl, addr, &mut server, t, true, &mut buf);
-    }
+    settle(&mut cl, addr, &mut server, t0, &mut buf);
     assert!(job_done(&mut cl, job), "the client's job did not complete");
 }
