@@ -22,6 +22,9 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::net::SocketAddr;
 
+mod unproven;
+use unproven::UnprovenPool;
+
 /// Hashes a connection id by itself. Ids are minted by this endpoint: 32
 /// random bits and a 32-bit keyed hash, so they are already uniform; a peer
 /// can choose the ids it *looks up*, never the ones stored, so it cannot
@@ -102,20 +105,9 @@ pub struct Endpoint {
     /// sum: what `Limits::max_endpoint_bytes` bounds.
     charged: Vec<usize>,
     held: usize,
-    /// Connections a peer's JOB opened that have had no DATA yet, oldest
-    /// first (`(slot, generation)`; entries of connections since proven or
-    /// gone are skipped lazily), their count and what they are charged:
-    /// bounded by `Limits::max_unproven` / `max_unproven_bytes`.
-    probation: VecDeque<(usize, u32)>,
-    on_probation: Vec<bool>,
-    /// The ids of the latest HELLO_ACKs sent (at most [`ISSUED_REMEMBERED`]),
-    /// oldest first, and as a set: a JOB carrying one of them comes from
-    /// whoever received that reply, not from a sender that computed a
-    /// valid id for a spoofed address; its connection skips probation.
-    issued: VecDeque<u64>,
-    issued_set: std::collections::HashSet<u64, BuildHasherDefault<IdHasher>>,
-    unproven: usize,
-    unproven_held: usize,
+    /// Connections a peer's JOB opened that have had no DATA yet, and the
+    /// HELLO_ACK ids that vouch for a JOB (`endpoint/unproven.rs`).
+    unproven: UnprovenPool,
     by_id: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     replies: VecDeque<(SocketAddr, u64, u64)>,
     events: VecDeque<(ConnectionHandle, Event)>,
@@ -136,12 +128,6 @@ pub struct Endpoint {
     forced_first_seq: Option<u32>,
 }
 
-/// Slots looked at per search for an evictable connection.
-const EVICT_SCAN: usize = 64;
-
-/// HELLO_ACK ids remembered to vouch for the JOB that follows (16 KiB).
-const ISSUED_REMEMBERED: usize = 1024;
-
 impl Endpoint {
     /// A new endpoint; `seed` drives every random choice (nonces, ids, cookie key).
     pub fn new(cfg: Config, seed: u64) -> Result<Endpoint, ConfigError> {
@@ -159,12 +145,7 @@ impl Endpoint {
             live: 0,
             charged: Vec::new(),
             held: 0,
-            probation: VecDeque::new(),
-            on_probation: Vec::new(),
-            issued: VecDeque::new(),
-            issued_set: Default::default(),
-            unproven: 0,
-            unproven_held: 0,
+            unproven: UnprovenPool::default(),
             by_id: HashMap::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
@@ -202,13 +183,6 @@ impl Endpoint {
         self.held
     }
 
-    /// Connections opened by a peer's JOB that have received no DATA yet,
-    /// and the bytes they are charged (bounded by `Limits::unproven_cap`
-    /// and `Limits::unproven_bytes_cap`, the latter up to one JOB's charge).
-    pub fn unproven(&self) -> (usize, usize) {
-        (self.unproven, self.unproven_held)
-    }
-
     fn tick(&mut self, now: Instant) {
         self.now = self.now.max(now);
     }
@@ -244,92 +218,10 @@ impl Endpoint {
                 self.in_ack_waiting.push(false);
                 self.deadline.push(None);
                 self.charged.push(0);
-                self.on_probation.push(false);
+                self.unproven.add_slot();
                 self.conns.len() - 1
             }
         })
-    }
-
-    /// The table or the byte budget is full: evicts one unproven connection
-    /// (no job of its own, no DATA received in the `min_rto` since it opened),
-    /// looking at no more than [`EVICT_SCAN`] slots from a rotating cursor
-    /// so that a flood pays a bounded cost per packet. Established
-    /// connections that carried DATA are never evicted.
-    fn evict_one(&mut self) -> bool {
-        let n = self.conns.len();
-        if n == 0 {
-            return false;
-        }
-        let grace = self.cfg.min_rto;
-        for _ in 0..EVICT_SCAN.min(n) {
-            let i = self.evict_cursor % n;
-            self.evict_cursor = (i + 1) % n;
-            let now = self.now;
-            if let Some(c) = self.conns[i].as_mut() {
-                if c.unproven(now, grace) {
-                    c.evict();
-                    self.stats.evicted += 1;
-                    self.touched(i);
-                    if self.conns[i].is_some() {
-                        // control still to send (cannot happen after a
-                        // shutdown without FIN_ACKs); forget it anyway
-                        self.forget(i);
-                    }
-                    return true;
-                }
-            }
-        }
-        false
-    }
-
-    /// Evicts the oldest unproven connection other than `keep`, however
-    /// young (the pool is full); false when there is none.
-    fn evict_oldest_unproven(&mut self, keep: Option<usize>) -> bool {
-        let mut kept = None;
-        let mut evicted = false;
-        while let Some((i, generation)) = self.probation.pop_front() {
-            if !self.on_probation[i] || self.generations[i] != generation {
-                continue; // proven or gone since
-            }
-            if Some(i) == keep {
-                kept = Some((i, generation));
-                continue;
-            }
-            if let Some(c) = self.conns[i].as_mut() {
-                c.evict();
-                self.stats.evicted += 1;
-                self.touched(i);
-                if self.conns[i].is_some() {
-                    self.forget(i);
-                }
-                evicted = true;
-                break;
-            }
-        }
-        if let Some(k) = kept {
-            self.probation.push_front(k);
-        }
-        evicted
-    }
-
-    /// Puts connection `i`, just opened by a peer's JOB, on probation.
-    fn start_probation(&mut self, i: usize) {
-        self.on_probation[i] = true;
-        self.unproven += 1;
-        self.probation.push_back((i, self.generations[i]));
-        if self.probation.len() > 2 * self.cfg.limits.unproven_cap() + 64 {
-            // Mostly entries of connections proven since: drop them.
-            let (flags, generations) = (&self.on_probation, &self.generations);
-            self.probation
-                .retain(|&(j, g)| flags[j] && generations[j] == g);
-        }
-    }
-
-    fn end_probation(&mut self, i: usize) {
-        if std::mem::take(&mut self.on_probation[i]) {
-            self.unproven -= 1;
-            self.unproven_held -= self.charged[i];
-        }
     }
 
     fn cookie_tag(&self, peer: SocketAddr, r: u32) -> u32 {
@@ -487,15 +379,11 @@ impl Endpoint {
         }
         let b = c.buffered();
         self.held = self.held - self.charged[i] + b;
-        if self.on_probation[i] {
-            self.unproven_held = self.unproven_held - self.charged[i] + b;
-        }
+        self.unproven.recharge(i, self.charged[i], b);
         self.charged[i] = b;
-        if self.on_probation[i] && !c.unproven(now, crate::time::Duration::ZERO) {
+        if self.unproven.on_probation(i) && !c.unproven(now, crate::time::Duration::ZERO) {
             // it received DATA (or sends a job of its own): proven
-            self.on_probation[i] = false;
-            self.unproven -= 1;
-            self.unproven_held -= b;
+            self.unproven.end(i, b);
         }
         if c.is_closed() {
             self.forget(i);
@@ -554,14 +442,7 @@ impl Endpoint {
                 let r = (self.rng.next_u64() as u32) | 1;
                 let id = ((r as u64) << 32) | self.cookie_tag(from, r) as u64;
                 self.replies.push_back((from, id, hello.nonce));
-                if self.issued.len() >= ISSUED_REMEMBERED {
-                    if let Some(old) = self.issued.pop_front() {
-                        self.issued_set.remove(&old);
-                    }
-                }
-                if self.issued_set.insert(id) {
-                    self.issued.push_back(id);
-                }
+                self.unproven.issue(id);
                 self.stats.accepted += 1;
             }
             PacketType::HelloAck => {
@@ -590,7 +471,7 @@ impl Endpoint {
                 let i = match self.by_id.get(&h.conn_id) {
                     Some(&i) => i,
                     None if h.ty.0 == PacketType::Job && self.cookie_ok(from, h.conn_id) => {
-                        if self.unproven >= self.cfg.limits.unproven_cap() {
+                        if self.unproven.count() >= self.cfg.limits.unproven_cap() {
                             self.evict_oldest_unproven(None);
                         }
                         let first_seq = self.first_seq();
@@ -606,7 +487,7 @@ impl Endpoint {
                             return self.stats.drop(DropReason::CapExceeded);
                         };
                         self.by_id.insert(h.conn_id, i);
-                        if !self.issued_set.remove(&h.conn_id) {
+                        if !self.unproven.vouched(h.conn_id) {
                             self.start_probation(i);
                         }
                         let hd = self.handle(i);
@@ -646,7 +527,7 @@ impl Endpoint {
                     self.ack_waiting.push(i);
                 }
                 self.touched(i);
-                while self.unproven_held > limits.unproven_bytes_cap()
+                while self.unproven.held() > limits.unproven_bytes_cap()
                     && self.evict_oldest_unproven(Some(i))
                 {}
             }
@@ -734,7 +615,7 @@ impl Endpoint {
 
     fn forget(&mut self, i: usize) {
         self.deadline[i] = None;
-        self.end_probation(i);
+        self.unproven.end(i, self.charged[i]);
         if let Some(c) = self.conns[i].take() {
             self.live -= 1;
             self.held -= self.charged[i];
