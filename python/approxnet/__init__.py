@@ -23,7 +23,9 @@ Every error raised by approxnet is an :class:`ApproxnetError`.
 
 from __future__ import annotations
 
-from . import harness, net, sim
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._native import (
     Accepted,
     AddressError,
@@ -58,7 +60,10 @@ from ._native import (
     must_deliver,
     queue_limits,
 )
-from .harness import TransferResult, transfer
+
+if TYPE_CHECKING:
+    from . import harness, net, sim
+    from .harness import TransferResult, transfer
 
 __all__ = [
     "Accepted",
@@ -99,3 +104,14 @@ __all__ = [
     "sim",
     "transfer",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The submodules that pull in NumPy / pandas load on first use, so that
+    # `import approxnet` stays cheap for the tools run inside testbed hosts
+    # (`python -m approxnet.testbed.traffic`: one process per tool).
+    if name in ("harness", "net", "sim"):
+        return importlib.import_module(f".{name}", __name__)
+    if name in ("transfer", "TransferResult"):
+        return getattr(importlib.import_module(".harness", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
