@@ -18,13 +18,14 @@ ends), like the seed's foreground / background experiment. Recorded:
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-import common as c
+import driver as d
+
+from approxnet.testbed import counters, procs, schemes
 
 BG_PORT = 7950
 
@@ -113,11 +114,15 @@ def plot(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    p = d.parser(
+        __doc__,
+        "dumbbell.toml",
+        "exp3_dynamic_priority",
+        messages=1536,
+        jobs=1,
+        jobs_help="jobs, one after another",
+        plot=True,
     )
-    p.add_argument("--config", type=Path, default=c.HERE / "dumbbell.toml")
-    p.add_argument("--name", help="testbed name (default: the config's)")
     p.add_argument("--msr", type=float, default=0.5)
     p.add_argument(
         "--seconds",
@@ -127,88 +132,39 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--bg-mbps", type=float, default=600.0)
     p.add_argument("--schedule", help="t:queue,... (default 0:4,T/3:3,2T/3:2)")
-    p.add_argument(
-        "--messages",
-        type=int,
-        default=1536,
-        help="messages per job (default 96 MiB: one job outlasts the schedule)",
-    )
-    p.add_argument("--jobs", type=int, default=1, help="jobs, one after another")
-    p.add_argument("--size", type=int, default=65536)
-    p.add_argument("--line-rate-gbps", type=float, default=1.0)
     p.add_argument("--period", type=float, default=0.025, help="tc sampling period (s)")
-    p.add_argument("--out", type=Path, default=c.RESULTS / "exp3_dynamic_priority")
-    p.add_argument("--no-plot", action="store_true")
     a = p.parse_args(argv)
-    c.require_root()
-    c.require_perf()
+    cfg, env = d.setup(a)
     T = a.seconds
     sched_s = a.schedule or f"0:4,{T / 3:.3f}:3,{2 * T / 3:.3f}:2"
     schedule = sorted((float(x), int(q)) for x, q in (s.split(":") for s in sched_s.split(",")))
-    env = c.environment()
-    cfg = c.load_config(a.config, a.name)
-    with c.testbed.up(cfg) as tb:
-        sink = c.start(
-            tb, "h4", [*c.TOOLS, "sink", "--port", str(BG_PORT), "--seconds", str(T + 30)]
-        )
-        srv = c.atp_server(tb, "h3", jobs=1_000_000, idle=1.0)
+    with d.testbed.up(cfg) as tb:
+        sink = procs.sink(tb, "h4", BG_PORT, T + 30)
         try:
-            with c.QueueSampler(tb, "xl", "xr", period=a.period, limit_s=T + 30) as sampler:
+            with counters.QueueSampler(tb, "xl", "xr", period=a.period, limit_s=T + 30) as sampler:
                 # The background runs until the job is done (stdin closed), at
                 # most T + 30 s; its last queue holds after the schedule ends.
-                bg = c.start(
-                    tb,
-                    "h2",
-                    [
-                        *c.TOOLS,
-                        "cbr",
-                        "--dst",
-                        tb.address("h4"),
-                        "--port",
-                        str(BG_PORT),
-                        "--rate-mbps",
-                        str(a.bg_mbps),
-                        "--seconds",
-                        str(T + 30),
-                        "--schedule",
-                        sched_s,
-                    ],
-                )
-                t_client = time.monotonic()
-                r = c.run(
-                    tb,
-                    "h1",
-                    c.atp_client_argv(
-                        tb.address("h3"),
-                        a.msr,
-                        a.messages,
-                        a.size,
-                        a.jobs,
-                        a.line_rate_gbps,
-                        duration=T,
-                        window=1,
-                    ),
-                    timeout=T + 30,
-                )
-                bg_out = c.stop(bg, timeout=10)
+                bg = procs.cbr(tb, "h2", "h4", BG_PORT, a.bg_mbps, T + 30, sched_s)
+                j = d.jobs(a, a.msr, seconds=T)
+                run = schemes.launch(tb, "atp", ["h1"], "h3", j, bound_s=T + 25)
+                r = run.wait_senders()[0]
+                bg_out = procs.stop(bg, timeout=10)
                 time.sleep(0.1)
-            server = c.finish(srv, timeout=10)
+            server = run.wait().receivers[0]
         finally:
-            c.kill(srv)
-            c.stop(sink)
+            procs.stop(sink)
     origin = bg_out["t0"]
-    offset = t_client - origin
+    offset = run.started - origin
     timeline = [{**s, "t_s": round(offset + s["t_ms"] / 1e3, 4)} for s in r["timeline"]]
     tc_rows = sampler.rows(origin)
     end = max([T] + [s["t_s"] for s in timeline])
     summary = summarise(timeline, tc_rows, schedule, end)
-    env["loadavg_end"] = c.loadavg()
-    env["args"] = {k: str(v) for k, v in vars(a).items()}
+    d.close_env(env, a)
     keep = {k: v for k, v in r.items() if k != "timeline"}
-    c.write_csv(a.out.parent / (a.out.name + "_atp.csv"), timeline)
-    c.write_csv(a.out.parent / (a.out.name + "_tc.csv"), tc_rows)
-    c.write_csv(a.out.parent / (a.out.name + "_phases.csv"), summary)
-    c.write_json(
+    d.write_csv(a.out.parent / (a.out.name + "_atp.csv"), timeline)
+    d.write_csv(a.out.parent / (a.out.name + "_tc.csv"), tc_rows)
+    d.write_csv(a.out.parent / (a.out.name + "_phases.csv"), summary)
+    d.write_json(
         a.out.with_suffix(".json"),
         {
             "environment": env,

@@ -20,130 +20,63 @@ running count (the `overlapped` column says how many).
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
-from pathlib import Path
 from typing import Any
 
-import common as c
+import driver as d
+
+from approxnet.testbed import Testbed, procs, schemes
 
 MODES = ["alone", "atp", "tcp-es", "tcp-ss"]
-FCT_PORT, TCP_PORT = 7850, 7800
+FCT_PORT = 7850
+#: the approximate scheme of each mode (kernel TCP: cubic)
+SCHEME = {"atp": "atp", "tcp-es": "tcp-cubic-es", "tcp-ss": "tcp-cubic-ss"}
+LINE = (
+    "{mode:<6} msr {msr!s:<4} FCT p50 {fct_p50_ms:7.2f} ms  p90 {fct_p90_ms:7.2f} ms  max "
+    "{fct_max_ms:7.2f} ms  ({overlapped}/{flows} overlapped)  approx "
+    "{approx_goodput_mbps} Mbit/s {error}"
+)
 
 
-def one(tb: c.testbed.Testbed, mode: str, msr: float, a: argparse.Namespace) -> dict[str, Any]:
+def one(tb: Testbed, case: dict[str, Any], a: Any) -> dict[str, Any]:
+    mode, msr = case["mode"], case["msr"]
     bound = a.seconds + 30
-    fsrv = c.start(
-        tb, "h4", [*c.TOOLS, "fct-server", "--port", str(FCT_PORT), "--timeout", str(bound)]
+    fsrv = procs.start(
+        tb, "h4", [*procs.TRAFFIC, "fct-server", "--port", str(FCT_PORT), "--timeout", str(bound)]
     )
-    procs: list[Any] = []
-    approx: dict[str, Any] = {}
+    run = None
     try:
-        if mode == "atp":
-            srv = c.atp_server(tb, "h3", jobs=1_000_000, idle=1.0)
-            procs.append(srv)
-            cli = tb.exec(
-                "h1",
-                c.atp_client_argv(
-                    tb.address("h3"),
-                    msr,
-                    a.messages,
-                    a.size,
-                    1_000_000,
-                    a.line_rate_gbps,
-                    duration=a.seconds,
-                    window=2,
-                ),
-                stdout=c.PIPE,
-                stderr=c.PIPE,
-                text=True,
-            )
-            procs.append(cli)
-        elif mode.startswith("tcp-"):
-            srv = c.start(
-                tb,
-                "h3",
-                [*c.TOOLS, "tcp-job-server", "--port", str(TCP_PORT), "--timeout", str(bound)],
-            )
-            procs.append(srv)
-            cli = tb.exec(
-                "h1",
-                [
-                    *c.TOOLS,
-                    "tcp-job-send",
-                    "--dst",
-                    tb.address("h3"),
-                    "--port",
-                    str(TCP_PORT),
-                    "--mode",
-                    mode[4:],
-                    "--msr",
-                    str(msr),
-                    "--messages",
-                    str(a.messages),
-                    "--size",
-                    str(a.size),
-                    "--jobs",
-                    "1000000",
-                    "--cc",
-                    "cubic",
-                    "--seconds",
-                    str(a.seconds),
-                    "--timeout",
-                    str(bound),
-                ],
-                stdout=c.PIPE,
-                stderr=c.PIPE,
-                text=True,
-            )
-            procs.append(cli)
-        t_approx = time.monotonic()
         if mode != "alone":
+            # Jobs back to back (ATP: two at a time) until --seconds.
+            j = d.jobs(a, msr, jobs=1_000_000, seconds=a.seconds, window=2 if mode == "atp" else 1)
+            run = schemes.launch(tb, SCHEME[mode], ["h1"], "h3", j, bound_s=bound)
             time.sleep(a.lead)
-        flows = c.run(
+        flows = procs.run(
             tb,
             "h2",
-            [
-                *c.TOOLS,
-                "fct-send",
-                "--dst",
-                tb.address("h4"),
-                "--port",
-                str(FCT_PORT),
-                "--flows",
-                str(a.flows),
-                "--size",
-                str(a.flow_size),
-                "--gap",
-                str(a.gap),
-                "--cc",
-                "cubic",
-                "--timeout",
-                str(bound),
-            ],
+            [*procs.TRAFFIC, "fct-send", "--dst", tb.address("h4"), "--port", str(FCT_PORT)]
+            + ["--flows", str(a.flows), "--size", str(a.flow_size), "--gap", str(a.gap)]
+            + ["--cc", "cubic", "--timeout", str(bound)],
             timeout=bound,
         )
-        if mode != "alone":
-            approx = c.finish(procs[1], timeout=bound)
-            c.finish(procs[0], timeout=10)
-        c.stop(fsrv)
+        approx = run.wait().clients[0] if run is not None else {}
+        procs.stop(fsrv)
     finally:
-        for p in procs:
-            c.kill(p)
-        c.kill(fsrv)
+        if run is not None:
+            run.kill()
+        procs.kill(fsrv)
     # The approximate sender's active window.
     if mode == "atp":
-        end = t_approx + approx.get("elapsed_s", 0.0)
-    elif mode.startswith("tcp-"):
-        end = approx.get("end", t_approx)
+        assert run is not None
+        end = run.started + approx.get("elapsed_s", 0.0)
+    elif run is not None:
+        end = approx.get("end", run.started)
     else:
         end = math.inf
     inside = [f for f in flows["flows"] if f["ok"] and f["t0"] + f["fct_s"] <= end]
-    s = c.summary([f["fct_s"] * 1e3 for f in inside])
+    s = schemes.summary([f["fct_s"] * 1e3 for f in inside])
     row: dict[str, Any] = {
-        "mode": mode,
-        "msr": msr if mode != "alone" else "",
         "flows": len(flows["flows"]),
         "overlapped": len(inside),
         "fct_mean_ms": s["mean"],
@@ -160,7 +93,7 @@ def one(tb: c.testbed.Testbed, mode: str, msr: float, a: argparse.Namespace) -> 
                 f"{q['queue']}:{q['time_fraction']:.2f}" for q in approx["queue_time_fraction"]
             ),
         )
-    elif mode.startswith("tcp-"):
+    elif run is not None:
         secs = max(approx["end"] - approx["start"], 1e-9)
         row.update(
             approx_jobs=len(approx["jobs"]),
@@ -172,11 +105,7 @@ def one(tb: c.testbed.Testbed, mode: str, msr: float, a: argparse.Namespace) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--config", type=Path, default=c.HERE / "dumbbell.toml")
-    p.add_argument("--name", help="testbed name (default: the config's)")
+    p = d.parser(__doc__, "dumbbell.toml", "exp4_nonapprox_fct")
     p.add_argument("--msrs", default="0.5,0.9")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--flows", type=int, default=50)
@@ -184,38 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gap", type=float, default=0.01)
     p.add_argument("--seconds", type=float, default=2.0, help="approximate traffic duration")
     p.add_argument("--lead", type=float, default=0.3)
-    p.add_argument("--messages", type=int, default=32)
-    p.add_argument("--size", type=int, default=65536)
-    p.add_argument("--line-rate-gbps", type=float, default=1.0)
-    p.add_argument("--out", type=Path, default=c.RESULTS / "exp4_nonapprox_fct")
     a = p.parse_args(argv)
-    c.require_root()
-    c.require_perf()
-    env = c.environment()
-    cfg = c.load_config(a.config, a.name)
-    rows = []
-    with c.testbed.up(cfg) as tb:
-        for mode in a.modes.split(","):
-            for msr in [float(x) for x in a.msrs.split(",")] if mode != "alone" else [1.0]:
-                before = c.port_counters(tb, "xl", "xr")
-                try:
-                    row = one(tb, mode, msr, a)
-                except (c.ExperimentError, OSError, KeyError, ValueError) as e:
-                    row = {"mode": mode, "msr": msr, "error": str(e)[:200]}
-                row.update(c.counter_delta(before, c.port_counters(tb, "xl", "xr")))
-                row["loadavg1"] = c.loadavg()[0]
-                rows.append(row)
-                print(
-                    f"{mode:<6} msr {row.get('msr', '')!s:<4} FCT p50 "
-                    f"{row.get('fct_p50_ms', math.nan):7.2f} ms  p90 "
-                    f"{row.get('fct_p90_ms', math.nan):7.2f} ms  max "
-                    f"{row.get('fct_max_ms', math.nan):7.2f} ms  ({row.get('overlapped')}"
-                    f"/{row.get('flows')} overlapped)  approx "
-                    f"{row.get('approx_goodput_mbps', '')} Mbit/s {row.get('error', '')}",
-                    flush=True,
-                )
-    c.save_rows(a.out, env, a, rows)
-    return 0 if all("error" not in r for r in rows) else 1
+    cfg, env = d.setup(a)
+    msrs = [float(x) for x in a.msrs.split(",")]
+    cases = [
+        {"mode": mode, "msr": msr if mode != "alone" else ""}
+        for mode in a.modes.split(",")
+        for msr in (msrs if mode != "alone" else [1.0])
+    ]
+    with d.testbed.up(cfg) as tb:
+        rows = d.sweep(tb, cases, lambda case: one(tb, case, a), ("xl", "xr"), LINE)
+    d.save_rows(a.out, env, a, rows)
+    return 0 if all(not r.get("error") for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from approxnet.testbed.procs import TRAFFIC
+
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = REPO / "experiments" / "testbed"
 
@@ -38,9 +40,9 @@ def _skip_reason() -> str | None:
     if missing:
         return f"missing tools: {', '.join(missing)}"
     sys.path.insert(0, str(EXPERIMENTS))
-    import common
+    from approxnet import binaries
 
-    if common.perf_binary() is None:
+    if binaries.find("approxnet-perf") is None:
         return (
             "approxnet-perf is not built: "
             "cargo build --release -p approxnet-net --bin approxnet-perf"
@@ -98,11 +100,10 @@ def test_experiment1_tiny(tmp_path: Path) -> None:
     assert f"anx-{name}-" not in listed
 
 
-def _tools() -> Any:  # experiments/testbed/tools.py: stdlib only, no root needed
-    sys.path.insert(0, str(EXPERIMENTS))
-    import tools
+def _tools() -> Any:  # the production process of the traffic tools; no root needed
+    from approxnet.testbed.traffic import production
 
-    return tools
+    return production
 
 
 def test_gap_specs_parse_and_bad_ones_are_errors() -> None:
@@ -128,8 +129,7 @@ def test_gap_specs_parse_and_bad_ones_are_errors() -> None:
             tools.parse_gap(bad)
     rc = subprocess.run(
         [
-            sys.executable,
-            str(EXPERIMENTS / "tools.py"),
+            *TRAFFIC,
             "tcp-job-send",
             "--dst",
             "127.0.0.1",

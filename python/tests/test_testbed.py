@@ -29,10 +29,11 @@ from approxnet import testbed as tbm
 from approxnet.testbed import layout, plan
 from approxnet.testbed.cli import testbed as cli
 from approxnet.testbed.errors import ConfigError
+from approxnet.testbed.procs import TRAFFIC
 
 PYTHON_ROOT = Path(tbm.__file__).resolve().parents[2]
 EXAMPLES = Path(tbm.__file__).resolve().parent / "examples"
-TRAFFIC = [sys.executable, "-m", "approxnet.testbed.traffic"]
+
 WAIT_S = 10.0
 FRAME = 1514
 

@@ -4,7 +4,7 @@ Seed 000 (``000_9eba2c5297757960.txt``) §7.1: "ES sends messages as early
 as possible over a reliable transport and stops sending once MSR data have
 been received. SS samples messages uniformly [...] with a sampling rate of
 MSR; it sends out the sampled messages over a reliable transport." As in
-``experiments/testbed/tools.py`` (``tcp-job-send``), each source has one
+``approxnet.testbed.traffic`` (``tcp-job-send``), each source has one
 kernel TCP connection to the aggregator:
 
 * ``ss``: per stratum, a uniform random sample of ``ceil(f_h N_sh)`` of its

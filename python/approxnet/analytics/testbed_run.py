@@ -11,9 +11,7 @@ aggregator's JSON row. Needs root.
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import subprocess
 import sys
 import time
@@ -21,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..testbed import procs
 from .errors import AnalyticsError
 from .nodes import Spec
 
@@ -61,54 +60,9 @@ def _node(*args: str) -> list[str]:
     return [sys.executable, "-m", "approxnet", "analytics", "node", *args]
 
 
-def _start(tb: Any, host: str, argv: list[str], limit_s: float) -> subprocess.Popen[str]:
-    env = dict(os.environ)
-    p: subprocess.Popen[str] = tb.exec(
-        host,
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert p.stdout is not None
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if not select.select([p.stdout], [], [], max(0.01, deadline - time.monotonic()))[0]:
-            break
-        line = p.stdout.readline()
-        if not line:
-            break
-        if line.startswith("ready"):
-            return p
-    p.kill()
-    _, err = p.communicate(timeout=5)
-    raise AnalyticsError(f"{host}: {' '.join(argv[4:7])} did not start: {err.strip()[-300:]}")
-
-
-def _result(p: subprocess.Popen[str], timeout: float) -> dict[str, Any]:
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate(timeout=5)
-        raise AnalyticsError("a testbed process did not finish in time") from None
-    for line in reversed(out.splitlines()):
-        if line.startswith("{"):
-            parsed: dict[str, Any] = json.loads(line)
-            return parsed
-    raise AnalyticsError(f"no result (exit {p.returncode}): {err.strip()[-300:]}")
-
-
-def _kill(procs: Sequence[subprocess.Popen[str]]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            try:
-                p.communicate(timeout=5)
-            except (subprocess.TimeoutExpired, ValueError):
-                pass
+def _kill(ps: Sequence[subprocess.Popen[str]]) -> None:
+    for p in ps:
+        procs.kill(p)
 
 
 def run_scheme(
@@ -118,37 +72,37 @@ def run_scheme(
     start_s = 60.0 + spec.records / 200_000  # data generation in every process
     dst = tb.address(agg_host)
     common = _spec_args(spec)
-    procs: list[subprocess.Popen[str]] = []
+    started: list[subprocess.Popen[str]] = []
     try:
         if scheme.startswith("atp"):
             s = spec if scheme == "atp" else Spec(**{**spec.__dict__, "msr": 1.0})
             common = _spec_args(s)
-            agg = _start(
+            agg = procs.start(
                 tb,
                 agg_host,
                 _node("aggregator", "--bind", f"{dst}:{ATP_PORT}", "--scheme", scheme, *common),
-                start_s,
+                limit_s=start_s,
             )
             srcs = [
-                _start(
+                procs.start(
                     tb,
                     src_hosts[i % len(src_hosts)],
                     _node("source", "--index", str(i), "--connect", f"{dst}:{ATP_PORT}", *common),
-                    start_s,
+                    limit_s=start_s,
                 )
                 for i in range(spec.sources)
             ]
         else:
             mode = scheme.split("-", 1)[1]
-            agg = _start(
+            agg = procs.start(
                 tb,
                 agg_host,
                 _node("tcp-aggregator", "--port", str(TCP_PORT), "--mode", mode, *common),
-                start_s,
+                limit_s=start_s,
             )
             cc_args = ["--cc", cc] if cc else []
             srcs = [
-                _start(
+                procs.start(
                     tb,
                     src_hosts[i % len(src_hosts)],
                     _node(
@@ -164,55 +118,35 @@ def run_scheme(
                         *cc_args,
                         *common,
                     ),
-                    start_s,
+                    limit_s=start_s,
                 )
                 for i in range(spec.sources)
             ]
-        procs = [agg, *srcs]
+        started = [agg, *srcs]
         for p in srcs:  # go
             assert p.stdin is not None
             p.stdin.write("go\n")
             p.stdin.flush()
-        row = _result(agg, spec.timeout_s + 30)
+        row = procs.finish(agg, spec.timeout_s + 30)
         for p in srcs:
-            _result(p, 30)
+            procs.finish(p, 30)
         return row
     finally:
-        _kill(procs)
+        _kill(started)
 
 
-#: The repository's traffic tools (paced UDP background, sinks), used when
-#: background traffic is asked for; they come with a checkout, not a wheel.
-TOOLS = Path(__file__).resolve().parents[3] / "experiments" / "testbed" / "tools.py"
 BG_PORT = 7813
 
 
 def _background(tb: Any, src: str, dst: str, mbps: float) -> list[subprocess.Popen[str]]:
     """Paced UDP from ``src`` to ``dst`` at ``mbps`` in queue 0 (non-approximate,
     highest priority) through the trunk, into a sink that never reads."""
-    if not TOOLS.is_file():
-        raise AnalyticsError(f"background traffic needs {TOOLS} (a repository checkout)")
-    tools = [sys.executable, str(TOOLS)]
-    sink = _start(tb, dst, [*tools, "sink", "--port", str(BG_PORT), "--seconds", "600"], 10.0)
-    cbr = _start(
-        tb,
-        src,
-        [
-            *tools,
-            "cbr",
-            "--dst",
-            tb.address(dst),
-            "--port",
-            str(BG_PORT),
-            "--rate-mbps",
-            str(mbps),
-            "--seconds",
-            "300",
-            "--schedule",
-            "0:0",
-        ],
-        10.0,
-    )
+    sink = procs.sink(tb, dst, BG_PORT, 600)
+    try:
+        cbr = procs.cbr(tb, src, dst, BG_PORT, mbps, 300, "0:0")
+    except BaseException:
+        procs.kill(sink)
+        raise
     time.sleep(0.2)
     return [cbr, sink]
 
@@ -239,20 +173,23 @@ def compare_testbed(
     agg_host = "h3" if "h3" in hosts else hosts[-1]
     src_hosts = [h for h in hosts if h != agg_host and h != "h4"] or hosts[:-1]
     rows = []
-    with testbed.up(cfg) as tb:
-        for scheme in schemes:
-            bg = []
-            if bg_mbps > 0:
-                if "h4" not in hosts:
-                    raise AnalyticsError("background traffic needs a host h4")
-                bg = _background(tb, src_hosts[-1], "h4", bg_mbps)
-            try:
-                row = run_scheme(tb, spec, scheme, src_hosts, agg_host, cc)
-            finally:
-                _kill(bg)
-            row["testbed"] = cfg.name
-            row["bg_mbps"] = bg_mbps
-            rows.append(row)
-            if on_done is not None:
-                on_done(row)
+    try:
+        with testbed.up(cfg) as tb:
+            for scheme in schemes:
+                bg = []
+                if bg_mbps > 0:
+                    if "h4" not in hosts:
+                        raise AnalyticsError("background traffic needs a host h4")
+                    bg = _background(tb, src_hosts[-1], "h4", bg_mbps)
+                try:
+                    row = run_scheme(tb, spec, scheme, src_hosts, agg_host, cc)
+                finally:
+                    _kill(bg)
+                row["testbed"] = cfg.name
+                row["bg_mbps"] = bg_mbps
+                rows.append(row)
+                if on_done is not None:
+                    on_done(row)
+    except testbed.TestbedError as e:  # a process failed or did not start
+        raise AnalyticsError(str(e)) from e
     return rows

@@ -32,3 +32,8 @@ class CommandError(TestbedError):
         self.stderr = stderr.strip()
         detail = self.stderr.splitlines()[0] if self.stderr else f"exit {returncode}"
         super().__init__(f"`{' '.join(argv)}` failed: {detail}")
+
+
+class ProcessError(TestbedError):
+    """A process run inside a host failed, gave no result or did not start
+    or finish in time."""

@@ -28,10 +28,10 @@ from . import config as config_mod
 from . import lifecycle
 from .errors import TestbedError
 from .layout import path_ports
+from .procs import TRAFFIC
 from .units import format_rate
 
 PYTHON_ROOT = Path(__file__).resolve().parents[2]
-TRAFFIC = [sys.executable, "-m", "approxnet.testbed.traffic"]
 PORT = 5201
 
 

@@ -11,7 +11,7 @@
 //!
 //! Gaps are whole nanoseconds drawn from [`GapRng`] (splitmix64), seeded
 //! with the gap seed alone, one draw per gap in job order, so the Python
-//! baselines (`experiments/testbed/tools.py`, `production_offsets`) get the
+//! baselines (`approxnet.testbed.traffic.production`, `production_offsets`) get the
 //! same production times from the same seed.
 
 use approxnet_proto::job::MessageSpec;

@@ -1,23 +1,18 @@
-"""Tiny bounded traffic tools to run inside testbed hosts.
+"""Plain streams: N UDP datagrams, one TCP stream for a time (goodput).
 
-Every tool is bounded in count and time and prints one JSON line on exit;
-receivers first print `ready` once their socket is bound, so a caller can
-wait for that line instead of sleeping.
-
-    python -m approxnet.testbed.traffic udp-recv --port 5000 --count 100 --timeout 5
-    python -m approxnet.testbed.traffic udp-send --dst 10.77.3.2 --port 5000 --count 100 --tos 0xe0
-    python -m approxnet.testbed.traffic tcp-recv --port 5001 --timeout 10
-    python -m approxnet.testbed.traffic tcp-send --dst 10.77.3.2 --port 5001 --seconds 2
+python -m approxnet.testbed.traffic udp-recv --port 5000 --count 100 --timeout 5
+python -m approxnet.testbed.traffic udp-send --dst 10.77.3.2 --port 5000 --count 100 --tos 0xe0
+python -m approxnet.testbed.traffic tcp-recv --port 5001 --timeout 10
+python -m approxnet.testbed.traffic tcp-send --dst 10.77.3.2 --port 5001 --seconds 2
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import socket
-import sys
 import time
 from typing import Any
+
+from .sockets import congestion_control, connect, ready
 
 #: UDP payload that fills a 1500-byte IP packet (1500 - 20 - 8).
 FULL_PAYLOAD = 1472
@@ -45,7 +40,7 @@ def udp_recv(port: int, count: int, timeout: float, idle: float) -> dict[str, An
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     sock.bind(("0.0.0.0", port))
-    _ready()
+    ready()
     deadline = time.monotonic() + timeout
     received = nbytes = 0
     while received < count:
@@ -66,7 +61,7 @@ def tcp_send(
 ) -> dict[str, Any]:
     """Stream zeros over kernel TCP for `seconds` (congestion control `cc`,
     default: the namespace's), then close."""
-    sock = _connect(dst, port, tos, connect_timeout, cc)
+    sock = connect(dst, port, tos, connect_timeout, cc)
     buf = bytes(CHUNK)
     sent = 0
     start = time.monotonic()
@@ -74,7 +69,7 @@ def tcp_send(
     sock.settimeout(max(seconds, 1.0) + 5.0)
     while time.monotonic() < end:
         sent += sock.send(buf)
-    used = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+    used = congestion_control(sock)
     sock.close()
     return {"bytes": sent, "seconds": time.monotonic() - start, "cc": used}
 
@@ -86,7 +81,7 @@ def tcp_recv(port: int, timeout: float) -> dict[str, Any]:
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
     srv.listen(1)
-    _ready()
+    ready()
     srv.settimeout(timeout)
     deadline = time.monotonic() + timeout
     conn, _ = srv.accept()
@@ -106,74 +101,3 @@ def tcp_recv(port: int, timeout: float) -> dict[str, Any]:
     seconds = last - first
     rate = total * 8 / seconds if seconds > 0 else 0.0
     return {"bytes": total, "seconds": seconds, "goodput_bps": rate}
-
-
-def _connect(dst: str, port: int, tos: int, timeout: float, cc: str | None) -> socket.socket:
-    """Connect, retrying refused attempts until `timeout` (receiver starting)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
-        if cc:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
-        sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        try:
-            sock.connect((dst, port))
-            return sock
-        except ConnectionRefusedError:
-            sock.close()
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.01)
-
-
-def _ready() -> None:
-    print("ready", flush=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(
-        prog="python -m approxnet.testbed.traffic",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("udp-send", help="send COUNT datagrams")
-    p.add_argument("--dst", required=True)
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--count", type=int, required=True)
-    p.add_argument("--size", type=int, default=FULL_PAYLOAD)
-    p.add_argument("--tos", type=lambda s: int(s, 0), default=0)
-    p = sub.add_parser("udp-recv", help="count datagrams")
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--count", type=int, required=True)
-    p.add_argument("--timeout", type=float, default=10.0)
-    p.add_argument("--idle", type=float, default=1.0)
-    p = sub.add_parser("tcp-send", help="stream over TCP for SECONDS")
-    p.add_argument("--dst", required=True)
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--seconds", type=float, default=2.0)
-    p.add_argument("--tos", type=lambda s: int(s, 0), default=0)
-    p.add_argument("--connect-timeout", type=float, default=5.0)
-    p.add_argument("--cc", help="TCP congestion control, e.g. cubic, reno, bbr")
-    p = sub.add_parser("tcp-recv", help="receive one TCP stream")
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--timeout", type=float, default=30.0)
-    args = parser.parse_args(argv)
-    if args.cmd == "udp-send":
-        result = udp_send(args.dst, args.port, args.count, args.size, args.tos)
-    elif args.cmd == "udp-recv":
-        result = udp_recv(args.port, args.count, args.timeout, args.idle)
-    elif args.cmd == "tcp-send":
-        result = tcp_send(
-            args.dst, args.port, args.seconds, args.tos, args.connect_timeout, args.cc
-        )
-    else:
-        result = tcp_recv(args.port, args.timeout)
-    print(json.dumps(result), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
