@@ -104,20 +104,13 @@ def _parser() -> argparse.ArgumentParser:
         ),
         "approximate jobs over kernel TCP: SampleSend (ss) or EarlySend (es)",
     )
-    a.add_argument("--dst", required=True)
-    a.add_argument("--port", type=int, required=True)
+    _job_sender(a, None, "seeds the gaps (default --seed)")
     a.add_argument("--mode", choices=["ss", "es"], required=True)
     a.add_argument("--msr", type=float, required=True)
-    a.add_argument("--messages", type=int, default=32)
-    a.add_argument("--size", type=int, default=65536)
-    a.add_argument("--jobs", type=int, default=10)
     a.add_argument("--cc", default=None)
-    a.add_argument("--tos", type=_tos, default=0)
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--timeout", type=float, default=60)
-    a.add_argument("--job-base", type=int, default=0)
     a.add_argument("--seconds", type=float, default=math.inf, help="no new job after this")
-    _production(a, None, "seeds the gaps (default --seed)")
     a = cmd(
         "udp-job-send",
         lambda x: jobs.udp_job_send(
@@ -125,14 +118,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
         "approximate jobs over plain UDP, unpaced",
     )
-    a.add_argument("--dst", required=True)
-    a.add_argument("--port", type=int, required=True)
-    a.add_argument("--messages", type=int, default=32)
-    a.add_argument("--size", type=int, default=65536)
-    a.add_argument("--jobs", type=int, default=10)
-    a.add_argument("--tos", type=_tos, default=0)
-    a.add_argument("--job-base", type=int, default=0)
-    _production(a, 1, "seeds the gaps")
+    _job_sender(a, 1, "seeds the gaps")
     a = cmd(
         "udp-job-recv",
         lambda x: jobs.udp_job_recv(x.port, x.timeout, x.idle),
@@ -193,7 +179,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _production(a: argparse.ArgumentParser, seed: int | None, seed_help: str) -> None:
+def _job_sender(a: argparse.ArgumentParser, seed: int | None, seed_help: str) -> None:
+    """The options of both job senders: where, what, and its production."""
+    a.add_argument("--dst", required=True)
+    a.add_argument("--port", type=int, required=True)
+    a.add_argument("--messages", type=int, default=32)
+    a.add_argument("--size", type=int, default=65536)
+    a.add_argument("--jobs", type=int, default=10)
+    a.add_argument("--tos", type=_tos, default=0)
+    a.add_argument("--job-base", type=int, default=0)
     a.add_argument(
         "--gap-us",
         type=gap_arg,
