@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from approxnet import binaries
+from approxnet import ApproxnetError, binaries, must_deliver
 from approxnet import testbed as testbed
 from approxnet.testbed import counters, procs, schemes
 from approxnet.testbed.errors import ProcessError, TestbedError
@@ -82,6 +82,33 @@ def parser(doc: str | None, config: str, out: str, **defaults: Any) -> argparse.
             "the old mode), fixed:US or exp:US",
         )
     return p
+
+
+def msr(text: str) -> float:
+    """An MSR option, checked by the core's rule (`approxnet.must_deliver`)
+    before any testbed is built."""
+    try:
+        v = float(text)
+        must_deliver(v, 0)
+    except (ValueError, ApproxnetError) as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: {e}") from None
+    return v
+
+
+def msrs(text: str) -> list[float]:
+    """A comma-separated list of MSRs, each checked as `msr`."""
+    return [msr(x) for x in text.split(",")]
+
+
+def scheme_list(text: str) -> list[str]:
+    """A comma-separated list of schemes (`approxnet.testbed.schemes`)."""
+    names = text.split(",")
+    for s in names:
+        try:
+            schemes.parse_scheme(s)
+        except TestbedError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return names
 
 
 def gap_spec(a: argparse.Namespace) -> str:

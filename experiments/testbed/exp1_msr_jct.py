@@ -87,15 +87,15 @@ def main(argv: list[str] | None = None) -> int:
         produce_mbps=500.0,
         produce_what="per job in Mbit/s",
     )
-    p.add_argument("--msrs", default="0.25,0.5,0.75,1")
-    p.add_argument("--schemes", default=",".join(SCHEMES))
+    p.add_argument("--msrs", type=d.msrs, default="0.25,0.5,0.75,1")
+    p.add_argument("--schemes", type=d.scheme_list, default=",".join(SCHEMES))
     p.add_argument("--bg-mbps", type=float, default=300.0, help="background rate (0: none)")
     p.add_argument("--bg-queue", type=int, default=0)
     p.add_argument("--mtu", type=int, default=1500)
     a = p.parse_args(argv)
     a.gap = d.gap_spec(a)
-    msrs = [float(x) for x in a.msrs.split(",")]
-    names = a.schemes.split(",")
+    msrs = a.msrs
+    names = a.schemes
     cfg, env = d.setup(a)
     bound = 5.0 + a.jobs * (3.0 + 2 * d.production_s(a.gap, a.messages))
     # One production sequence per MSR (gap seed), shared by every scheme.

@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         produce_mbps=62.5,
         produce_what="per sender in Mbit/s",
     )
-    p.add_argument("--msr", type=float, default=0.5)
-    p.add_argument("--schemes", default=",".join(SCHEMES))
+    p.add_argument("--msr", type=d.msr, default=0.5)
+    p.add_argument("--schemes", type=d.scheme_list, default=",".join(SCHEMES))
     p.add_argument(
         "--capture",
         action="store_true",
@@ -65,10 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg, env = d.setup(a)
     hosts = [h.name for h in cfg.hosts if h.name != "r"]
     bound = 10.0 + a.jobs * (5.0 + 2 * d.production_s(a.gap, a.messages))
-    cases = [
-        {"scheme": s, "msr": a.msr, "senders": len(hosts), "gap_us": a.gap}
-        for s in a.schemes.split(",")
-    ]
+    cases = [{"scheme": s, "msr": a.msr, "senders": len(hosts), "gap_us": a.gap} for s in a.schemes]
 
     def run(case: dict[str, Any]) -> dict[str, Any]:
         watch = []

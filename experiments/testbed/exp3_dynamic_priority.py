@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         jobs_help="jobs, one after another",
         plot=True,
     )
-    p.add_argument("--msr", type=float, default=0.5)
+    p.add_argument("--msr", type=d.msr, default=0.5)
     p.add_argument(
         "--seconds",
         type=float,

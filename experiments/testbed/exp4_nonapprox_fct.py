@@ -106,7 +106,7 @@ def one(tb: Testbed, case: dict[str, Any], a: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = d.parser(__doc__, "dumbbell.toml", "exp4_nonapprox_fct")
-    p.add_argument("--msrs", default="0.5,0.9")
+    p.add_argument("--msrs", type=d.msrs, default="0.5,0.9")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--flows", type=int, default=50)
     p.add_argument("--flow-size", type=int, default=100_000)
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lead", type=float, default=0.3)
     a = p.parse_args(argv)
     cfg, env = d.setup(a)
-    msrs = [float(x) for x in a.msrs.split(",")]
+    msrs = a.msrs
     cases = [
         {"mode": mode, "msr": msr if mode != "alone" else ""}
         for mode in a.modes.split(",")

@@ -160,3 +160,23 @@ def test_production_offsets_match_approxnet_perf() -> None:
     rng = tools.GapRng(5)
     first, second = (tools.production_offsets(exp, rng, 3) for _ in range(2))
     assert first != second
+
+
+@pytest.mark.parametrize(
+    ("script", "argv", "says"),
+    [
+        ("exp1_msr_jct", ["--msrs", "0.5,1.7"], "MSR must be within [0, 1], got 1.7"),
+        ("exp1_msr_jct", ["--schemes", "atp,tcp-cubic"], "'tcp-cubic'"),
+        ("exp2_incast", ["--msr", "nan"], "MSR must be within [0, 1], got NaN"),
+        ("exp4_nonapprox_fct", ["--msrs", "-0.1"], "MSR must be within [0, 1]"),
+    ],
+)
+def test_bad_options_are_usage_errors_before_any_testbed(
+    script: str, argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sys.path.insert(0, str(EXPERIMENTS))
+    mod = __import__(script)
+    with pytest.raises(SystemExit) as e:
+        mod.main(argv)
+    assert e.value.code == 2
+    assert says in capsys.readouterr().err
