@@ -10,8 +10,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 export PYTHONPATH=$ROOT/python
 cd "$ROOT"
-if [ ! -x target/release/approxnet-perf ] && [ ! -x target-net/release/approxnet-perf ] \
-    && [ -z "${APPROXNET_PERF:-}" ]; then
+# approxnet.binaries: the one lookup of built tools ($APPROXNET_PERF, PATH, target dirs)
+if ! "$PY" -c 'import sys; from approxnet import binaries
+sys.exit(binaries.find("approxnet-perf") is None)'; then
     cargo build --release -p approxnet-net --bin approxnet-perf
 fi
 T=experiments/testbed
