@@ -17,21 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import select
 import statistics
-import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from . import config as config_mod
-from . import lifecycle
+from . import lifecycle, procs
 from .errors import TestbedError
 from .layout import path_ports
 from .procs import TRAFFIC
 from .units import format_rate
 
-PYTHON_ROOT = Path(__file__).resolve().parents[2]
 PORT = 5201
 
 
@@ -40,43 +36,17 @@ def measure_once(
 ) -> dict[str, Any]:
     """One bounded TCP stream src -> dst; goodput and bottleneck utilisation."""
     bottleneck = min(path_ports(tb.config, src, dst), key=lambda p: p.rate_bps)
-    env = {"PYTHONPATH": str(PYTHON_ROOT)}
     before = _port_bytes(tb, bottleneck.switch, bottleneck.ifname)
-    recv = tb.exec(
-        dst,
-        [*TRAFFIC, "tcp-recv", "--port", str(PORT), "--timeout", str(seconds + 10)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
+    recv = procs.start(
+        tb, dst, [*TRAFFIC, "tcp-recv", "--port", str(PORT), "--timeout", str(seconds + 10)]
     )
     try:
-        assert recv.stdout is not None
-        if (
-            not select.select([recv.stdout], [], [], 10)[0]
-            or recv.stdout.readline().strip() != "ready"
-        ):
-            raise TestbedError(f"receiver in {dst} did not start")
-        send_argv = [
-            *TRAFFIC,
-            "tcp-send",
-            "--dst",
-            tb.address(dst),
-            "--port",
-            str(PORT),
-            "--seconds",
-            str(seconds),
-            *(["--cc", cc] if cc else []),
-        ]
-        send = tb.run(src, send_argv, timeout=seconds + 20, capture_output=True, text=True, env=env)
-        if send.returncode != 0:
-            raise TestbedError(f"sender failed: {send.stderr.strip()}")
-        sent = json.loads(send.stdout.splitlines()[-1])
-        out, _ = recv.communicate(timeout=seconds + 20)
-        got = json.loads(out.splitlines()[-1])
+        send_argv = [*TRAFFIC, "tcp-send", "--dst", tb.address(dst), "--port", str(PORT)]
+        send_argv += ["--seconds", str(seconds), *(["--cc", cc] if cc else [])]
+        sent = procs.run(tb, src, send_argv, timeout=seconds + 20)
+        got = procs.finish(recv, timeout=seconds + 20)
     finally:
-        if recv.poll() is None:
-            recv.kill()
-            recv.wait()
+        procs.kill(recv)
     wire = _port_bytes(tb, bottleneck.switch, bottleneck.ifname) - before
     rate = bottleneck.rate_bps
     return {
