@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown tables from experiments/netapprox/results/*.csv (for docs/experiments/netapprox.md).
 
-  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss|runs|versus|common] [CLASS]
+  python3 experiments/netapprox/tables.py fig5-quick [jct|queue|loss|runs|versus|common|bound] [CLASS]
 
 CLASS keeps only that job class (e.g. `foreground` for fig11). A sweep over
 offered loads prints one table per load. `versus` prints, per load and MSR,
@@ -10,7 +10,10 @@ scheme's mean covers only the jobs it finished, so a scheme that leaves its
 slowest jobs unfinished looks faster: `common` compares the means over the
 jobs that every scheme of that load and MSR finished (read from the runs'
 jobs.csv under results/tmp/netapprox/<tag>/, so the sweep must have run in
-this checkout).
+this checkout). `bound` sets every scheme's mean JCT beside the JCT floor of
+the same jobs (`run.py fig5bound` / `fig6bound`: the jobs sent as produced
+over an ideal network, so no transport can beat it job by job), over the
+jobs every scheme finished: how much room each scheme left.
 """
 
 import csv
@@ -131,6 +134,32 @@ def common(tag, rows):
     return "\n".join(out)
 
 
+def bound(tag, rows):
+    """Per MSR: each scheme's mean JCT over the jobs every scheme finished,
+    as a multiple of the floor's mean on the same jobs (1.00: no transport
+    could have done better)."""
+    fig, _, rest = tag.partition("-")
+    btag = f"{fig}bound" + (f"-{rest}" if rest else "")
+    msrs = sorted({float(r["msr"]) for r in rows})
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    out = [
+        "| MSR | jobs | floor mean us | " + " | ".join(schemes) + " |",
+        "|---|---|---|" + "---|" * len(schemes),
+    ]
+    for m in msrs:
+        runs = {r["scheme"]: r["run"] for r in rows if float(r["msr"]) == m}
+        jct = {s: finished_jct(tag, run) for s, run in runs.items()}
+        s0 = next(iter(runs))
+        floor = finished_jct(btag, "bound" + runs[s0][len(s0) :])  # e.g. bound-0.5-L0.2
+        keys = set(floor).intersection(*(set(v) for v in jct.values()))
+        if not keys:
+            continue
+        fmean = sum(floor[k] for k in keys) / len(keys)
+        cells = [f"{sum(jct[s][k] for k in keys) / len(keys) / fmean:.2f}" for s in schemes]
+        out.append(f"| {m:g} | {len(keys)} | {fmean:.1f} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def by_load(rows):
     loads = []
     for r in rows:
@@ -154,5 +183,7 @@ if __name__ == "__main__":
             print(versus(rs))
         elif kind == "common":
             print(common(tag, rs))
+        elif kind == "bound":
+            print(bound(tag, rs))
         else:
             print(by_scheme_msr(rs, CELLS[kind]))

@@ -42,6 +42,10 @@ LOADS = {"fig5": (0.1, 0.2, 0.3), "fig6": (0.3, 0.5, 0.7), "fig12": (0.2,), "fig
 bytes). Seed 000 gives no load and calls FBKV the lighter workload (section
 7.1.1), so FBKV is swept lower than FBHD."""
 
+BOUND_SPEEDUP = 100
+"""How much faster than the study's links the ideal network of the bound
+figures is (``fig5bound``, ``fig6bound``)."""
+
 QUICK = ("topology.k=4", "topology.hosts=16", "duration_ms=6.0", "jobs.0.stop_ms=3.0")
 """CI size. FBKV jobs take ~1 ms to produce their 50 messages: runs last
 3 ms past the last arrival so that no scheme's jobs are cut off."""
@@ -97,6 +101,8 @@ FIGURES: dict[str, Figure] = {
         Figure("fig14", "netapprox/fig14_fairness", "Seed 000 Fig. 14: fairness between jobs"),
         Figure("iw", "netapprox/fig5_fbkv", "The baselines' initial window, 2 (ns-2) vs 10"),
         Figure("fbhdgap", "netapprox/fig6_fbhd", "FBHD's production gap, 39 / 78 / 156 us"),
+        Figure("fig5bound", "netapprox/fig5_fbkv", "Fig. 5's jobs on an ideal network: the JCT floor"),
+        Figure("fig6bound", "netapprox/fig6_fbhd", "Fig. 6's jobs on an ideal network: the JCT floor"),
         Figure("dml", "netapprox/dml_seed001", "Seed 001 section 3.1: bounded loss on DCTCP-ES"),
         Figure("dmltrain", "netapprox/dml_training", "Seed 001: parameter-server training jobs"),
     )
@@ -144,12 +150,38 @@ def _sweep(
                 yield Run(label, study, tuple(sets))
 
 
+def _bound(study: str, loads: Sequence[float], extra: Sequence[str]) -> Iterator[Run]:
+    """The JCT floor of a figure's jobs: the same arrivals, sizes and
+    production times (the job arrival rate is load x link rate / job bytes,
+    so the load shrinks as the links speed up) sent as produced by UDP over
+    links BOUND_SPEEDUP times faster with a buffer that never drops. A job
+    cannot finish before its ceil(MSR N)-th message is produced and has
+    crossed the fabric, so no transport on the real links beats this
+    run's JCT, job by job."""
+    import tomllib
+    from pathlib import Path
+
+    path = Path(__file__).parent / "studies" / f"{study}.toml"
+    gbps = float(tomllib.loads(path.read_text())["topology"]["host_gbps"])
+    fast = (
+        'jobs.0.scheme="udp"',
+        f"topology.host_gbps={gbps * BOUND_SPEEDUP:g}",
+        "switch.buffer_kb=1000000.0",
+    )
+    for load in loads:
+        for m in MSRS:
+            sets = (*fast, f"jobs.0.msr={m}", *extra, f"jobs.0.load={load / BOUND_SPEEDUP:g}")
+            yield Run(f"bound-{m}-L{load}", study, sets)
+
+
 def plan(name: str, quick: bool = False) -> list[Run]:
     """The runs of figure ``name`` (see :data:`FIGURES`)."""
     fig = figure(name)
     q = QUICK if quick else ()
     if name in ("fig5", "fig6"):
         return list(_sweep(fig.study, BASELINES, MSRS, extra=q, loads=LOADS[name]))
+    if name in ("fig5bound", "fig6bound"):
+        return list(_bound(fig.study, LOADS[name.removesuffix("bound")], q))
     if name == "iw":
         return [
             Run(f"{r.label}-iw{iw}", r.study, (*r.sets, f"transport.init_cwnd_pkts={iw}"))

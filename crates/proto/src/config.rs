@@ -132,6 +132,16 @@ pub struct Config {
     /// resolved, so the receiver delivers them. `Transmit::extra` marks
     /// them for a host that can hold them back until its NIC is idle.
     pub send_more: bool,
+    /// Production-aware rate control (default true; our addition to seed
+    /// 000 §4.2): in an epoch in which the sender waited for the
+    /// application — a streaming job's next message was not produced yet
+    /// while the pacer had room — eq. 2-3 target a loss of 0 instead of
+    /// the TLR. Such a job is limited by its production, not by the
+    /// network, so a lost message is not made up by sending faster: it
+    /// costs the job a later message's production time. Spending the
+    /// slack on loss buys nothing there (docs/experiments/netapprox.md,
+    /// "Production-aware rate control").
+    pub production_aware_rate: bool,
     /// ACK every this many DATA packets (default 1: every packet, as
     /// datacenter transports do). Larger values coalesce ACKs; a pending
     /// ACK never waits longer than `max_ack_delay`.
@@ -183,6 +193,7 @@ impl Default for Config {
             ecn_reaction: false,
             ecn_reaction_queue0: false,
             send_more: false,
+            production_aware_rate: true,
             ack_every: 1,
             max_ack_delay: Duration::from_micros(20),
             bundle_bytes: 512,

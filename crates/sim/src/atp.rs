@@ -48,6 +48,8 @@ pub struct AtpSetup {
     pub ecn_reaction_queue0: bool,
     /// Send more when the network has room (`Config::send_more`).
     pub send_more: bool,
+    /// Production-aware rate control (`Config::production_aware_rate`).
+    pub production_aware_rate: bool,
     /// How FixTLR / Full map the TLR to a queue (the core's `Config::queue_rule`).
     pub queue_rule: QueueRule,
     /// ACK every this many DATA packets.
@@ -252,6 +254,7 @@ impl AtpAdapter {
             ecn_reaction: self.setup.ecn_reaction,
             ecn_reaction_queue0: self.setup.ecn_reaction_queue0,
             send_more: self.setup.send_more,
+            production_aware_rate: self.setup.production_aware_rate,
             queue_rule: self.setup.queue_rule,
             ..Config::default()
         };

@@ -68,11 +68,19 @@ impl Connection {
             }
         }
         let active = den > 0.0;
+        if !self.send.producing() {
+            self.send.production_limited = false;
+        }
         let tlr = if active { num / den } else { 0.0 };
         if active && !rho.is_nan() {
+            // Production-limited: loss costs production time, so the rate
+            // aims at none (`Config::production_aware_rate`).
+            let limited = cfg.production_aware_rate && self.send.production_limited;
+            let target = if limited { 0.0 } else { tlr };
             let input = RateInput {
                 rho,
                 tlr,
+                production_limited: limited,
                 max: cfg.line_rate,
                 min: self.rate_min(cfg),
                 marked,
@@ -88,7 +96,7 @@ impl Connection {
                     before,
                     lost: count.lost,
                     resolved,
-                    tlr,
+                    tlr: target,
                     spurious: 0,
                 });
             }

@@ -228,7 +228,16 @@ impl Connection {
         if self.state == State::Closed {
             return Err(JobError::NoConnection);
         }
+        // The pacer had room and nothing waited: the job is limited by its
+        // production (`Config::production_aware_rate`).
+        let starved = self.state == State::Established
+            && self.next_send <= now
+            && !self.send.has_needed_data()
+            && self.send.producing();
         let r = self.send.push_messages(job, msgs, cfg, &self.pol)?;
+        if starved && matches!(r, crate::sender::Pushed::Queued(_)) {
+            self.send.production_limited = true;
+        }
         // Data after a quiet spell: the epoch clock restarts with it.
         if self.state == State::Established
             && self.timers.get(Timer::Epoch).is_none_or(|t| t <= now)

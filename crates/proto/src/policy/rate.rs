@@ -18,6 +18,9 @@ pub struct RateInput {
     /// Fraction of the epoch's acknowledged packets that carried an ECN
     /// mark (0 where queues drop instead of marking).
     pub marked: f64,
+    /// The sender has caught up with a streaming job's production, which
+    /// is not over (`Config::production_aware_rate`).
+    pub production_limited: bool,
 }
 
 /// Decides the next epoch's sending rate.
@@ -41,7 +44,9 @@ impl RateController for LineRate {
     }
 }
 
-/// Slack-based rate control, seed 000 §4.2:
+/// Slack-based rate control, seed 000 §4.2 (and, while a streaming job is
+/// production-limited, a target loss of 0 with one packet per RTT of
+/// additive increase: `Config::production_aware_rate`):
 /// if `rho < TLR`: `R = (1 - m) R + m Rmax` (eq. 2); else `R = R (1 - rho / 2)`
 /// (eq. 3); never below `Rmin` (one packet per RTT).
 ///
@@ -98,11 +103,18 @@ impl RateController for SlackRate {
     fn next(&mut self, current: Rate, i: &RateInput) -> Rate {
         let r = current.as_bps();
         self.alpha = (1.0 - DCTCP_G) * self.alpha + DCTCP_G * i.marked.clamp(0.0, 1.0);
-        let below_target = i.rho < i.tlr || i.rho == 0.0;
+        // Production-limited, a lost message costs the job a later
+        // message's production time and sending faster buys nothing: the
+        // target loss is 0 and the rate grows by one packet per RTT, as a
+        // reliable transport's congestion avoidance does, instead of
+        // eq. 2's jump toward Rmax.
+        let below_target = i.rho == 0.0 || (!i.production_limited && i.rho < i.tlr);
         let next = if !below_target {
             r * (1.0 - i.rho / 2.0)
         } else if i.marked > 0.0 {
             r * (1.0 - self.alpha / 2.0) + i.min.as_bps()
+        } else if i.production_limited {
+            r + i.min.as_bps()
         } else {
             (1.0 - self.gain) * r + self.gain * i.max.as_bps()
         };
@@ -129,6 +141,7 @@ mod tests {
             max,
             min,
             marked: 0.0,
+            production_limited: false,
         };
         // rho 0.1 < TLR 0.25: 0.875 * 20 + 0.125 * 40 = 22.5 Gbps
         r = c.next(r, &inp(0.1, 0.25));
@@ -159,6 +172,7 @@ mod tests {
             max,
             min,
             marked,
+            production_limited: false,
         };
         // alpha starts at 1 (Linux DCTCP) and stays 1 after a fully marked
         // epoch: 40 * (1 - 1/2) + 1 = 21 Gbps
@@ -182,6 +196,29 @@ mod tests {
     }
 
     #[test]
+    fn production_limited_targets_no_loss_and_adds_one_packet_per_rtt() {
+        let mut c = SlackRate::new(0.125, 1.0);
+        let (max, min) = (Rate::gbps(1.0), Rate::mbps(10.0));
+        let inp = |rho, production_limited| RateInput {
+            rho,
+            tlr: 0.75,
+            max,
+            min,
+            marked: 0.0,
+            production_limited,
+        };
+        // loss within the TLR: eq. 2 when the network limits the job ...
+        let r = c.next(Rate::mbps(800.0), &inp(0.2, false));
+        assert!((r.as_bps() - (0.875 * 800e6 + 0.125 * 1e9)).abs() < 1.0);
+        // ... eq. 3 when its production does: 800 * (1 - 0.1) = 720 Mbps
+        let r = c.next(Rate::mbps(800.0), &inp(0.2, true));
+        assert!((r.as_bps() - 720e6).abs() < 1.0, "{r}");
+        // a loss-free production-limited epoch adds Rmin, not eq. 2's step
+        let r = c.next(Rate::mbps(720.0), &inp(0.0, true));
+        assert!((r.as_bps() - 730e6).abs() < 1.0, "{r}");
+    }
+
+    #[test]
     fn line_rate_ignores_loss() {
         let max = Rate::gbps(10.0);
         let i = RateInput {
@@ -190,6 +227,7 @@ mod tests {
             max,
             min: Rate::mbps(1.0),
             marked: 0.0,
+            production_limited: false,
         };
         assert_eq!(LineRate.next(Rate::gbps(1.0), &i), max);
     }

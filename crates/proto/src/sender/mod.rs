@@ -239,6 +239,10 @@ pub(crate) struct SendSide {
     loss_scan: u32,
     cum_done: u32,
     pub(crate) epoch: EpochCount,
+    /// The sender has caught up with a streaming job's production — a
+    /// message was handed over while the pacer had room and nothing else
+    /// waited — and production is not over (`Config::production_aware_rate`).
+    pub(crate) production_limited: bool,
     pub(crate) in_flight: u64,
     /// Extra data (send more) in flight: at most [`EXTRA_WINDOW`].
     extra_in_flight: u32,

@@ -44,6 +44,13 @@ impl SendJob {
 }
 
 impl SendSide {
+    /// Whether a job still open has announced messages not produced yet.
+    pub(crate) fn producing(&self) -> bool {
+        self.jobs
+            .iter()
+            .any(|j| !j.done && !j.ended && j.groups.iter().any(|g| g.produced < g.messages))
+    }
+
     /// Hands messages of a streaming job over as they are produced. Checked
     /// as a whole before any is taken: an unknown group, a group past its
     /// announced N, a bad precise prefix or a message too large is an error

@@ -261,6 +261,7 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             ecn_reaction: a.ecn_reaction,
             ecn_reaction_queue0: a.ecn_reaction_queue0,
             send_more: a.send_more,
+            production_aware_rate: a.production_aware_rate.unwrap_or(true),
             queue_rule: match a.queue_rule.as_deref() {
                 None => QueueRule::default(),
                 Some(n) => QueueRule::from_name(n).ok_or_else(|| {

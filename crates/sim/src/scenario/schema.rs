@@ -262,6 +262,10 @@ pub struct AtpFile {
     /// 64 KB of them wait per host, the rest are dropped there).
     #[serde(default)]
     pub send_more: bool,
+    /// Production-aware rate control (the core's
+    /// `Config::production_aware_rate`; default true): an epoch in which
+    /// the sender waited for a streaming job's production targets no loss.
+    pub production_aware_rate: Option<bool>,
     /// How ATP FixTLR / Full map the TLR to a queue: `msr-bounded` (the
     /// default: never below the MSR's queue) or `eq1` (seed 000 §5.2 as
     /// written); the core's `Config::queue_rule`.
