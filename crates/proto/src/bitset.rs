@@ -186,7 +186,7 @@ mod tests {
         let mut small = BitSet::new(5);
         assert!(!small.insert(5) && !small.get(5) && !small.get(63));
         assert!(small.insert(4) && small.get(4));
-        let mut big = BitSet::new(1 << 20);
+        let big = BitSet::new(1 << 20);
         assert!(!big.get(1 << 19));
         assert!(big.rest.is_empty(), "nothing allocated before an insert");
     }

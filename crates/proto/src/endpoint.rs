@@ -514,8 +514,10 @@ impl Endpoint {
                 self.timers.push(Reverse((t, i)));
             }
         }
-        if self.timers.len() > 4 * self.conns.len() + 64 {
-            // Too many stale entries: rebuild from the live deadlines.
+        if self.timers.len() > 4 * self.conns.len() + 8 {
+            // Too many stale entries: rebuild from the live deadlines
+            // (O(connections), at most once per 3n + 8 pushes; a small
+            // heap keeps every pop short).
             self.timers = self
                 .deadline
                 .iter()

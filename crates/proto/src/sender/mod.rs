@@ -251,6 +251,11 @@ pub(crate) struct SendSide {
     /// acknowledgement arriving afterwards is recognised as a spurious
     /// loss (bounded by [`MAX_RECENT_LOST`]; the oldest are forgotten).
     recent_lost: BTreeMap<u32, LostRecord>,
+    /// ACK ranges known to hold no entry of `recent_lost` (see
+    /// `late_acks`); cleared whenever a loss is recorded.
+    late_clean: Vec<crate::wire::SeqRange>,
+    /// Where in `late_clean` the next range is likely noted.
+    late_hint: usize,
     /// The connection's epoch number now (losses are tagged with it).
     pub(crate) epoch_id: u64,
     /// Epochs (before the current one) in which a loss was declared that
@@ -484,6 +489,7 @@ impl SendSide {
         self.flights.clear();
         self.unacked.clear();
         self.recent_lost.clear();
+        self.late_clean.clear();
         self.spurious_epochs.clear();
         self.bundles.clear();
         self.pending_bundle.clear();
