@@ -509,9 +509,18 @@ impl Endpoint {
         }
         let d = c.poll_timeout(now, &self.cfg);
         if d != self.deadline[i] {
-            self.deadline[i] = d;
+            let old = std::mem::replace(&mut self.deadline[i], d);
             if let Some(t) = d {
-                self.timers.push(Reverse((t, i)));
+                // The top is this connection's old deadline, stale now:
+                // replaced in place (one sift) rather than left for a later
+                // pop beside a push.
+                let stale_top =
+                    old.is_some_and(|o| self.timers.peek().is_some_and(|top| top.0 == (o, i)));
+                if !stale_top {
+                    self.timers.push(Reverse((t, i)));
+                } else if let Some(mut top) = self.timers.peek_mut() {
+                    *top = Reverse((t, i));
+                }
             }
         }
         if self.timers.len() > 4 * self.conns.len() + 8 {
