@@ -15,6 +15,7 @@
 mod acks;
 mod loss;
 mod plan;
+mod queue;
 mod stream;
 mod transmit;
 
@@ -29,7 +30,7 @@ use crate::job::Payload;
 use crate::policy::{GroupProgress, Policies};
 use crate::time::Instant;
 use crate::wire::JobRepr;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 pub(crate) use crate::wire::body::{APPROX_CRC_LEN, BUNDLE_RECORD_LEN as BUNDLE_RECORD};
 
@@ -227,7 +228,7 @@ pub(crate) struct EpochCount {
 pub(crate) struct SendSide {
     pub(crate) jobs: Vec<SendJob>,
     next_job_id: u32,
-    sched: BTreeSet<(u64, u64)>,
+    sched: queue::SchedQueue,
     flights: VecDeque<Flight>,
     /// The connection's first DATA sequence number (random; announced in
     /// every JOB header, so the receiver knows where its cumulative point

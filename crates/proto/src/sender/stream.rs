@@ -166,15 +166,12 @@ impl SendSide {
         let bulk = queued * 8 > self.sched.len();
         if bulk {
             let msgs = &j.msgs;
-            self.sched = std::mem::take(&mut self.sched)
-                .into_iter()
-                .filter(|&(_, o)| {
-                    (o >> 32) as u32 != id
-                        || msgs
-                            .get(o as u32 as usize)
-                            .is_some_and(|m| m.state == MsgState::Open)
-                })
-                .collect();
+            self.sched.rebuild_keeping(|&(_, o)| {
+                (o >> 32) as u32 != id
+                    || msgs
+                        .get(o as u32 as usize)
+                        .is_some_and(|m| m.state == MsgState::Open)
+            });
         }
         for (mi, m) in j.msgs.iter_mut().enumerate() {
             if m.state == MsgState::Abandoned {

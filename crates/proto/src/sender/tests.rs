@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::job::JobSpec;
 use crate::rng::Rng;
 use crate::wire::SeqRange;
+use std::collections::BTreeSet;
 
 /// ACKs whose ranges stay long and repeat in every ACK (the cumulative
 /// point stuck behind the first packet), straddle the u32 wrap of

@@ -1,6 +1,7 @@
 //! The transmit path: the scheduler queue, the choice of the next DATA
 //! packet, bundling, writing its body and recording its departure.
 
+use super::queue::SchedQueue;
 use super::{
     Fate, Flight, MsgState, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY, BUNDLE_RECORD,
     MAX_BUNDLE,
@@ -9,7 +10,6 @@ use crate::job::Payload;
 use crate::policy::{Policies, SchedKey};
 use crate::time::Instant;
 use crate::wire::body::{emit_approx_trailer, emit_bundle_record_header};
-use std::collections::BTreeSet;
 
 /// Scheduler keys at or above this belong to extra data (`Config::send_more`).
 pub(super) const EXTRA_KEY: u64 = 1 << 63;
@@ -19,12 +19,7 @@ pub(super) fn order(job: u32, msg: u32) -> u64 {
 }
 
 impl SendSide {
-    pub(super) fn reschedule(
-        sched: &mut BTreeSet<(u64, u64)>,
-        job: &mut SendJob,
-        mi: usize,
-        pol: &Policies,
-    ) {
+    pub(super) fn reschedule(sched: &mut SchedQueue, job: &mut SendJob, mi: usize, pol: &Policies) {
         let key = Self::sched_key(job, mi, pol);
         let m = &mut job.msgs[mi];
         if key == m.key {
@@ -61,11 +56,7 @@ impl SendSide {
     /// Queues every sendable message of `job` (not on the queue yet): one
     /// insert each for a few, a sorted bulk build merged into the queue
     /// for many (a job of thousands of messages costs a tenth as much).
-    pub(super) fn schedule_all(
-        sched: &mut BTreeSet<(u64, u64)>,
-        job: &mut SendJob,
-        pol: &Policies,
-    ) {
+    pub(super) fn schedule_all(sched: &mut SchedQueue, job: &mut SendJob, pol: &Policies) {
         let mut new = Vec::with_capacity(job.msgs.len());
         for mi in 0..job.msgs.len() {
             debug_assert!(job.msgs[mi].key.is_none());
@@ -75,11 +66,11 @@ impl SendSide {
             }
         }
         if new.len() < 16 || new.len() * 4 < sched.len() {
-            sched.extend(new);
+            for e in new {
+                sched.insert(e);
+            }
         } else {
-            new.sort_unstable();
-            let mut built: BTreeSet<(u64, u64)> = new.into_iter().collect();
-            sched.append(&mut built);
+            sched.append_sorted(new);
         }
     }
 
