@@ -3,42 +3,54 @@
 
 use std::collections::VecDeque;
 
-/// A fixed-size bit set whose words are allocated at the first `insert`:
-/// a JOB announcing 2^20 messages costs nothing until its first DATA
-/// arrives (a forged JOB that never sends DATA allocates no bitmap;
-/// docs/limits.md).
+/// A fixed-size bit set. Its first 64 bits live inline (a one-packet
+/// message's or a small group's set never allocates); the other words are
+/// allocated at the first `insert` beyond them: a JOB announcing 2^20
+/// messages costs nothing until its DATA arrives (a forged JOB that never
+/// sends DATA allocates no bitmap; docs/limits.md).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BitSet {
-    words: Vec<u64>,
+    first: u64,
+    /// Words 1.. (bits 64..), empty until one of them is set.
+    rest: Vec<u64>,
     bits: usize,
 }
 
 impl BitSet {
     pub(crate) fn new(bits: usize) -> BitSet {
         BitSet {
-            words: Vec::new(),
+            first: 0,
+            rest: Vec::new(),
             bits,
         }
     }
     pub(crate) fn get(&self, i: usize) -> bool {
-        self.words
-            .get(i / 64)
-            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+        let m = 1u64 << (i % 64);
+        match i / 64 {
+            _ if i >= self.bits => false,
+            0 => self.first & m != 0,
+            w => self.rest.get(w - 1).is_some_and(|x| x & m != 0),
+        }
     }
-    /// Sets bit `i`; returns whether it was clear before.
+    /// Sets bit `i`; returns whether it was clear before (false for a bit
+    /// outside the set).
     pub(crate) fn insert(&mut self, i: usize) -> bool {
-        if self.words.is_empty() && i < self.bits {
-            self.words = vec![0; self.bits.div_ceil(64)];
+        if i >= self.bits {
+            return false;
         }
-        match self.words.get_mut(i / 64) {
-            Some(w) => {
-                let m = 1u64 << (i % 64);
-                let was = *w & m == 0;
-                *w |= m;
-                was
+        let m = 1u64 << (i % 64);
+        let w = match i / 64 {
+            0 => &mut self.first,
+            w => {
+                if self.rest.is_empty() {
+                    self.rest = vec![0; self.bits.div_ceil(64) - 1];
+                }
+                &mut self.rest[w - 1]
             }
-            None => false,
-        }
+        };
+        let was = *w & m == 0;
+        *w |= m;
+        was
     }
 }
 
@@ -158,6 +170,25 @@ mod tests {
             from = at + 1;
         }
         out
+    }
+
+    /// Bits inline (0..64) and in the allocated words behave alike; bits
+    /// outside the set are never members and allocate nothing.
+    #[test]
+    fn bit_set_inline_and_allocated_words() {
+        let mut b = BitSet::new(200);
+        assert!(b.insert(3) && !b.insert(3));
+        assert!(b.rest.is_empty(), "bits under 64 allocate nothing");
+        assert!(b.insert(130) && b.get(130) && b.get(3));
+        assert!(!b.get(4) && !b.get(129) && !b.get(199));
+        assert!(b.insert(199) && b.get(199));
+        assert!(!b.insert(200) && !b.get(200) && !b.get(100_000));
+        let mut small = BitSet::new(5);
+        assert!(!small.insert(5) && !small.get(5) && !small.get(63));
+        assert!(small.insert(4) && small.get(4));
+        let big = BitSet::new(1 << 20);
+        assert!(!big.get(1 << 19));
+        assert!(big.rest.is_empty(), "nothing allocated before an insert");
     }
 
     /// A window sliding across the u32 wrap agrees with an ordered set on

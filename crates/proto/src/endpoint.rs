@@ -120,6 +120,8 @@ pub struct Endpoint {
     /// are skipped lazily), so timers cost O(log n), not a scan.
     deadline: Vec<Option<Instant>>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// `handle_timeout`'s list of connections due, kept for its capacity.
+    due: Vec<usize>,
     /// Connections holding a coalesced ACK (see [`Endpoint::flush_acks`]).
     ack_waiting: Vec<usize>,
     in_ack_waiting: Vec<bool>,
@@ -155,6 +157,7 @@ impl Endpoint {
             in_ready: Vec::new(),
             deadline: Vec::new(),
             timers: BinaryHeap::new(),
+            due: Vec::new(),
             ack_waiting: Vec::new(),
             in_ack_waiting: Vec::new(),
             forced_first_seq: None,
@@ -370,7 +373,6 @@ impl Endpoint {
     fn touched(&mut self, i: usize) {
         let h = self.handle(i);
         let now = self.now;
-        let cfg = self.cfg;
         let Some(c) = self.conns[i].as_mut() else {
             return;
         };
@@ -393,15 +395,26 @@ impl Endpoint {
             self.in_ready[i] = true;
             self.ready.push_back(i);
         }
-        let d = c.poll_timeout(now, &cfg);
+        let d = c.poll_timeout(now, &self.cfg);
         if d != self.deadline[i] {
-            self.deadline[i] = d;
+            let old = std::mem::replace(&mut self.deadline[i], d);
             if let Some(t) = d {
-                self.timers.push(Reverse((t, i)));
+                // The top is this connection's old deadline, stale now:
+                // replaced in place (one sift) rather than left for a later
+                // pop beside a push.
+                let stale_top =
+                    old.is_some_and(|o| self.timers.peek().is_some_and(|top| top.0 == (o, i)));
+                if !stale_top {
+                    self.timers.push(Reverse((t, i)));
+                } else if let Some(mut top) = self.timers.peek_mut() {
+                    *top = Reverse((t, i));
+                }
             }
         }
-        if self.timers.len() > 4 * self.conns.len() + 64 {
-            // Too many stale entries: rebuild from the live deadlines.
+        if self.timers.len() > 4 * self.conns.len() + 8 {
+            // Too many stale entries: rebuild from the live deadlines
+            // (O(connections), at most once per 3n + 8 pushes; a small
+            // heap keeps every pop short).
             self.timers = self
                 .deadline
                 .iter()
@@ -504,7 +517,6 @@ impl Endpoint {
                     // unproven connection holds before a new job is charged.
                     self.evict_one();
                 }
-                let mut cfg = self.cfg;
                 let Some(c) = self.conns[i].as_mut() else {
                     return self.stats.drop(DropReason::UnknownConnection);
                 };
@@ -513,12 +525,16 @@ impl Endpoint {
                 }
                 // This connection may grow by no more than what the
                 // endpoint's budget has left (`Limits::max_endpoint_bytes`).
+                // (Set on the endpoint's own config for this call and put
+                // back after it: copying the whole `Config` per datagram
+                // cost ~30 instructions.)
                 let spare = limits.max_endpoint_bytes.saturating_sub(self.held);
-                cfg.limits.max_buffered_bytes = limits
+                self.cfg.limits.max_buffered_bytes = limits
                     .max_buffered_bytes
                     .min(self.charged[i].saturating_add(spare));
                 let before = self.stats.dropped_total();
-                c.on_packet(now, &h, body, &cfg, &mut self.stats);
+                c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
+                self.cfg.limits.max_buffered_bytes = limits.max_buffered_bytes;
                 if self.stats.dropped_total() == before {
                     self.stats.accepted += 1;
                 }
@@ -553,8 +569,7 @@ impl Endpoint {
     /// Lets timers that are due fire.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tick(now);
-        let cfg = self.cfg;
-        let mut due = Vec::new();
+        let mut due = std::mem::take(&mut self.due);
         while let Some(&Reverse((t, i))) = self.timers.peek() {
             if t > now {
                 break;
@@ -565,12 +580,14 @@ impl Endpoint {
                 due.push(i);
             }
         }
-        for i in due {
+        for &i in &due {
             if let Some(c) = self.conns[i].as_mut() {
-                c.handle_timeout(now, &cfg);
+                c.handle_timeout(now, &self.cfg);
             }
             self.touched(i);
         }
+        due.clear();
+        self.due = due;
     }
 
     /// The next datagram to send, written into `buf` (at least `mtu` bytes).
@@ -584,14 +601,13 @@ impl Endpoint {
         if self.poll_timeout().is_some_and(|t| t <= now) {
             self.handle_timeout(now);
         }
-        let cfg = self.cfg;
         while let Some(i) = self.ready.pop_front() {
             self.in_ready[i] = false;
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
             let out = if c.wants_to_send(now) {
-                c.poll_transmit(now, buf, &cfg)
+                c.poll_transmit(now, buf, &self.cfg)
             } else {
                 None
             };

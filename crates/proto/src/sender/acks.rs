@@ -3,6 +3,10 @@
 //! declared lost (spurious losses), and the flight list popped.
 
 use super::{Acked, Fate, Flight, LostRecord, MsgState, SendSide, MAX_RECENT_LOST, MAX_REORDER};
+
+/// ACK ranges whose lookup in `recent_lost` is remembered (`late_clean`):
+/// a few ACKs' worth.
+const LATE_CLEAN_RANGES: usize = 4 * crate::wire::ack::MAX_ACK_RANGES;
 use crate::policy::Policies;
 use crate::seq;
 use crate::wire::SeqRange;
@@ -147,6 +151,9 @@ impl SendSide {
         if self.recent_lost.is_empty() {
             return;
         }
+        let Some(r) = self.unchecked_part(r) else {
+            return;
+        };
         for run in r.runs() {
             let (mut from, last) = (*run.start(), *run.end());
             // `on_acked` removes the record; resuming past each one makes
@@ -159,6 +166,42 @@ impl SendSide {
                 from = s + 1;
             }
         }
+    }
+
+    /// The part of ACK range `r` that may still hold remembered losses,
+    /// and notes `r` as checked. An ACK repeats its ranges until the holes
+    /// between them fill (for ATP, whose resends take new numbers, never),
+    /// so each range is looked up in `recent_lost` once and afterwards only
+    /// its newly grown end is. Sound because a range, once handled, holds
+    /// no remembered loss (each one found is removed) and none is added
+    /// there until the next declared loss, which clears the notes.
+    fn unchecked_part(&mut self, r: SeqRange) -> Option<SeqRange> {
+        // Consecutive ACKs list their ranges in the same order: try the
+        // note after the last one matched before searching them all.
+        let hint = self.late_hint;
+        let at = match self.late_clean.get(hint) {
+            Some(m) if m.start == r.start => Some(hint),
+            _ => self.late_clean.iter().position(|m| m.start == r.start),
+        };
+        let Some(at) = at else {
+            if self.late_clean.len() >= LATE_CLEAN_RANGES {
+                self.late_clean.clear();
+            }
+            self.late_clean.push(r);
+            self.late_hint = self.late_clean.len();
+            return Some(r);
+        };
+        self.late_hint = at + 1;
+        let m = &mut self.late_clean[at];
+        if !seq::before(m.end, r.end) {
+            return None; // within what was checked
+        }
+        let tail = SeqRange {
+            start: m.end,
+            end: r.end,
+        };
+        m.end = r.end;
+        Some(tail)
     }
 
     /// The messages that rode along in packet `seq` arrived with it.

@@ -74,6 +74,7 @@ impl SendSide {
         if self.recent_lost.len() >= MAX_RECENT_LOST {
             self.forget_oldest_loss();
         }
+        self.late_clean.clear();
         self.recent_lost.insert(
             seq,
             LostRecord {

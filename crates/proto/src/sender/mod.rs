@@ -15,6 +15,7 @@
 mod acks;
 mod loss;
 mod plan;
+mod queue;
 mod stream;
 mod transmit;
 
@@ -29,7 +30,7 @@ use crate::job::Payload;
 use crate::policy::{GroupProgress, Policies};
 use crate::time::Instant;
 use crate::wire::JobRepr;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 pub(crate) use crate::wire::body::{APPROX_CRC_LEN, BUNDLE_RECORD_LEN as BUNDLE_RECORD};
 
@@ -227,7 +228,7 @@ pub(crate) struct EpochCount {
 pub(crate) struct SendSide {
     pub(crate) jobs: Vec<SendJob>,
     next_job_id: u32,
-    sched: BTreeSet<(u64, u64)>,
+    sched: queue::SchedQueue,
     flights: VecDeque<Flight>,
     /// The connection's first DATA sequence number (random; announced in
     /// every JOB header, so the receiver knows where its cumulative point
@@ -255,6 +256,11 @@ pub(crate) struct SendSide {
     /// acknowledgement arriving afterwards is recognised as a spurious
     /// loss (bounded by [`MAX_RECENT_LOST`]; the oldest are forgotten).
     recent_lost: BTreeMap<u32, LostRecord>,
+    /// ACK ranges known to hold no entry of `recent_lost` (see
+    /// `late_acks`); cleared whenever a loss is recorded.
+    late_clean: Vec<crate::wire::SeqRange>,
+    /// Where in `late_clean` the next range is likely noted.
+    late_hint: usize,
     /// The connection's epoch number now (losses are tagged with it).
     pub(crate) epoch_id: u64,
     /// Epochs (before the current one) in which a loss was declared that
@@ -488,6 +494,7 @@ impl SendSide {
         self.flights.clear();
         self.unacked.clear();
         self.recent_lost.clear();
+        self.late_clean.clear();
         self.spurious_epochs.clear();
         self.bundles.clear();
         self.pending_bundle.clear();

@@ -185,9 +185,7 @@ impl SendSide {
         };
         // Messages of groups that must deliver nothing are still sent once
         // (best effort); they can all be abandoned.
-        for mi in 0..job.msgs.len() {
-            Self::reschedule(&mut self.sched, &mut job, mi, pol);
-        }
+        Self::schedule_all(&mut self.sched, &mut job, pol);
         self.jobs.push(job);
         Ok(id)
     }

@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::job::JobSpec;
 use crate::rng::Rng;
 use crate::wire::SeqRange;
+use std::collections::BTreeSet;
 
 /// ACKs whose ranges stay long and repeat in every ACK (the cumulative
 /// point stuck behind the first packet), straddle the u32 wrap of
@@ -194,3 +195,57 @@ fn send_more_extras_go_last_and_never_count_as_loss() {
 }
 
 const SECOND: crate::time::Duration = crate::time::Duration::from_secs(1);
+
+/// Losses declared between ACKs whose ranges repeat and grow (the
+/// cumulative point stuck behind the first packet): every declared loss a
+/// later range covers proves spurious exactly once, although each range is
+/// looked up among the remembered losses only where it grew
+/// (`late_acks`' notes), and a second range far behind keeps repeating.
+#[test]
+fn growing_repeated_ranges_find_every_spurious_loss() {
+    const PACKETS: u32 = 600;
+    let cfg = Config::default();
+    let pol = cfg.variant.policies(cfg.rate);
+    let first = u32::MAX - 300;
+    let mut send = SendSide::new(first);
+    let job = JobSpec::uniform(1.0, &vec![100; PACKETS as usize]).unwrap();
+    send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
+    for i in 0..PACKETS {
+        let np = send.next_packet(&pol, 0).expect("a packet to send");
+        send.on_sent(Instant::from_nanos(u64::from(i)), &np, 0);
+    }
+    let mut rng = Rng::new(5);
+    let (mut declared, mut covered) = (0u64, 4u32);
+    let old = SeqRange {
+        start: first.wrapping_add(1),
+        end: first.wrapping_add(3),
+    };
+    while covered < PACKETS {
+        covered = (covered + 1 + rng.below(12) as u32).min(PACKETS);
+        for r in [
+            old,
+            SeqRange {
+                start: first.wrapping_add(4),
+                end: first.wrapping_add(covered),
+            },
+        ] {
+            send.on_acked_range(r, &pol);
+        }
+        // Now and then the timer declares the next few dozen packets past
+        // the range lost; the ACKs in between cover them bit by bit.
+        if rng.below(5) == 0 {
+            let deadline = Instant::from_nanos(u64::from(covered + rng.below(40) as u32));
+            declared += send.detect_timeout(deadline, &cfg, &pol) as u64;
+        }
+    }
+    assert!(
+        declared > 100,
+        "the timer declared many losses ({declared})"
+    );
+    // Every declared loss but the two packets no range covers (the
+    // first and the fourth) proved spurious.
+    assert_eq!(send.jobs[0].spurious, declared - 2);
+    assert_eq!(send.oldest_lost(), Some(first));
+    send.forget_oldest_loss();
+    assert_eq!(send.oldest_lost(), Some(first.wrapping_add(3)));
+}
