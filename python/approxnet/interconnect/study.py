@@ -381,10 +381,15 @@ def scenario(
     gbps: float | None = None,
     switch_delay_ns: float | None = None,
     topology_seed: int = 1,
+    phases: Sequence[Phase] | None = None,
+    ranks: int | None = None,
 ) -> str:
     """The flow-mode scenario (TOML text) of one point; ``level`` defaults
     to the application's Table 2 level, ``gbps`` and ``switch_delay_ns`` to
-    the network's (the FEC delay is added to every switch's)."""
+    the network's (the FEC delay is added to every switch's). ``phases``
+    (e.g. a traced run's, :mod:`.trace`) replace the application's
+    skeleton, on the first ``ranks`` hosts (default: every host; the
+    application still names the data type)."""
     if network not in study.networks:
         raise ValueError(f"unknown network {network!r}; known: {', '.join(study.networks)}")
     if topology not in study.topologies:
@@ -392,6 +397,10 @@ def scenario(
     net = study.networks[network]
     topo = dict(study.topologies[topology])
     procs = _hosts(topo)
+    if ranks is not None:
+        if not 1 <= ranks <= procs:
+            raise ValueError(f"ranks: {ranks}, expected 1 ..= {procs} (the topology's hosts)")
+        procs = ranks
     lvl = int(study.apps[app]["level"]) if level is None else level
     rate = float(net["gbps"] if gbps is None else gbps)
     sd = float(net["switch_delay_ns"] if switch_delay_ns is None else switch_delay_ns)
@@ -417,7 +426,7 @@ def scenario(
         f"host_gflops = {float(study.system['host_gflops'])!r}",
     ]
     factor = {a: wire_factor(study, network, app, a, lvl) for a in (False, True)}
-    for p in skeleton(study, app, procs):
+    for p in skeleton(study, app, procs) if phases is None else phases:
         lines.append("[[staged.phases]]")
         if isinstance(p, Compute):
             lines.append(f"compute_gflop = {p.gflop!r}")
