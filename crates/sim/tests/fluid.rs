@@ -334,6 +334,27 @@ fn collectives_make_the_right_flows() {
     assert_eq!(t[0].len(), 6);
     assert!(t[0].contains(&(1, 3, 2.0)) && t[0].contains(&(5, 7, 2.0)));
     assert!(!t[0].iter().any(|f| f.0 == 4));
+    // SUMMA on 4 x 4 from column / row 1: step 0 moves to position 2,
+    // step 1 from 1, 2 to 3, 0; every rank but the root line gets both
+    let pb = Collective::PanelBcast {
+        side: 4,
+        root: 1,
+        bytes: 1.0,
+    }
+    .steps(16);
+    assert_eq!(pb.len(), 2);
+    assert_eq!((pb[0].len(), pb[1].len()), (8, 16));
+    assert!(pb[0].contains(&(4 + 1, 4 + 2, 1.0)) && pb[0].contains(&(4 + 1, 8 + 1, 1.0)));
+    let mut got_row: Vec<u32> = pb
+        .iter()
+        .flatten()
+        .filter(|f| f.0 / 4 == f.1 / 4)
+        .map(|f| f.1)
+        .collect();
+    got_row.sort_unstable();
+    let mut want: Vec<u32> = (0..16).filter(|r| r % 4 != 1).collect();
+    want.sort_unstable();
+    assert_eq!(got_row, want);
     let sc = Collective::Scatter {
         root: 2,
         bytes: 1.0,
@@ -416,6 +437,11 @@ fn built_in_collectives_run_as_their_explicit_flows() {
         (
             phase("comm = \"scatter\"\nkb = 500.0\nroot = 1"),
             flows(&[(1, 0), (1, 2), (1, 3)]),
+        ),
+        (
+            // 2 x 2 grid from column / row 1: (r, 1) -> (r, 0), (1, c) -> (0, c)
+            phase("comm = \"panel_bcast\"\nkb = 500.0\ngrid = [2, 2]\nroot = 1"),
+            flows(&[(1, 0), (3, 2), (2, 0), (3, 1)]),
         ),
     ];
     for (built_in, explicit) in cases {
@@ -607,6 +633,14 @@ fn bad_scenarios_name_the_field() {
                 "staged.0.phases.1.root=3",
             ],
             &["staged.0.phases.1.root", "0 ..= 2"],
+        ),
+        (
+            &staged,
+            &[
+                "staged.0.phases.1.comm=\"panel_bcast\"",
+                "staged.0.phases.1.grid=[3, 1]",
+            ],
+            &["staged.0.phases.1.grid", "power of two"],
         ),
         (
             &staged,

@@ -82,7 +82,10 @@ class Comm:
       ``i`` sends to ``i + k``;
     * ``transpose``: rank ``(r, c)`` of a ``side x side`` grid sends to
       ``(c, r)``;
-    * ``scatter``: rank ``root`` sends to every other rank.
+    * ``scatter``: rank ``root`` sends to every other rank;
+    * ``panel_bcast``: SUMMA's panel broadcast on a ``side x side`` grid,
+      from column ``root`` along the rows and row ``root`` along the
+      columns, binomially (``log2 side`` steps).
 
     ``bytes`` per message (for ``allreduce_rd``, the vector).
     ``approximable``: the payload is the application's approximate data
@@ -111,6 +114,14 @@ class Comm:
             return [[(r * n + c, c * n + r) for r in range(n) for c in range(n) if r != c]]
         if self.kind == "scatter":
             return [[(self.root, i) for i in range(procs) if i != self.root]]
+        if self.kind == "panel_bcast":
+            n, k = self.side, self.root
+            out = []
+            for d in _powers_below(n):
+                moves = [(ln, (k + r) % n, (k + r + d) % n) for ln in range(n) for r in range(d)]
+                row = [(ln * n + a, ln * n + b) for ln, a, b in moves]
+                out.append(row + [(a * n + ln, b * n + ln) for ln, a, b in moves])
+            return out
         raise ValueError(f"Comm.kind: {self.kind!r}, no such collective")
 
     def messages(self, procs: int) -> int:
@@ -127,6 +138,8 @@ class Comm:
             return [f"grid = [{self.side}, {self.side}]"]
         if self.kind == "scatter":
             return [f"root = {self.root}"]
+        if self.kind == "panel_bcast":
+            return [f"grid = [{self.side}, {self.side}]", f"root = {self.root}"]
         return []
 
 
@@ -281,24 +294,6 @@ def kmeans(app: dict[str, Any], procs: int) -> list[Phase]:
     return phases
 
 
-def _bcast(side: int, root: int, along_row: bool) -> list[tuple[tuple[int, int], ...]]:
-    """Binomial broadcast from column (row) ``root`` along every row
-    (column): ``log2 side`` steps, in step ``s`` relative ranks below
-    ``2^s`` send to ``+2^s``."""
-    out = []
-    for s in range(side.bit_length() - 1):
-        pairs = []
-        for line in range(side):
-            for rel in range(1 << s):
-                a, b = (root + rel) % side, (root + rel + (1 << s)) % side
-                if along_row:
-                    pairs.append((line * side + a, line * side + b))
-                else:
-                    pairs.append((a * side + line, b * side + line))
-        out.append(tuple(pairs))
-    return out
-
-
 def ftmm(app: dict[str, Any], procs: int) -> list[Phase]:
     """ABFT matrix multiply (seed 004 [43]) as SUMMA on a ``side x side``
     grid: for each of ``side`` panels, A's block broadcast along the rows
@@ -309,8 +304,8 @@ def ftmm(app: dict[str, Any], procs: int) -> list[Phase]:
     b = int(app["n"]) / side
     phases: list[Phase] = []
     for k in range(side):
-        for rows, cols in zip(_bcast(side, k, True), _bcast(side, k, False), strict=True):
-            phases.append(Comm("flows", b * b * 8.0, True, rows + cols))
+        if side > 1:
+            phases.append(Comm("panel_bcast", b * b * 8.0, True, side=side, root=k))
         phases.append(Compute(2.0 * b**3 / 1e9))
     phases.append(Comm("allreduce_rd", 8.0, False))
     return phases

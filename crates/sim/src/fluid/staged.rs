@@ -49,6 +49,19 @@ pub enum Collective {
         /// Bytes per rank.
         bytes: f64,
     },
+    /// SUMMA's panel broadcast on a row-major `side x side` grid (`side` a
+    /// power of two): from column `root` along every row and from row
+    /// `root` along every column, together, each binomially: `log2 side`
+    /// steps; in step `s` the ranks at positions `root + r` (`r < 2^s`,
+    /// mod `side`) of their row (column) send to position `root + r + 2^s`.
+    PanelBcast {
+        /// Grid side.
+        side: u32,
+        /// The broadcasting column (and row).
+        root: u32,
+        /// Bytes per message.
+        bytes: f64,
+    },
     /// Rank `root` sends `bytes` to every other rank, in one step (a flat
     /// scatter).
     Scatter {
@@ -121,6 +134,23 @@ impl Collective {
                     .filter(|&(r, c)| r != c)
                     .map(|(r, c)| (r * side + c, c * side + r, *bytes))
                     .collect()]
+            }
+            Collective::PanelBcast { side, root, bytes } => {
+                let (n, k) = (*side, *root);
+                let mut steps = Vec::new();
+                let mut d = 1;
+                while d < n {
+                    let pos = |line: u32, rel: u32| ((k + rel) % n, (k + rel + d) % n, line);
+                    let rows = (0..n).flat_map(|l| (0..d).map(move |r| pos(l, r)));
+                    let cols = (0..n).flat_map(|l| (0..d).map(move |r| pos(l, r)));
+                    steps.push(
+                        rows.map(|(a, b, l)| (l * n + a, l * n + b, *bytes))
+                            .chain(cols.map(|(a, b, l)| (a * n + l, b * n + l, *bytes)))
+                            .collect(),
+                    );
+                    d <<= 1;
+                }
+                steps
             }
             Collective::Scatter { root, bytes } => {
                 vec![(0..n)

@@ -306,6 +306,7 @@ fn phase(
     let uses: &[&str] = match comm {
         "allreduce_rd" => &["group"],
         "halo" | "transpose" => &["grid"],
+        "panel_bcast" => &["grid", "root"],
         "scatter" => &["root"],
         "flows" => &["pairs"],
         _ => &[],
@@ -362,6 +363,32 @@ fn phase(
                 None => return Err(invalid(k("grid"), "missing", "[side, side]")),
             };
             Collective::Transpose { side, bytes }
+        }
+        "panel_bcast" => {
+            let side = match p.grid.as_deref() {
+                Some(&[a, b])
+                    if a == b && a.is_power_of_two() && a as u64 * b as u64 == n as u64 =>
+                {
+                    a
+                }
+                Some(g) => {
+                    return Err(invalid(
+                        k("grid"),
+                        format!("{g:?} for {n} hosts"),
+                        "[side, side], side a power of two, side * side = the host count",
+                    ))
+                }
+                None => return Err(invalid(k("grid"), "missing", "[side, side]")),
+            };
+            let root = p.root.unwrap_or(0);
+            if root >= side {
+                return Err(invalid(
+                    k("root"),
+                    format!("{root}"),
+                    format!("a column 0 ..= {}", side - 1),
+                ));
+            }
+            Collective::PanelBcast { side, root, bytes }
         }
         "scatter" => {
             let root = p.root.unwrap_or(0);
@@ -421,7 +448,7 @@ fn phase(
             return Err(invalid(
                 k("comm"),
                 format!("unknown {o:?}"),
-                "all_to_all, all_to_all_pairwise, allreduce_ring, allreduce_rd, halo, transpose, scatter, flows",
+                "all_to_all, all_to_all_pairwise, allreduce_ring, allreduce_rd, halo, transpose, panel_bcast, scatter, flows",
             ))
         }
     };
