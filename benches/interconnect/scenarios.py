@@ -58,7 +58,7 @@ def timed_run(text: str) -> tuple[S.PointResult, float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--apps", default="fft,cg,kmeans,ftcg")
+    ap.add_argument("--apps", default="fft,cg,kmeans,ftcg,ftmm")
     ap.add_argument("--topology", default="df11")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "interconnect" / "scenarios.csv")
     args = ap.parse_args()
