@@ -198,3 +198,22 @@ def test_repro_runs_an_interconnect_figure_on_the_native_module(
     bad = invoke("repro", "interconnect/fig6", "--set", "x=1")
     assert bad.exit_code == 2 and "--quick" in bad.output
     assert set(F.FIGURES) == {"fig6", "fig8", "fig9", "fig10", "fig11"}
+
+
+def test_repro_runs_the_analytical_figures_from_the_package(tmp_path: Path) -> None:
+    """Fig. 3 and a quick Fig. 5 through `approxnet repro` (no checkout
+    paths: the modules live in the package)."""
+    from cli_runner import invoke
+
+    r = invoke("repro", "interconnect/fig3", "--out", str(tmp_path / "f3"))
+    assert r.exit_code == 0, r.output
+    with (tmp_path / "f3" / "mappings.csv").open() as f:
+        m = {row["m"]: row for row in csv.DictReader(f)}
+    assert float(m["1024"]["quarter_ber"]) == pytest.approx(1.52e-16, rel=0.01)
+    assert (tmp_path / "f3" / "fig3_ber.png").read_bytes()[:4] == b"\x89PNG"
+    r = invoke("repro", "interconnect/fig5", "--quick", "--out", str(tmp_path / "f5"))
+    assert r.exit_code == 0, r.output
+    with (tmp_path / "f5" / "fig5_numerical_error.csv").open() as f:
+        rows = {int(x["level"]): x for x in csv.DictReader(f)}
+    assert sorted(rows) == list(range(0, 65, 4))
+    assert float(rows[64]["mean_abs"]) == 0.0 < float(rows[16]["mean_abs"])

@@ -209,18 +209,22 @@ def _figure(
 def _ic_figures() -> dict[str, str]:
     from ..interconnect import figures as icfig
 
-    return icfig.FIGURES
+    return {**{n: t for n, (_, t, _) in icfig.ANALYSES.items()}, **icfig.FIGURES}
 
 
 def _interconnect(name: str, out: str | None, quick: bool) -> None:
     """Seed 004's execution-time figures (approxnet.interconnect.figures)."""
     from ..interconnect import figures as icfig
 
-    if name not in icfig.FIGURES:
-        known = ", ".join(f"interconnect/{n}" for n in icfig.FIGURES)
+    if name not in icfig.FIGURES and name not in icfig.ANALYSES:
+        known = ", ".join(f"interconnect/{n}" for n in _ic_figures())
         raise click.BadParameter(f"no figure interconnect/{name} (known: {known})")
     tag = f"interconnect-{name}" + ("-quick" if quick else "")
     dest = Path(out) if out else Path("results/repro") / tag
+    if name in icfig.ANALYSES:
+        for f in icfig.run_analysis(name, dest, quick=quick):
+            click.echo(f"wrote {f}")
+        return
     try:
         res = icfig.run_figure(name, dest, quick=quick)
     except (RuntimeError, ValueError) as e:

@@ -26,6 +26,7 @@ from . import study as S
 from .exchange import Channel
 
 __all__ = [
+    "ANALYSES",
     "FIGURES",
     "FULL",
     "QUICK",
@@ -37,6 +38,7 @@ __all__ = [
     "read_csv",
     "report",
     "run",
+    "run_analysis",
     "run_figure",
     "write",
     "write_csv",
@@ -414,3 +416,40 @@ def run_figure(
     if png is not None:
         png = png.replace(dest / "plot.png")
     return FigureFiles(dest / "table.csv", dest / "table.md", png, text)
+
+
+ANALYSES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "fig3": (
+        "fig3_ber",
+        "Seed 004 Fig. 3 / §4.2.1: BER vs Eb/N0; the M/2, M/4 and 2-hop error rates",
+        (),
+    ),
+    "fig5": (
+        "fig5_numerical_error",
+        "Seed 004 Fig. 5: error of doubles vs protection level at BER 1e-5",
+        ("--n", "200000", "--step", "4"),
+    ),
+    "fig7": (
+        "fig7_quality",
+        "Seed 004 Fig. 7 / §5.4: CG, FFT and K-means quality vs protection level",
+        ("--quick", "--seeds", "1"),
+    ),
+}
+"""The analytical and result-quality figures (no simulator): name ->
+(module of :mod:`approxnet.interconnect`, what it shows, ``--quick``
+arguments)."""
+
+
+def run_analysis(name: str, out: str | os.PathLike[str], *, quick: bool = False) -> list[Path]:
+    """Runs Fig. 3, 5 or 7 (:data:`ANALYSES`) with its output under
+    ``out``; returns the files in ``out``."""
+    import importlib
+
+    if name not in ANALYSES:
+        raise ValueError(f"no interconnect analysis {name!r}; known: {', '.join(ANALYSES)}")
+    module, _, quick_args = ANALYSES[name]
+    dest = Path(out)
+    dest.mkdir(parents=True, exist_ok=True)
+    main: Callable[[list[str]], None] = importlib.import_module(f"{__package__}.{module}").main
+    main([*(quick_args if quick else ()), "--out", str(dest)])
+    return sorted(p for p in dest.iterdir() if p.is_file())
