@@ -193,7 +193,7 @@ def test_repro_runs_an_interconnect_figure_on_the_native_module(
     assert nets == {"conventional", "fec_perfect", "approx"} and {x["fig"] for x in rows} == {"8"}
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
     assert "Fig. 8" in (tmp_path / "table.md").read_text()
-    bad = invoke("repro", "interconnect/fig7", "--quick", "--out", str(tmp_path))
+    bad = invoke("repro", "interconnect/fig4", "--quick", "--out", str(tmp_path))
     assert bad.exit_code != 0 and "interconnect/fig6" in bad.output
     bad = invoke("repro", "interconnect/fig6", "--set", "x=1")
     assert bad.exit_code == 2 and "--quick" in bad.output
