@@ -29,6 +29,10 @@ ax="$out/venv/bin/approxnet"
 grep -q "netapprox/fig5_fbkv" "$out/list.txt"
 "$ax" repro netapprox/fig5_fbkv --quick --only atp-full-0.5-L0.2 -j 1 -q --out "$out/repro" >/dev/null
 grep -q "atp-full-0.5-L0.2,fbkv,atp-full" "$out/repro/table.csv"
+# seed 004's interconnect figures: the study is package data, the native module runs it
+grep -q "interconnect/fig6" "$out/list.txt"
+"$ax" repro interconnect/fig9 --quick --out "$out/ic" >/dev/null
+grep -q "^9,cg,conventional" "$out/ic/table.csv"
 "$ax" sim run netapprox/demo --set duration_ms=0.5 --set jobs.0.stop_ms=0.3 -q --out "$out/demo" >/dev/null
 port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$ax" perf server --bind "127.0.0.1:$port" --jobs 1 --idle 10 --json >"$out/server.json" &

@@ -261,6 +261,25 @@ def test_lossless_tensor_round_trip(dtype: str) -> None:
     assert r.missing == []
 
 
+def test_protected_tensor_keeps_its_top_bits_through_bit_flips() -> None:
+    """Seed 004 §4.1 in a tensor job: the top 16 bits of every float64 are
+    the chunks' precise prefix, so flips reach only the other 48."""
+    x = np.random.default_rng(4).standard_normal(8000) * 1e3
+    link = LinkConfig(bit_flip=0.3)
+    r = approxnet.transfer(Job.tensor(x, p=0.9, protect_bits=16), link=link, seed=5)
+    assert r.tensor is not None and r.fraction >= 0.9
+    mask = np.ones(x.size, dtype=bool)
+    for a, b in r.missing:
+        mask[a:b] = False
+    got, want = r.tensor.view(np.uint64)[mask], x.view(np.uint64)[mask]
+    np.testing.assert_array_equal(got >> np.uint64(48), want >> np.uint64(48))
+    assert (got != want).any(), "no flip reached an unprotected bit"
+    with pytest.raises(JobError, match="protect_bits"):
+        Job.tensor(x.astype(np.float32), p=1.0, protect_bits=33)
+    with pytest.raises(JobError, match="protect_bits"):
+        Job.tensor(x, p=1.0, protect_bits=-1)
+
+
 def test_non_contiguous_tensor_is_accepted() -> None:
     x = np.arange(400, dtype=np.float64).reshape(20, 20).T
     r = approxnet.transfer(Job.tensor(x, p=1.0), seed=1)

@@ -139,6 +139,27 @@ def test_udplite_endpoints_talk() -> None:
         server.stop()
 
 
+def test_protected_tensor_over_udplite_keeps_its_layout() -> None:
+    """A tensor job with protected bits (seed 004 §4.1) over real sockets:
+    each chunk in the byte-plane layout with its protected bits as the
+    UDP-Lite-covered prefix; the receiver restores every element."""
+    try:
+        ep = SocketEndpoint(udplite=True)
+    except NetError as e:  # a kernel without UDP-Lite
+        pytest.skip(f"UDP-Lite unavailable: {e}")
+    server = _Server(ep)
+    try:
+        client = SocketEndpoint(udplite=True, seed=4)
+        conn = client.connect(ep.local_addr, timeout_s=5.0)
+        x = np.random.default_rng(1).standard_normal(5000)
+        jid = client.send_job(conn, Job.tensor(x, p=1.0, protect_bits=13))
+        assert client.wait_job(conn, jid, timeout_s=10.0).ok
+        ready = server.wait_for(lambda e: isinstance(e, TensorReady))
+        np.testing.assert_array_equal(ready.array(), x)
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize("bad", ["nonsense", "127.0.0.1", "300.1.1.1:80", "127.0.0.1:99999", ""])
 def test_bad_bind_address_is_an_address_error(bad: str) -> None:
     with pytest.raises(AddressError):

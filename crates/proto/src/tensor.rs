@@ -6,6 +6,14 @@
 //! tensor once a fraction `p` of the elements arrived and learns exactly
 //! which ranges are missing; the application fills them with zeros or with
 //! its previous values.
+//!
+//! With a protection level (seed 004 §4.1: the number of most significant
+//! bits of every element that must arrive exactly, its "bit rank") each
+//! chunk travels in `approxnet_phy`'s byte-plane layout: the protected bits
+//! of all its elements first, as the message's precise prefix (covered by
+//! the checksum), the rest after it as approximate bytes. The receiver puts
+//! the elements back in memory order, so a bit error can only touch an
+//! unprotected bit.
 
 use crate::job_error::JobError;
 use crate::wire::Dtype;
@@ -19,6 +27,10 @@ pub struct TensorSpec {
     pub data: Vec<u8>,
     /// Fraction `p` of elements that must arrive, in `[0, 1]`.
     pub deliver_fraction: f64,
+    /// Most significant bits of every element sent precisely (0: the
+    /// whole chunk is approximate, as before; the element's bit count:
+    /// fully precise).
+    pub protect_bits: u8,
 }
 
 impl TensorSpec {
@@ -28,7 +40,14 @@ impl TensorSpec {
             dtype: Dtype::F32,
             data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
             deliver_fraction,
+            protect_bits: 0,
         }
+    }
+
+    /// The same tensor with the top `bits` of every element protected.
+    pub fn protect(mut self, bits: u8) -> TensorSpec {
+        self.protect_bits = bits;
+        self
     }
 
     /// Elements in the tensor.
@@ -53,8 +72,30 @@ impl TensorSpec {
         if p.is_nan() || !(0.0..=1.0).contains(&p) {
             return Err(JobError::BadMsr(p));
         }
+        if usize::from(self.protect_bits) > self.dtype.size() * 8 {
+            return Err(JobError::BadTensor(
+                "protect_bits above the element's bit count",
+            ));
+        }
         Ok(())
     }
+}
+
+/// The byte-plane layout of `dtype` at protection level `bits` (`None`:
+/// level 0, chunks travel as they are).
+pub fn plane_layout(dtype: Dtype, bits: u8) -> Option<approxnet_phy::approx_types::PlaneLayout> {
+    use approxnet_phy::approx_types::{DType, PlaneLayout};
+    if bits == 0 {
+        return None;
+    }
+    let d = match dtype {
+        Dtype::F16 => DType::F16,
+        Dtype::F32 => DType::F32,
+        Dtype::F64 => DType::F64,
+    };
+    // bits <= the element's bit count is checked by `TensorSpec::validate`
+    // and by the JOB parser, the only two ways a level gets here
+    PlaneLayout::new(d, u32::from(bits)).ok()
 }
 
 /// Elements per chunk so that a chunk fills, but never exceeds, `max_payload` bytes.
@@ -101,6 +142,7 @@ pub fn fill_from_previous(dtype: Dtype, dst: &mut [u8], prev: &[u8], missing: &[
 #[derive(Debug, Clone)]
 pub struct TensorAssembly {
     dtype: Dtype,
+    layout: Option<approxnet_phy::approx_types::PlaneLayout>,
     total: u32,
     per: u32,
     data: Vec<u8>,
@@ -111,9 +153,16 @@ pub struct TensorAssembly {
 impl TensorAssembly {
     /// A zero-filled buffer for `total` elements in chunks of `per`.
     pub fn new(dtype: Dtype, total: u32, per: u32) -> TensorAssembly {
+        Self::protected(dtype, total, per, 0)
+    }
+
+    /// As [`TensorAssembly::new`] for chunks sent in the byte-plane layout
+    /// of protection level `bits` (restored to memory order on `put`).
+    pub fn protected(dtype: Dtype, total: u32, per: u32, bits: u8) -> TensorAssembly {
         let chunks = total.div_ceil(per) as usize;
         TensorAssembly {
             dtype,
+            layout: plane_layout(dtype, bits),
             total,
             per,
             data: vec![0; total as usize * dtype.size()],
@@ -145,7 +194,15 @@ impl TensorAssembly {
             return false;
         }
         if !self.have[i as usize] {
-            self.data[a as usize * s..b as usize * s].copy_from_slice(bytes);
+            let dst = &mut self.data[a as usize * s..b as usize * s];
+            match &self.layout {
+                Some(l) => {
+                    if l.from_planes(bytes, dst).is_err() {
+                        return false;
+                    }
+                }
+                None => dst.copy_from_slice(bytes),
+            }
             self.have[i as usize] = true;
             self.elems_have += (b - a) as u64;
         }

@@ -143,6 +143,73 @@ fn tensor_delivers_at_fraction_p_with_exact_missing_ranges() {
         .guarantee_held());
 }
 
+/// The delivered tensor of the first TensorReady event.
+fn tensor_ready(pair: &Pair) -> (Vec<u8>, Vec<(u32, u32)>) {
+    pair.server_events
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::TensorReady { data, missing, .. } => Some((data.clone(), missing.clone())),
+            _ => None,
+        })
+        .expect("tensor ready")
+}
+
+#[test]
+fn protected_tensor_bits_arrive_exact_under_bit_flips() {
+    // seed 004 §4.1: the top 16 bits of every f64 in the precise prefix;
+    // every delivered element keeps them, while flips reach the rest
+    let values: Vec<f64> = (0..6000).map(|i| (i as f64 * 0.37).sin() * 1e3).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let spec = JobSpec::tensor(TensorSpec {
+        dtype: approxnet_proto::wire::Dtype::F64,
+        data,
+        deliver_fraction: 0.9,
+        protect_bits: 16,
+    });
+    let mut pair = Pair::symmetric(cfg(), flipping_link(), 11);
+    run(&mut pair, spec);
+    let (got, missing) = tensor_ready(&pair);
+    let mut damaged = 0;
+    for (i, c) in got.chunks(8).enumerate() {
+        if missing
+            .iter()
+            .any(|&(a, b)| a as usize <= i && i < b as usize)
+        {
+            continue;
+        }
+        let (g, w) = (
+            u64::from_le_bytes(c.try_into().unwrap()),
+            values[i].to_bits(),
+        );
+        assert_eq!(g >> 48, w >> 48, "element {i}: protected bits changed");
+        damaged += usize::from(g != w);
+    }
+    assert!(damaged > 0, "no flips reached an unprotected bit");
+    assert!(pair.server.stats().dropped(DropReason::BadChecksum) > 0);
+}
+
+#[test]
+fn a_protected_tensor_on_a_clean_link_arrives_whole() {
+    // the layout and its inverse across the wire, at a level that splits a byte
+    let values: Vec<f32> = (0..3000).map(|i| i as f32 * -0.25 + 7.0).collect();
+    let spec = JobSpec::tensor(TensorSpec::from_f32(&values, 1.0).protect(11));
+    let mut pair = Pair::symmetric(cfg(), link(0.0), 12);
+    run(&mut pair, spec);
+    let (got, missing) = tensor_ready(&pair);
+    assert!(missing.is_empty());
+    let want: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(got, want);
+    // above the element's 32 bits: refused when the job is queued
+    let bad = JobSpec::tensor(TensorSpec::from_f32(&values, 1.0).protect(33));
+    let mut pair = Pair::symmetric(cfg(), link(0.0), 13);
+    let h = pair
+        .client
+        .connect(pair.now, approxnet_proto::harness::SERVER_ADDR)
+        .expect("connect");
+    let e = pair.client.send_job(pair.now, h, bad).unwrap_err();
+    assert!(e.to_string().contains("protect_bits"), "{e}");
+}
+
 #[test]
 fn tensor_packets_hold_whole_elements() {
     let values: Vec<f32> = (0..1000).map(|i| i as f32).collect();

@@ -195,10 +195,13 @@ impl PyJob {
 
     /// A job carrying one numpy array (float16, float32 or float64, any
     /// shape); the receiver may use it once a fraction `p` of its elements
-    /// arrived. The elements are copied once into the job.
+    /// arrived. The elements are copied once into the job. `protect_bits`:
+    /// the most significant bits of every element sent precisely (seed 004
+    /// §4.1's protection level; each chunk in the byte-plane layout of
+    /// `approxnet.approx_types`, its protected bits the precise prefix).
     #[staticmethod]
-    #[pyo3(signature = (array, p))]
-    fn tensor(array: &Bound<'_, PyAny>, p: f64) -> Result<Self> {
+    #[pyo3(signature = (array, p, protect_bits = 0))]
+    fn tensor(array: &Bound<'_, PyAny>, p: f64, protect_bits: i64) -> Result<Self> {
         let py = array.py();
         let arr = array.downcast::<PyUntypedArray>().map_err(|_| {
             Error::JobValue(format!(
@@ -223,10 +226,20 @@ impl PyJob {
         };
         let shape = arr.shape().to_vec();
         let data = bytes_of(py, arr).map_err(|e| Error::JobValue(format!("tensor: {e}")))?;
+        let bits = u8::try_from(protect_bits)
+            .ok()
+            .filter(|&b| usize::from(b) <= dtype.size() * 8)
+            .ok_or_else(|| {
+                Error::JobValue(format!(
+                    "protect_bits: {protect_bits}, expected 0 ..= {} for {name}",
+                    dtype.size() * 8
+                ))
+            })?;
         let t = TensorSpec {
             dtype,
             data,
             deliver_fraction: p,
+            protect_bits: bits,
         };
         t.validate()?;
         Ok(PyJob {

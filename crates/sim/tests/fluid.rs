@@ -287,7 +287,11 @@ fn collectives_make_the_right_flows() {
             ]
         );
     }
-    let rd = Collective::AllReduceRd { bytes: 8.0 }.steps(8);
+    let rd = Collective::AllReduceRd {
+        bytes: 8.0,
+        group: 8,
+    }
+    .steps(8);
     assert_eq!(rd.len(), 3);
     for (k, s) in rd.iter().enumerate() {
         assert_eq!(s.len(), 8);
@@ -295,6 +299,68 @@ fn collectives_make_the_right_flows() {
             assert_eq!((b, x), (a ^ (1 << k), 8.0));
         }
     }
+    // within rows of a 4 x 4 grid: 2 steps, partners in the same row
+    let rows = Collective::AllReduceRd {
+        bytes: 8.0,
+        group: 4,
+    }
+    .steps(16);
+    assert_eq!(rows.len(), 2);
+    for (k, s) in rows.iter().enumerate() {
+        assert_eq!(s.len(), 16);
+        for &(a, b, _) in s {
+            assert_eq!((b, b / 4), (a ^ (1 << k), a / 4));
+        }
+    }
+    // pairwise all-to-all: n - 1 steps, each a permutation, every ordered
+    // pair exactly once over the whole collective
+    let pw = Collective::AllToAllPairwise { bytes: 5.0 }.steps(6);
+    assert_eq!(pw.len(), 5);
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, s) in pw.iter().enumerate() {
+        assert_eq!(s.len(), 6);
+        for &(a, b, x) in s {
+            assert_eq!((b, x), ((a + k as u32 + 1) % 6, 5.0));
+            assert!(seen.insert((a, b)));
+        }
+    }
+    assert_eq!(seen.len(), 30);
+    let t = Collective::Transpose {
+        side: 3,
+        bytes: 2.0,
+    }
+    .steps(9);
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].len(), 6);
+    assert!(t[0].contains(&(1, 3, 2.0)) && t[0].contains(&(5, 7, 2.0)));
+    assert!(!t[0].iter().any(|f| f.0 == 4));
+    // SUMMA on 4 x 4 from column / row 1: step 0 moves to position 2,
+    // step 1 from 1, 2 to 3, 0; every rank but the root line gets both
+    let pb = Collective::PanelBcast {
+        side: 4,
+        root: 1,
+        bytes: 1.0,
+    }
+    .steps(16);
+    assert_eq!(pb.len(), 2);
+    assert_eq!((pb[0].len(), pb[1].len()), (8, 16));
+    assert!(pb[0].contains(&(4 + 1, 4 + 2, 1.0)) && pb[0].contains(&(4 + 1, 8 + 1, 1.0)));
+    let mut got_row: Vec<u32> = pb
+        .iter()
+        .flatten()
+        .filter(|f| f.0 / 4 == f.1 / 4)
+        .map(|f| f.1)
+        .collect();
+    got_row.sort_unstable();
+    let mut want: Vec<u32> = (0..16).filter(|r| r % 4 != 1).collect();
+    want.sort_unstable();
+    assert_eq!(got_row, want);
+    let sc = Collective::Scatter {
+        root: 2,
+        bytes: 1.0,
+    }
+    .steps(4);
+    assert_eq!(sc, vec![vec![(2, 0, 1.0), (2, 1, 1.0), (2, 3, 1.0)]]);
     let a2a = Collective::AllToAll { bytes: 5.0 }.steps(4);
     assert_eq!(a2a.len(), 1);
     assert_eq!(a2a[0].len(), 12);
@@ -338,6 +404,58 @@ fn a_staged_job_completes_at_the_hand_computed_time() {
     assert!((done - 2.0 * iter).abs() < 1e-3, "{done} vs {}", 2.0 * iter);
     assert!((st.compute_ns - 200_000.0).abs() < 1e-6);
     assert_eq!(st.flows, 2 * 6 * 4);
+}
+
+#[test]
+fn built_in_collectives_run_as_their_explicit_flows() {
+    // each built-in collective against the same messages spelled out as
+    // `flows` phases: same end time, same flow count
+    let head = format!("{STAR}\n[[staged]]\nhosts = [0, 1, 2, 3]\n");
+    let phase = |body: &str| format!("[[staged.phases]]\n{body}\n");
+    let flows = |pairs: &[(u32, u32)]| {
+        let p: Vec<String> = pairs.iter().map(|(a, b)| format!("[{a}, {b}]")).collect();
+        phase(&format!(
+            "comm = \"flows\"\nkb = 500.0\npairs = [{}]",
+            p.join(", ")
+        ))
+    };
+    let cases: Vec<(String, String)> = vec![
+        (
+            phase("comm = \"all_to_all_pairwise\"\nkb = 500.0"),
+            (1..4)
+                .map(|k| flows(&(0..4).map(|i| (i, (i + k) % 4)).collect::<Vec<_>>()))
+                .collect(),
+        ),
+        (
+            phase("comm = \"allreduce_rd\"\nkb = 500.0\ngroup = 2"),
+            flows(&[(0, 1), (1, 0), (2, 3), (3, 2)]),
+        ),
+        (
+            phase("comm = \"transpose\"\nkb = 500.0\ngrid = [2, 2]"),
+            flows(&[(1, 2), (2, 1)]),
+        ),
+        (
+            phase("comm = \"scatter\"\nkb = 500.0\nroot = 1"),
+            flows(&[(1, 0), (1, 2), (1, 3)]),
+        ),
+        (
+            // 2 x 2 grid from column / row 1: (r, 1) -> (r, 0), (1, c) -> (0, c)
+            phase("comm = \"panel_bcast\"\nkb = 500.0\ngrid = [2, 2]\nroot = 1"),
+            flows(&[(1, 0), (3, 2), (2, 0), (3, 1)]),
+        ),
+    ];
+    for (built_in, explicit) in cases {
+        let run = |body: &str| {
+            let mut b = build(&format!("{head}{body}"), &[]).unwrap();
+            b.sim.run();
+            let st = b.sim.staged_state[0].clone();
+            (st.done.expect("finished"), st.flows)
+        };
+        let (a, b) = (run(&built_in), run(&explicit));
+        assert!((a.0 - b.0).abs() < 1e-6, "{built_in}: {a:?} vs {b:?}");
+        assert_eq!(a.1, b.1, "{built_in}");
+        assert!(a.1 > 0);
+    }
 }
 
 const TREE: &str = r#"
@@ -486,6 +604,48 @@ fn bad_scenarios_name_the_field() {
             &staged,
             &["staged.0.phases.1.comm=\"halo\""],
             &["staged.0.phases.1.grid"],
+        ),
+        (
+            &staged,
+            &[
+                "staged.0.phases.1.comm=\"allreduce_rd\"",
+                "staged.0.phases.1.group=2",
+            ],
+            &["staged.0.phases.1.group", "divides"],
+        ),
+        (
+            &staged,
+            &["staged.0.phases.1.group=1"],
+            &["staged.0.phases.1.group", "another collective"],
+        ),
+        (
+            &staged,
+            &[
+                "staged.0.phases.1.comm=\"transpose\"",
+                "staged.0.phases.1.grid=[3, 1]",
+            ],
+            &["staged.0.phases.1.grid", "[side, side]"],
+        ),
+        (
+            &staged,
+            &[
+                "staged.0.phases.1.comm=\"scatter\"",
+                "staged.0.phases.1.root=3",
+            ],
+            &["staged.0.phases.1.root", "0 ..= 2"],
+        ),
+        (
+            &staged,
+            &[
+                "staged.0.phases.1.comm=\"panel_bcast\"",
+                "staged.0.phases.1.grid=[3, 1]",
+            ],
+            &["staged.0.phases.1.grid", "power of two"],
+        ),
+        (
+            &staged,
+            &["staged.0.phases.1.comm=\"alltoall\""],
+            &["staged.0.phases.1.comm", "all_to_all_pairwise"],
         ),
         (
             &staged,

@@ -74,7 +74,8 @@ def command(
     only: str,
     quiet: bool,
 ) -> None:
-    """Reproduce a seed FIGURE (fig5 ... fig14, dml, ...: its runs) or a
+    """Reproduce a seed FIGURE (fig5 ... fig14, dml, interconnect/fig6 ...
+    interconnect/fig11: its runs) or a
     STUDY (a scenario shipped with the package, e.g. netapprox/demo: its
     sweep) through the simulator, and write table.csv, table.md and
     plot.png (default under results/repro/).
@@ -88,6 +89,7 @@ def command(
       approxnet repro fig5 --quick
       approxnet repro netapprox/fig6_fbhd --quick --only atp-full-0.5-L0.5,dctcp-es-0.5-L0.5
       approxnet repro netapprox/demo --out results/repro/demo
+      approxnet repro interconnect/fig6 --quick
       approxnet repro fig5_fbkv -p jobs.0.scheme=atp-full,dctcp-ss \\
           -p jobs.0.msr=0.25,0.5,1 --set topology.k=4 --set topology.hosts=16
     """
@@ -111,14 +113,26 @@ def command(
             ft.add_column("what it shows")
             for f in figlib.FIGURES.values():
                 ft.add_row(f.name, f.study, str(len(figlib.plan(f.name))), f.title)
+            for name, title in _ic_figures().items():
+                ft.add_row(f"interconnect/{name}", "interconnect/study", "-", title)
             console.print(ft)
         else:
             for s in found:
                 click.echo(f"{s.name}\t{s.title}")
             for f in figlib.FIGURES.values():
                 click.echo(f"{f.name}\t{f.title}")
+            for name, title in _ic_figures().items():
+                click.echo(f"interconnect/{name}\t{title}")
         if study is None and not list_:
             click.echo("run one with: approxnet repro STUDY (see --help)")
+        return
+    if study.startswith("interconnect/"):
+        if params or sets or only:
+            raise click.UsageError(
+                "-p / --set / --only apply to simulator studies; an interconnect figure "
+                "takes --quick and --out (its points are in interconnect/study.toml)"
+            )
+        _interconnect(study.removeprefix("interconnect/"), out, quick)
         return
     fig = figlib.FIGURES.get(study)
     if fig is None and not params:
@@ -187,6 +201,35 @@ def _figure(
         console.print(t)
     else:
         click.echo(res.table[cols].to_string(index=False))
+    click.echo(f"table: {res.table_csv} ({res.table_md.name})")
+    if res.plot_png is not None:
+        click.echo(f"plot:  {res.plot_png}")
+
+
+def _ic_figures() -> dict[str, str]:
+    from ..interconnect import figures as icfig
+
+    return {**{n: t for n, (_, t, _) in icfig.ANALYSES.items()}, **icfig.FIGURES}
+
+
+def _interconnect(name: str, out: str | None, quick: bool) -> None:
+    """Seed 004's execution-time figures (approxnet.interconnect.figures)."""
+    from ..interconnect import figures as icfig
+
+    if name not in icfig.FIGURES and name not in icfig.ANALYSES:
+        known = ", ".join(f"interconnect/{n}" for n in _ic_figures())
+        raise click.BadParameter(f"no figure interconnect/{name} (known: {known})")
+    tag = f"interconnect-{name}" + ("-quick" if quick else "")
+    dest = Path(out) if out else Path("results/repro") / tag
+    if name in icfig.ANALYSES:
+        for f in icfig.run_analysis(name, dest, quick=quick):
+            click.echo(f"wrote {f}")
+        return
+    try:
+        res = icfig.run_figure(name, dest, quick=quick)
+    except (RuntimeError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(res.report)
     click.echo(f"table: {res.table_csv} ({res.table_md.name})")
     if res.plot_png is not None:
         click.echo(f"plot:  {res.plot_png}")

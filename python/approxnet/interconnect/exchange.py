@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from .. import approx_types
 from . import channel
+from .trace import Tracer
 
 __all__ = ["Channel"]
 
@@ -37,6 +38,8 @@ class Channel:
     """Payload bytes sent through the channel."""
     flips: int = field(default=0, init=False)
     """Bits flipped in them."""
+    tracer: Tracer | None = None
+    """Records the messages sent with their processes (:mod:`.trace`)."""
 
     @classmethod
     def for_link(
@@ -61,8 +64,12 @@ class Channel:
             protected_ber=channel.end_to_end_ber(protected, hops),
         )
 
-    def send(self, a: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        """The array as the receiver gets it (a new array; ``a`` is left alone)."""
+    def send(
+        self, a: npt.NDArray[Any], src: int | None = None, dst: int | None = None
+    ) -> npt.NDArray[Any]:
+        """The array as the receiver gets it (a new array; ``a`` is left
+        alone); ``src`` and ``dst`` name the processes for the tracer."""
+        self._trace(a, src, dst, True)
         self.messages += 1
         self.bytes += a.nbytes
         if self.level is None or a.size == 0:
@@ -74,8 +81,28 @@ class Channel:
         self.flips += stats.protected_flips + stats.unprotected_flips
         return out
 
-    def send_precise(self, a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    def send_precise(
+        self, a: npt.NDArray[Any], src: int | None = None, dst: int | None = None
+    ) -> npt.NDArray[Any]:
         """A message that travels precisely (control data, scalars)."""
+        self._trace(a, src, dst, False)
         self.messages += 1
         self.bytes += a.nbytes
         return np.array(a, copy=True)
+
+    def allreduce_precise(self, a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """A precise all-reduce of ``a`` (the kernels compute the global
+        value; the tracer records the call as a recursive-doubling
+        all-reduce)."""
+        if self.tracer is not None:
+            self.tracer.collective("allreduce_rd", a.nbytes, False)
+        return self.send_precise(a)
+
+    def step(self) -> None:
+        """Ends an exchange round (for the tracer)."""
+        if self.tracer is not None:
+            self.tracer.step()
+
+    def _trace(self, a: npt.NDArray[Any], src: int | None, dst: int | None, approx: bool) -> None:
+        if self.tracer is not None and src is not None and dst is not None:
+            self.tracer.message(src, dst, a.nbytes, approx)

@@ -90,16 +90,17 @@ def _cg(a: F64, b: F64, channel: Channel, procs: int, tol: float, max_iter: int)
         q = np.empty(n)
         for i, own in enumerate(parts):
             view = np.concatenate(
-                [p[s] if j == i else channel.send(p[s]) for j, s in enumerate(parts)]
+                [p[s] if j == i else channel.send(p[s], j, i) for j, s in enumerate(parts)]
             )
             q[own] = a[own] @ view
-        pq = float(channel.send_precise(np.array([p @ q]))[0])
+        channel.step()
+        pq = float(channel.allreduce_precise(np.array([p @ q]))[0])
         if not np.isfinite(pq) or pq == 0.0:
             break
         alpha = rr / pq
         x += alpha * p
         r -= alpha * q
-        rr_new = float(channel.send_precise(np.array([r @ r]))[0])
+        rr_new = float(channel.allreduce_precise(np.array([r @ r]))[0])
         if not np.isfinite(rr_new):
             break
         if np.sqrt(rr_new) <= tol * bnorm:
@@ -128,8 +129,9 @@ def _transpose(
     for i, ri in enumerate(parts):
         for j, rj in enumerate(parts):
             block = np.ascontiguousarray(z[ri, rj])
-            got = block if i == j else channel.send(block)
+            got = block if i == j else channel.send(block, i, j)
             out[rj, ri] = got.T
+    channel.step()
     return out
 
 
@@ -190,8 +192,13 @@ def kmeans(
     sends its per-cluster sums and counts to the root, and the root
     broadcasts the new centroids. ``init`` reaches every process precisely."""
     parts = _blocks(x.shape[0], procs)
-    local = [x[s] if i == 0 else channel.send(x[s]) for i, s in enumerate(parts)]
-    views = [channel.send_precise(init) for _ in range(procs)]
+    local = [x[s] if i == 0 else channel.send(x[s], 0, i) for i, s in enumerate(parts)]
+    channel.step()
+    # (rank 0's own copy counts as a message, as it always did: the count seeds the channel)
+    views = [
+        channel.send_precise(init, 0, i) if i else channel.send_precise(init) for i in range(procs)
+    ]
+    channel.step()
     k = init.shape[0]
     centroids = init.copy()
     labels: list[npt.NDArray[np.int64]] = []
@@ -204,11 +211,13 @@ def kmeans(
             with np.errstate(over="ignore", invalid="ignore"):
                 np.add.at(s, lab, pts)
             c = np.bincount(lab, minlength=k).astype(np.int64)
-            sums += s if i == 0 else channel.send(s)
-            counts += channel.send_precise(c) if i else c
+            sums += s if i == 0 else channel.send(s, i, 0)
+            counts += channel.send_precise(c, i, 0) if i else c
+        channel.step()
         with np.errstate(over="ignore", invalid="ignore"):
             new = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], centroids)
         centroids = new.astype(np.float32)
-        views = [centroids if i == 0 else channel.send(centroids) for i in range(procs)]
+        views = [centroids if i == 0 else channel.send(centroids, 0, i) for i in range(procs)]
+        channel.step()
     all_labels: npt.NDArray[Any] = np.concatenate(labels)
     return KmeansResult(all_labels.astype(np.int64), centroids, iterations)

@@ -1,10 +1,12 @@
 """Seed 004 §5's execution-time study on the simulator's flow-level mode.
 
 The networks of Table 1, the link modulations, the topologies of §5.6 and
-the application skeletons of Table 2 are data (``experiments/interconnect/
-study.toml``); this module turns one (network, topology, application,
-protection level) point into a flow-mode scenario with one staged job and
-runs it with the ``approxnet-sim`` binary.
+the application skeletons of Table 2 are data shipped with the package
+(``approxnet/studies/interconnect/study.toml``); this module turns one
+(network, topology, application, protection level) point into a
+flow-mode scenario with one staged job and runs it with the
+``approxnet-sim`` binary (or, without one, the native module's simulator:
+the same engine).
 
 The approximate network's per-message bandwidth (§5.1.2,
 ``B~ = f_p / (t_p + f_p - t_p f_p) B``) is applied by scaling each
@@ -54,8 +56,8 @@ __all__ = [
     "wire_factor",
 ]
 
-#: the shipped study data
-STUDY_TOML = binaries.CHECKOUT / "experiments" / "interconnect" / "study.toml"
+#: the shipped study data (package data: an installed wheel has it)
+STUDY_TOML = Path(__file__).resolve().parents[1] / "studies" / "interconnect" / "study.toml"
 
 APPROX_MODES = ("none", "protected", "precise_free", "full")
 
@@ -69,16 +71,84 @@ class Compute:
 
 @dataclass(frozen=True)
 class Comm:
-    """One communication step (the fluid mode's phase): ``kind`` is
-    ``flows`` (explicit rank pairs, one message each) or ``allreduce_rd``
-    (recursive doubling over all ranks); ``bytes`` per message (for
-    ``allreduce_rd``, the vector). ``approximable``: the payload is the
-    application's approximate data type; otherwise precise."""
+    """One communication step (the fluid mode's phase), in the simulator's
+    built-in collectives where one fits, so a scenario says a collective
+    in one line (docs/simulator-fluid.md):
+
+    * ``flows``: explicit rank ``pairs``, one message each;
+    * ``allreduce_rd``: recursive doubling, within runs of ``group``
+      consecutive ranks (0: all ranks);
+    * ``all_to_all_pairwise``: ``procs - 1`` steps, in step ``k`` rank
+      ``i`` sends to ``i + k``;
+    * ``transpose``: rank ``(r, c)`` of a ``side x side`` grid sends to
+      ``(c, r)``;
+    * ``scatter``: rank ``root`` sends to every other rank;
+    * ``panel_bcast``: SUMMA's panel broadcast on a ``side x side`` grid,
+      from column ``root`` along the rows and row ``root`` along the
+      columns, binomially (``log2 side`` steps).
+
+    ``bytes`` per message (for ``allreduce_rd``, the vector).
+    ``approximable``: the payload is the application's approximate data
+    type; otherwise precise."""
 
     kind: str
     bytes: float
     approximable: bool
     pairs: tuple[tuple[int, int], ...] = ()
+    group: int = 0
+    side: int = 0
+    root: int = 0
+
+    def steps(self, procs: int) -> list[list[tuple[int, int]]]:
+        """The ``(src, dst)`` messages of each step among ``procs`` ranks
+        (the simulator's rule, restated for counting and checking)."""
+        if self.kind == "flows":
+            return [list(self.pairs)]
+        if self.kind == "allreduce_rd":
+            g = self.group or procs
+            return [[(i, i ^ d) for i in range(procs)] for d in _powers_below(g)]
+        if self.kind == "all_to_all_pairwise":
+            return [[(i, (i + k) % procs) for i in range(procs)] for k in range(1, procs)]
+        if self.kind == "transpose":
+            n = self.side
+            return [[(r * n + c, c * n + r) for r in range(n) for c in range(n) if r != c]]
+        if self.kind == "scatter":
+            return [[(self.root, i) for i in range(procs) if i != self.root]]
+        if self.kind == "panel_bcast":
+            n, k = self.side, self.root
+            out = []
+            for d in _powers_below(n):
+                moves = [(ln, (k + r) % n, (k + r + d) % n) for ln in range(n) for r in range(d)]
+                row = [(ln * n + a, ln * n + b) for ln, a, b in moves]
+                out.append(row + [(a * n + ln, b * n + ln) for ln, a, b in moves])
+            return out
+        raise ValueError(f"Comm.kind: {self.kind!r}, no such collective")
+
+    def messages(self, procs: int) -> int:
+        """Messages over all steps."""
+        return sum(len(s) for s in self.steps(procs))
+
+    def toml_keys(self) -> list[str]:
+        """The phase's keys beside ``comm`` and ``kb``."""
+        if self.kind == "flows":
+            return ["pairs = [" + ", ".join(f"[{a}, {b}]" for a, b in self.pairs) + "]"]
+        if self.kind == "allreduce_rd" and self.group:
+            return [f"group = {self.group}"]
+        if self.kind == "transpose":
+            return [f"grid = [{self.side}, {self.side}]"]
+        if self.kind == "scatter":
+            return [f"root = {self.root}"]
+        if self.kind == "panel_bcast":
+            return [f"grid = [{self.side}, {self.side}]", f"root = {self.root}"]
+        return []
+
+
+def _powers_below(n: int) -> list[int]:
+    out, d = [], 1
+    while d < n:
+        out.append(d)
+        d <<= 1
+    return out
 
 
 Phase = Compute | Comm
@@ -144,18 +214,6 @@ def _log2(procs: int, app: str) -> int:
     return procs.bit_length() - 1
 
 
-def _row_exchange(side: int, k: int) -> tuple[tuple[int, int], ...]:
-    """Rank ``(r, c)`` sends to ``(r, c xor 2^k)`` (rank = r side + c)."""
-    return tuple(
-        (r * side + c, r * side + (c ^ (1 << k))) for r in range(side) for c in range(side)
-    )
-
-
-def _transpose(side: int) -> tuple[tuple[int, int], ...]:
-    """Rank ``(r, c)`` sends to ``(c, r)``; the diagonal keeps its data."""
-    return tuple((r * side + c, c * side + r) for r in range(side) for c in range(side) if r != c)
-
-
 def _cg(app: dict[str, Any], procs: int, inner_approx: bool) -> list[Phase]:
     """NPB CG on a ``side x side`` grid (NPB's layout for a square power of
     two): per inner iteration the matrix-vector product (local compute, the
@@ -175,12 +233,13 @@ def _cg(app: dict[str, Any], procs: int, inner_approx: bool) -> list[Phase]:
 
     def product(approx_sum: bool, approx_t: bool) -> list[Phase]:
         out: list[Phase] = [matvec]
-        out += [Comm("flows", seg, approx_sum, _row_exchange(side, k)) for k in range(steps)]
-        out.append(Comm("flows", seg, approx_t, _transpose(side)))
+        if steps:
+            out.append(Comm("allreduce_rd", seg, approx_sum, group=side))
+            out.append(Comm("transpose", seg, approx_t, side=side))
         return out
 
     def dot() -> list[Phase]:
-        return [Comm("flows", 8.0, False, _row_exchange(side, k)) for k in range(steps)]
+        return [Comm("allreduce_rd", 8.0, False, group=side)] if steps else []
 
     phases: list[Phase] = []
     for _ in range(inner):
@@ -214,8 +273,7 @@ def fft(app: dict[str, Any], procs: int) -> list[Phase]:
     n = int(app["side"]) ** 3
     block = n * 16.0 / procs / procs
     phases: list[Phase] = [Compute((6.0 * n + 5.0 * n * math.log2(n)) / procs / 1e9)]
-    for k in range(1, procs):
-        phases.append(Comm("flows", block, True, tuple((i, (i + k) % procs) for i in range(procs))))
+    phases.append(Comm("all_to_all_pairwise", block, True))
     phases.append(Comm("allreduce_rd", 16.0, False))
     return phases
 
@@ -228,32 +286,12 @@ def kmeans(app: dict[str, Any], procs: int) -> list[Phase]:
     all-reduce of the number of changed labels (8 bytes)."""
     _log2(procs, "kmeans")
     pts, d, k = int(app["points"]), int(app["dims"]), int(app["clusters"])
-    phases: list[Phase] = [
-        Comm("flows", pts / procs * d * 4.0, True, tuple((0, i) for i in range(1, procs)))
-    ]
+    phases: list[Phase] = [Comm("scatter", pts / procs * d * 4.0, True, root=0)]
     for _ in range(int(app["iterations"])):
         phases.append(Compute(3.0 * d * k * pts / procs / 1e9))
         phases.append(Comm("allreduce_rd", k * (d + 1) * 4.0, True))
         phases.append(Comm("allreduce_rd", 8.0, False))
     return phases
-
-
-def _bcast(side: int, root: int, along_row: bool) -> list[tuple[tuple[int, int], ...]]:
-    """Binomial broadcast from column (row) ``root`` along every row
-    (column): ``log2 side`` steps, in step ``s`` relative ranks below
-    ``2^s`` send to ``+2^s``."""
-    out = []
-    for s in range(side.bit_length() - 1):
-        pairs = []
-        for line in range(side):
-            for rel in range(1 << s):
-                a, b = (root + rel) % side, (root + rel + (1 << s)) % side
-                if along_row:
-                    pairs.append((line * side + a, line * side + b))
-                else:
-                    pairs.append((a * side + line, b * side + line))
-        out.append(tuple(pairs))
-    return out
 
 
 def ftmm(app: dict[str, Any], procs: int) -> list[Phase]:
@@ -266,8 +304,8 @@ def ftmm(app: dict[str, Any], procs: int) -> list[Phase]:
     b = int(app["n"]) / side
     phases: list[Phase] = []
     for k in range(side):
-        for rows, cols in zip(_bcast(side, k, True), _bcast(side, k, False), strict=True):
-            phases.append(Comm("flows", b * b * 8.0, True, rows + cols))
+        if side > 1:
+            phases.append(Comm("panel_bcast", b * b * 8.0, True, side=side, root=k))
         phases.append(Compute(2.0 * b**3 / 1e9))
     phases.append(Comm("allreduce_rd", 8.0, False))
     return phases
@@ -290,7 +328,7 @@ def message_counts(phases: Sequence[Phase], procs: int) -> tuple[int, int, float
     for p in phases:
         if isinstance(p, Compute):
             continue
-        m = len(p.pairs) if p.kind == "flows" else procs * (procs.bit_length() - 1)
+        m = p.messages(procs)
         msgs += m
         byts += m * p.bytes
         if p.approximable:
@@ -338,10 +376,15 @@ def scenario(
     gbps: float | None = None,
     switch_delay_ns: float | None = None,
     topology_seed: int = 1,
+    phases: Sequence[Phase] | None = None,
+    ranks: int | None = None,
 ) -> str:
     """The flow-mode scenario (TOML text) of one point; ``level`` defaults
     to the application's Table 2 level, ``gbps`` and ``switch_delay_ns`` to
-    the network's (the FEC delay is added to every switch's)."""
+    the network's (the FEC delay is added to every switch's). ``phases``
+    (e.g. a traced run's, :mod:`.trace`) replace the application's
+    skeleton, on the first ``ranks`` hosts (default: every host; the
+    application still names the data type)."""
     if network not in study.networks:
         raise ValueError(f"unknown network {network!r}; known: {', '.join(study.networks)}")
     if topology not in study.topologies:
@@ -349,6 +392,10 @@ def scenario(
     net = study.networks[network]
     topo = dict(study.topologies[topology])
     procs = _hosts(topo)
+    if ranks is not None:
+        if not 1 <= ranks <= procs:
+            raise ValueError(f"ranks: {ranks}, expected 1 ..= {procs} (the topology's hosts)")
+        procs = ranks
     lvl = int(study.apps[app]["level"]) if level is None else level
     rate = float(net["gbps"] if gbps is None else gbps)
     sd = float(net["switch_delay_ns"] if switch_delay_ns is None else switch_delay_ns)
@@ -374,15 +421,14 @@ def scenario(
         f"host_gflops = {float(study.system['host_gflops'])!r}",
     ]
     factor = {a: wire_factor(study, network, app, a, lvl) for a in (False, True)}
-    for p in skeleton(study, app, procs):
+    for p in skeleton(study, app, procs) if phases is None else phases:
         lines.append("[[staged.phases]]")
         if isinstance(p, Compute):
             lines.append(f"compute_gflop = {p.gflop!r}")
             continue
         lines.append(f'comm = "{p.kind}"')
         lines.append(f"kb = {p.bytes * factor[p.approximable] / 1000.0!r}")
-        if p.kind == "flows":
-            lines.append("pairs = [" + ", ".join(f"[{a}, {b}]" for a, b in p.pairs) + "]")
+        lines += p.toml_keys()
     return "\n".join(lines) + "\n"
 
 
@@ -414,21 +460,32 @@ class PointResult:
 
 
 def run_scenario(text: str, sim: str | os.PathLike[str] | None = None) -> PointResult:
-    """Runs the scenario text with the ``approxnet-sim`` binary and reads
-    its staged job's row; raises RuntimeError when the run fails or the job
+    """Runs the scenario text with the ``approxnet-sim`` binary (``sim``,
+    else the one found as usual, else the native module) and reads its
+    staged job's row; raises RuntimeError when the run fails or the job
     did not finish."""
-    exe = binaries.require("approxnet-sim", sim)
+    exe = binaries.find("approxnet-sim", sim)
+    if exe is None and (sim is not None or os.environ.get(binaries.env_var("approxnet-sim"))):
+        exe = binaries.require("approxnet-sim", sim)  # a named tool is missing: raises
     with tempfile.TemporaryDirectory(prefix="approxnet-ic-") as tmp:
         path = Path(tmp) / "scenario.toml"
         path.write_text(text)
         out = Path(tmp) / "out"
-        proc = subprocess.run(
-            [str(exe), "run", str(path), "--out", str(out), "--quiet", "--no-flows"],
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"approxnet-sim failed: {proc.stderr.strip()}")
+        if exe is None:
+            from .._native import ScenarioError, sim_run
+
+            try:
+                sim_run(str(path), True, str(out), [], False)
+            except ScenarioError as e:
+                raise RuntimeError(f"the simulator refused the scenario: {e}") from None
+        else:
+            proc = subprocess.run(
+                [str(exe), "run", str(path), "--out", str(out), "--quiet", "--no-flows"],
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode != 0:
+                raise RuntimeError(f"approxnet-sim failed: {proc.stderr.strip()}")
         with open(out / "staged.csv") as f:
             row = next(iter(csv.DictReader(f)))
     if row["done_iterations"] != row["iterations"]:

@@ -56,9 +56,9 @@ impl RecvSide {
             return Err(DropReason::CapExceeded);
         }
         self.buffered += charge;
-        let tensor = repr
-            .tensor
-            .map(|t| TensorAssembly::new(t.dtype, t.total_elems, t.elems_per_chunk));
+        let tensor = repr.tensor.map(|t| {
+            TensorAssembly::protected(t.dtype, t.total_elems, t.elems_per_chunk, t.protect_bits)
+        });
         self.jobs.push(RecvJob {
             id,
             groups: repr

@@ -37,20 +37,35 @@ impl SendSide {
                 });
             }
             let s = t.dtype.size();
+            let layout = crate::tensor::plane_layout(t.dtype, t.protect_bits);
             messages = (0..chunks)
                 .map(|i| {
                     let (a, b) = chunk_range(total, per, i);
-                    crate::job::MessageSpec {
+                    let elems = &t.data[a as usize * s..b as usize * s];
+                    // seed 004 §4.1: the protected bits of every element
+                    // first, as the chunk's precise prefix
+                    let (payload, precise_len) = match &layout {
+                        Some(l) => {
+                            let mut planes = vec![0u8; elems.len()];
+                            let n = l
+                                .to_planes(elems, &mut planes)
+                                .map_err(|_| JobError::BadTensor("chunk not whole elements"))?;
+                            (planes, n)
+                        }
+                        None => (elems.to_vec(), 0),
+                    };
+                    Ok(crate::job::MessageSpec {
                         group: 0,
-                        payload: Payload::Bytes(t.data[a as usize * s..b as usize * s].to_vec()),
-                        precise_len: 0,
-                    }
+                        payload: Payload::Bytes(payload),
+                        precise_len,
+                    })
                 })
-                .collect();
+                .collect::<Result<_, JobError>>()?;
             tensor_desc = Some(TensorDesc {
                 dtype: t.dtype,
                 total_elems: total,
                 elems_per_chunk: per,
+                protect_bits: t.protect_bits,
             });
             tensor_need = Some(chunks_needed(total, per, t.deliver_fraction));
         }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! +-----------------+--------+--------+
-//! | n_groups (16)   | dtype  | rsvd   |  0   dtype 0 = not a tensor
+//! | n_groups (16)   | dtype  | prot   |  0   dtype 0 = not a tensor
 //! +-----------------+--------+--------+
 //! |      total elements (32)          |  4
 //! |      elements per chunk (32)      |  8
@@ -14,6 +14,11 @@
 //! | must deliver (32)                 |
 //! +-----------------------------------+
 //! ```
+//!
+//! `prot`: a tensor's protection level, the most significant bits of every
+//! element carried in each chunk's precise prefix (0: none; at most the
+//! element's bit count). Chunks of a protected tensor are in the
+//! byte-plane layout of `approxnet_phy::approx_types::PlaneLayout`.
 
 use super::{get_u16, get_u32, put_u16, put_u32, WireError};
 
@@ -70,6 +75,8 @@ pub struct TensorDesc {
     pub total_elems: u32,
     /// Elements per chunk (the last chunk may be shorter).
     pub elems_per_chunk: u32,
+    /// Protected most significant bits per element (0: none).
+    pub protect_bits: u8,
 }
 
 /// One group of a job.
@@ -125,10 +132,17 @@ impl JobRepr {
                 if elems_per_chunk == 0 || total_elems == 0 {
                     return Err(WireError::Malformed("empty tensor layout"));
                 }
+                let protect_bits = body[3];
+                if usize::from(protect_bits) > dtype.size() * 8 {
+                    return Err(WireError::Malformed(
+                        "tensor protection level above the element's bits",
+                    ));
+                }
                 Some(TensorDesc {
                     dtype,
                     total_elems,
                     elems_per_chunk,
+                    protect_bits,
                 })
             }
         };
@@ -169,6 +183,7 @@ impl JobRepr {
         put_u16(buf, 0, self.groups.len() as u16);
         if let Some(t) = self.tensor {
             buf[2] = t.dtype.code();
+            buf[3] = t.protect_bits;
             put_u32(buf, 4, t.total_elems);
             put_u32(buf, 8, t.elems_per_chunk);
         }
@@ -193,6 +208,7 @@ mod tests {
                 dtype: Dtype::F32,
                 total_elems: 1000,
                 elems_per_chunk: 350,
+                protect_bits: 12,
             }),
             groups: vec![GroupDesc {
                 id: 0,
@@ -202,7 +218,13 @@ mod tests {
         };
         let mut buf = vec![0u8; j.buffer_len()];
         j.emit(&mut buf);
+        assert_eq!(buf[3], 12);
         assert_eq!(JobRepr::parse(&buf).unwrap(), j);
+        // 33 bits of a 32-bit element: refused
+        buf[3] = 33;
+        assert!(JobRepr::parse(&buf).is_err());
+        buf[3] = 32;
+        assert!(JobRepr::parse(&buf).is_ok());
     }
 
     #[test]

@@ -22,10 +22,52 @@ pub enum Collective {
         /// Bytes of the reduced vector.
         bytes: f64,
     },
-    /// Recursive-doubling all-reduce: `log2 n` steps; in step `k` rank `i`
-    /// sends the whole vector to rank `i xor 2^k` (`n` a power of two).
+    /// Recursive-doubling all-reduce within consecutive groups of `group`
+    /// ranks (a power of two dividing `n`; `group = n` is the whole job,
+    /// `group = side` the rows of a row-major `side x side` grid):
+    /// `log2 group` steps; in step `k` rank `i` sends the whole vector to
+    /// rank `i xor 2^k`.
     AllReduceRd {
         /// Bytes of the reduced vector.
+        bytes: f64,
+        /// Ranks per group.
+        group: u32,
+    },
+    /// Pairwise-exchange all-to-all (MPICH / MVAPICH's algorithm for large
+    /// messages, the transpose of seed 004's FFT): `n - 1` steps; in step
+    /// `k` rank `i` sends `bytes` to rank `i + k mod n`.
+    AllToAllPairwise {
+        /// Bytes per destination.
+        bytes: f64,
+    },
+    /// Transpose of a row-major `side x side` grid of the ranks: rank
+    /// `(r, c)` sends `bytes` to `(c, r)`, in one step (the diagonal keeps
+    /// its data).
+    Transpose {
+        /// Grid side; `side^2` is the rank count.
+        side: u32,
+        /// Bytes per rank.
+        bytes: f64,
+    },
+    /// SUMMA's panel broadcast on a row-major `side x side` grid (`side` a
+    /// power of two): from column `root` along every row and from row
+    /// `root` along every column, together, each binomially: `log2 side`
+    /// steps; in step `s` the ranks at positions `root + r` (`r < 2^s`,
+    /// mod `side`) of their row (column) send to position `root + r + 2^s`.
+    PanelBcast {
+        /// Grid side.
+        side: u32,
+        /// The broadcasting column (and row).
+        root: u32,
+        /// Bytes per message.
+        bytes: f64,
+    },
+    /// Rank `root` sends `bytes` to every other rank, in one step (a flat
+    /// scatter).
+    Scatter {
+        /// The sending rank.
+        root: u32,
+        /// Bytes per destination.
         bytes: f64,
     },
     /// Halo exchange on a periodic grid of the ranks (rank = first
@@ -73,14 +115,48 @@ impl Collective {
                     .map(|_| (0..n).map(|i| (i, (i + 1) % n, chunk)).collect())
                     .collect()
             }
-            Collective::AllReduceRd { bytes } => {
+            Collective::AllReduceRd { bytes, group } => {
                 let mut steps = Vec::new();
                 let mut d = 1;
-                while d < n {
+                while d < (*group).min(n) {
                     steps.push((0..n).map(|i| (i, i ^ d, *bytes)).collect());
                     d <<= 1;
                 }
                 steps
+            }
+            Collective::AllToAllPairwise { bytes } => (1..n)
+                .map(|k| (0..n).map(|i| (i, (i + k) % n, *bytes)).collect())
+                .collect(),
+            Collective::Transpose { side, bytes } => {
+                let side = *side;
+                vec![(0..side)
+                    .flat_map(|r| (0..side).map(move |c| (r, c)))
+                    .filter(|&(r, c)| r != c)
+                    .map(|(r, c)| (r * side + c, c * side + r, *bytes))
+                    .collect()]
+            }
+            Collective::PanelBcast { side, root, bytes } => {
+                let (n, k) = (*side, *root);
+                let mut steps = Vec::new();
+                let mut d = 1;
+                while d < n {
+                    let pos = |line: u32, rel: u32| ((k + rel) % n, (k + rel + d) % n, line);
+                    let rows = (0..n).flat_map(|l| (0..d).map(move |r| pos(l, r)));
+                    let cols = (0..n).flat_map(|l| (0..d).map(move |r| pos(l, r)));
+                    steps.push(
+                        rows.map(|(a, b, l)| (l * n + a, l * n + b, *bytes))
+                            .chain(cols.map(|(a, b, l)| (a * n + l, b * n + l, *bytes)))
+                            .collect(),
+                    );
+                    d <<= 1;
+                }
+                steps
+            }
+            Collective::Scatter { root, bytes } => {
+                vec![(0..n)
+                    .filter(|&i| i != *root)
+                    .map(|i| (*root, i, *bytes))
+                    .collect()]
             }
             Collective::Halo { grid, bytes } => {
                 let mut s = Vec::new();

@@ -302,18 +302,104 @@ fn phase(
         }
         None => return Err(invalid(k("kb"), "missing", "KB >= 0")),
     };
+    // Fields that belong to other collectives are refused, not ignored.
+    let uses: &[&str] = match comm {
+        "allreduce_rd" => &["group"],
+        "halo" | "transpose" => &["grid"],
+        "panel_bcast" => &["grid", "root"],
+        "scatter" => &["root"],
+        "flows" => &["pairs"],
+        _ => &[],
+    };
+    for (name, set) in [
+        ("group", p.group.is_some()),
+        ("grid", p.grid.is_some()),
+        ("root", p.root.is_some()),
+        ("pairs", p.pairs.is_some()),
+    ] {
+        if set && !uses.contains(&name) {
+            return Err(invalid(
+                k(name),
+                format!("set for comm = {comm:?}"),
+                format!("no {name} (it belongs to another collective)"),
+            ));
+        }
+    }
     let c = match comm {
         "all_to_all" => Collective::AllToAll { bytes },
+        "all_to_all_pairwise" => Collective::AllToAllPairwise { bytes },
         "allreduce_ring" => Collective::AllReduceRing { bytes },
         "allreduce_rd" => {
-            if !n.is_power_of_two() {
+            let group = match p.group {
+                None if n.is_power_of_two() => n,
+                None => {
+                    return Err(invalid(
+                        k("comm"),
+                        format!("recursive doubling over {n} hosts"),
+                        "a power-of-two host count, a `group`, or allreduce_ring",
+                    ))
+                }
+                Some(g) if g >= 1 && g.is_power_of_two() && n.is_multiple_of(g) => g,
+                Some(g) => {
+                    return Err(invalid(
+                        k("group"),
+                        format!("{g} for {n} hosts"),
+                        "a power of two that divides the host count",
+                    ))
+                }
+            };
+            Collective::AllReduceRd { bytes, group }
+        }
+        "transpose" => {
+            let side = match p.grid.as_deref() {
+                Some(&[a, b]) if a == b && a >= 1 && a as u64 * b as u64 == n as u64 => a,
+                Some(g) => {
+                    return Err(invalid(
+                        k("grid"),
+                        format!("{g:?} for {n} hosts"),
+                        "[side, side] with side * side = the host count",
+                    ))
+                }
+                None => return Err(invalid(k("grid"), "missing", "[side, side]")),
+            };
+            Collective::Transpose { side, bytes }
+        }
+        "panel_bcast" => {
+            let side = match p.grid.as_deref() {
+                Some(&[a, b])
+                    if a == b && a.is_power_of_two() && a as u64 * b as u64 == n as u64 =>
+                {
+                    a
+                }
+                Some(g) => {
+                    return Err(invalid(
+                        k("grid"),
+                        format!("{g:?} for {n} hosts"),
+                        "[side, side], side a power of two, side * side = the host count",
+                    ))
+                }
+                None => return Err(invalid(k("grid"), "missing", "[side, side]")),
+            };
+            let root = p.root.unwrap_or(0);
+            if root >= side {
                 return Err(invalid(
-                    k("comm"),
-                    format!("recursive doubling over {n} hosts"),
-                    "a power-of-two host count, or allreduce_ring",
+                    k("root"),
+                    format!("{root}"),
+                    format!("a column 0 ..= {}", side - 1),
                 ));
             }
-            Collective::AllReduceRd { bytes }
+            Collective::PanelBcast { side, root, bytes }
+        }
+        "scatter" => {
+            let root = p.root.unwrap_or(0);
+            if root >= n {
+                return Err(invalid(
+                    k("root"),
+                    format!("{root}"),
+                    format!("a rank 0 ..= {}", n - 1),
+                ));
+            }
+            Collective::Scatter { root, bytes }
         }
         "halo" => {
             let grid = match &p.grid {
@@ -362,7 +448,7 @@ fn phase(
             return Err(invalid(
                 k("comm"),
                 format!("unknown {o:?}"),
-                "all_to_all, allreduce_ring, allreduce_rd, halo, flows",
+                "all_to_all, all_to_all_pairwise, allreduce_ring, allreduce_rd, halo, transpose, panel_bcast, scatter, flows",
             ))
         }
     };

@@ -468,15 +468,25 @@ pub struct PhaseFile {
     pub compute_us: Option<f64>,
     /// Compute this many Gflop per host at the job's `host_gflops`.
     pub compute_gflop: Option<f64>,
-    /// Communicate: `all_to_all`, `allreduce_ring`, `allreduce_rd`
-    /// (recursive doubling), `halo` or `flows`.
+    /// Communicate: `all_to_all`, `all_to_all_pairwise`,
+    /// `allreduce_ring`, `allreduce_rd` (recursive doubling), `halo`,
+    /// `transpose`, `panel_bcast`, `scatter` or `flows`.
     pub comm: Option<String>,
-    /// Bytes, KB (1 KB = 1000 B): `all_to_all` per destination, the
-    /// reduced vector for `allreduce_*`, per neighbour for `halo`, per
-    /// pair for `flows`.
+    /// Bytes, KB (1 KB = 1000 B): `all_to_all*` and `scatter` per
+    /// destination, the reduced vector for `allreduce_*`, per neighbour
+    /// for `halo`, per rank for `transpose`, per message for
+    /// `panel_bcast`, per pair for `flows`.
     pub kb: Option<f64>,
-    /// `halo`: the rank grid, e.g. `[4, 4]` (periodic), product = hosts.
+    /// `halo`: the rank grid, e.g. `[4, 4]` (periodic), product = hosts;
+    /// `transpose`, `panel_bcast`: `[side, side]`.
     pub grid: Option<Vec<u32>>,
+    /// `allreduce_rd`: ranks per group (a power of two dividing the rank
+    /// count; default all of them) — recursive doubling within each run
+    /// of `group` consecutive ranks.
+    pub group: Option<u32>,
+    /// `scatter`: the sending rank; `panel_bcast`: the broadcasting
+    /// column and row (default 0).
+    pub root: Option<u32>,
     /// `flows`: `[src rank, dst rank]` pairs.
     pub pairs: Option<Vec<[u32; 2]>>,
 }
