@@ -22,8 +22,8 @@ accuracy and the training time, the payload bytes each rank handed to the
 network for gradients, and (approxnet) the addresses the ranks found.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: DDP checks a hook's
+# annotations at run time (`bucket: dist.GradBucket`).
 import argparse
 import hashlib
 import json
@@ -54,7 +54,7 @@ class ByteCount:
         self.bytes = 0
         self._orig = dist.all_reduce
 
-    def __enter__(self) -> ByteCount:
+    def __enter__(self) -> "ByteCount":
         def counted(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             self.bytes += tensor.numel() * tensor.element_size()
             return self._orig(tensor, *args, **kwargs)
