@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV_TOOLS=$(cd "${VENV_TOOLS:-.venv/bin}" && pwd)
 out=$(mktemp -d /tmp/approxnet-wheel.XXXXXX)
-# unpacked at a fixed path so that cargo reuses what it compiled last time
-src=/tmp/approxnet-sdist-src
+# unpacked at a fixed path of this checkout so that cargo reuses the
+# dependencies it compiled (target/ is ignored by git)
+src=$PWD/target/sdist-src
 trap 'rm -rf "$out" "$src"' EXIT
 "$VENV_TOOLS/maturin" sdist -o "$out/sdist" >/dev/null 2>&1
 sdist=$(ls "$out"/sdist/approxnet-*.tar.gz)
@@ -19,7 +20,9 @@ if grep -q '_native.*\.so$' "$out/sdist.txt"; then
     echo "the sdist carries a built module" >&2
     exit 1
 fi
-rm -rf "$src" && mkdir -p "$src" && tar xzf "$sdist" -C "$src" --strip-components=1
+# -m: the files get today's mtime (the sdist stores a fixed one), so cargo
+# never takes the last run's build of the local crates for this one's
+rm -rf "$src" && mkdir -p "$src" && tar xzmf "$sdist" -C "$src" --strip-components=1
 # maturin's build backend runs `maturin` from PATH; the checkout's target
 # directory holds the compiled dependencies
 PATH="$VENV_TOOLS:$PATH" CARGO_TARGET_DIR="$PWD/target" \
