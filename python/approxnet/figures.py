@@ -75,6 +75,9 @@ class Figure:
     """What the paper's figure shows, in one line."""
     quick_changes: bool = True
     """False where the figure's fabric is already small (a dumbbell)."""
+    kind: str = "jobs"
+    """``jobs``: a table of job classes (JCT vs MSR); ``training``: the seed
+    001 study's own tables and plots (:mod:`approxnet.dml`)."""
 
 
 FIGURES: dict[str, Figure] = {
@@ -105,6 +108,24 @@ FIGURES: dict[str, Figure] = {
         Figure("fig6bound", "netapprox/fig6_fbhd", "Fig. 6's jobs on an ideal network: the JCT floor"),
         Figure("dml", "netapprox/dml_seed001", "Seed 001 section 3.1: bounded loss on DCTCP-ES"),
         Figure("dmltrain", "netapprox/dml_training", "Seed 001: parameter-server training jobs"),
+        Figure(
+            "dml-table1",
+            "dml/leafspine",
+            "Seed 001 Table 1: JCT slowdown from the tail transfer (TCP, DCTCP)",
+            kind="training",
+        ),
+        Figure(
+            "dml-fig3",
+            "dml/leafspine",
+            "Seed 001 Fig. 3: app-level drop, PS vs ring, TCP / UDP / bounded",
+            kind="training",
+        ),
+        Figure(
+            "dml-fig4",
+            "dml/leafspine",
+            "Seed 001 Fig. 4: bounded-loss speed-up per model, 4c: transfer CDF",
+            kind="training",
+        ),
     )
 }
 """Every figure, by name."""
@@ -177,6 +198,10 @@ def _bound(study: str, loads: Sequence[float], extra: Sequence[str]) -> Iterator
 def plan(name: str, quick: bool = False) -> list[Run]:
     """The runs of figure ``name`` (see :data:`FIGURES`)."""
     fig = figure(name)
+    if fig.kind == "training":
+        from . import dml
+
+        return [r.run for r in dml.figure_plan(name, quick)]
     q = QUICK if quick else ()
     if name in ("fig5", "fig6"):
         return list(_sweep(fig.study, BASELINES, MSRS, extra=q, loads=LOADS[name]))

@@ -27,7 +27,7 @@ import os
 import subprocess
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ __all__ = [
     "plot",
     "run",
     "run_figure",
+    "run_plan",
     "studies",
     "studies_root",
     "write_table",
@@ -349,6 +350,65 @@ def run_labelled(
     return loaded
 
 
+def run_plan(
+    runs: Sequence[figures.Run],
+    out_dir: Path,
+    *,
+    workers: int | None = None,
+    binary: str | os.PathLike[str] | None = None,
+    on_run: Callable[[str, dict[str, Any]], None] | None = None,
+    retry: Callable[[figures.Run, dict[str, Any]], figures.Run | None] | None = None,
+    attempts: int = 4,
+) -> dict[str, tuple[figures.Run, dict[str, Any]]]:
+    """Runs every run of a plan (records under ``out_dir/<label>/``; in
+    ``workers`` processes) and returns each label's last run and summary.
+    ``retry(run, summary)`` may return a changed run to run instead (e.g.
+    longer, when its training did not finish), up to ``attempts`` runs in
+    all; ``on_run(label, summary)`` is called as each run is final."""
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from multiprocessing import get_context
+
+    exe = os.fspath(binary) if binary is not None else None
+    paths = {r.study: str(find(r.study, studies_root()).path) for r in runs}
+    final: dict[str, tuple[figures.Run, dict[str, Any]]] = {}
+    tries: dict[str, int] = {}
+
+    def settle(r: figures.Run, summary: dict[str, Any]) -> figures.Run | None:
+        tries[r.label] = tries.get(r.label, 0) + 1
+        again = retry(r, summary) if retry is not None else None
+        if again is not None and tries[r.label] < attempts:
+            return again
+        final[r.label] = (r, summary)
+        if on_run is not None:
+            on_run(r.label, summary)
+        return None
+
+    n = workers if workers is not None else min(len(runs), os.cpu_count() or 1)
+    if n <= 1 or len(runs) <= 1:
+        for r0 in runs:
+            r: figures.Run | None = r0
+            while r is not None:
+                r = settle(r, run_labelled(paths[r.study], r.sets, str(out_dir / r.label), exe))
+        return final
+    with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn")) as ex:
+
+        def submit(r: figures.Run) -> Future[dict[str, Any]]:
+            return ex.submit(run_labelled, paths[r.study], r.sets, str(out_dir / r.label), exe)
+
+        pending = {submit(r): r for r in runs}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    again = settle(pending.pop(f), f.result())
+                    if again is not None:
+                        pending[submit(again)] = again
+        except BaseException:
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+    return final
+
+
 def run_figure(
     name: str,
     out: str | os.PathLike[str],
@@ -365,9 +425,6 @@ def run_figure(
     writes each run's records to ``out/<label>/``
     and table.csv, table.md and plot.png to ``out``. ``on_run(label, rows)``
     is called as each run finishes (progress)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
-
     fig = figures.figure(name)
     runs = figures.plan(name, quick)
     if only:
@@ -380,36 +437,57 @@ def run_figure(
         runs = [r for r in runs if r.label in set(only)]
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    exe = os.fspath(binary) if binary is not None else None
+    if fig.kind == "training":
+        return _run_training_figure(fig, out_dir, quick, runs, sets, workers, binary, on_run)
     if sets:
         runs = [figures.Run(r.label, r.study, (*r.sets, *sets)) for r in runs]
-    jobs = [(r, str(find(r.study, studies_root()).path), str(out_dir / r.label)) for r in runs]
     rows_of: dict[str, list[dict[str, Any]]] = {}
 
-    def done(r: figures.Run, summary: Mapping[str, Any]) -> None:
-        rows_of[r.label] = figure_rows(r.label, r.sets, summary)
+    def done(label: str, summary: dict[str, Any]) -> None:
+        rows_of[label] = figure_rows(label, final_sets[label], summary)
         if on_run is not None:
-            on_run(r.label, rows_of[r.label])
+            on_run(label, rows_of[label])
 
-    n = workers if workers is not None else min(len(jobs), os.cpu_count() or 1)
-    if n <= 1 or len(jobs) <= 1:
-        for r, path, d in jobs:
-            done(r, run_labelled(path, r.sets, d, exe))
-    else:
-        with ProcessPoolExecutor(max_workers=n, mp_context=get_context("spawn")) as ex:
-            futs = {ex.submit(run_labelled, path, r.sets, d, exe): r for r, path, d in jobs}
-            try:
-                for f in as_completed(futs):
-                    done(futs[f], f.result())
-            except BaseException:
-                ex.shutdown(wait=False, cancel_futures=True)
-                raise
+    final_sets = {r.label: r.sets for r in runs}
+    run_plan(runs, out_dir, workers=workers, binary=binary, on_run=done)
     rows = [row for r in runs for row in rows_of[r.label]]
     table = pd.DataFrame(rows)
     csv_path, md_path = out_dir / "table.csv", out_dir / "table.md"
     write_table(table, csv_path, md_path)
     png = plot_figure(table, out_dir / "plot.png", title=fig.title)
     return FigureResult(fig, table, rows, out_dir, csv_path, md_path, png)
+
+
+def _run_training_figure(
+    fig: figures.Figure,
+    out_dir: Path,
+    quick: bool,
+    runs: Sequence[figures.Run],
+    sets: Sequence[str],
+    workers: int | None,
+    binary: str | os.PathLike[str] | None,
+    on_run: Callable[[str, list[dict[str, Any]]], None] | None,
+) -> FigureResult:
+    """A seed 001 figure (:mod:`approxnet.dml`): its runs, then its own
+    tables (table.csv: one row per run; table.md: the figure's tables) and
+    plot."""
+    from . import dml
+
+    labels = {r.label for r in runs}
+    plan = [d for d in dml.figure_plan(fig.name, quick) if d.run.label in labels]
+    if sets:
+        plan = [replace(d, run=replace(d.run, sets=(*d.run.sets, *sets))) for d in plan]
+
+    def step(label: str) -> None:
+        if on_run is not None:
+            on_run(label, [])
+
+    table, transfers = dml.run(plan, out_dir, workers=workers, binary=binary, on_run=step)
+    csv_path, md_path = out_dir / "table.csv", out_dir / "table.md"
+    table.to_csv(csv_path, index=False)
+    text, png = dml.report(fig.name, table, transfers, out_dir)
+    md_path.write_text(f"# {fig.title}\n\n{text}")
+    return FigureResult(fig, table, table.to_dict("records"), out_dir, csv_path, md_path, png)
 
 
 def plot_figure(df: pd.DataFrame, path: Path, *, title: str = "") -> Path | None:

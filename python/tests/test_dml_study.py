@@ -1,11 +1,9 @@
-"""experiments/dml/study.py (seed 001 §3.1) on a tiny case: the quick
-2 x 4 leaf-spine, the MF model, 2 iterations, every scheme, PS and ring."""
+"""approxnet.dml (seed 001 §3.1) on a tiny case: the quick 2 x 4
+leaf-spine, the MF model, 2 iterations, every scheme, PS and ring."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,25 +12,15 @@ import pytest
 
 pytest.importorskip("approxnet._native", reason="the simulator module is not built")
 
-STUDY = Path(__file__).resolve().parents[2] / "experiments" / "dml" / "study.py"
-
-
-def load_study() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("dml_study", STUDY)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+from approxnet import dml  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
-    mod = load_study()
     out = tmp_path_factory.mktemp("dml")
-    args = ["--quick", "--only-models", "mf", "--iterations", "2", "--out", str(out)]
-    assert mod.main(args) == 0
-    return mod, out
+    runs, transfers = dml.run(dml.plan(model_keys=["mf"], quick=True, iterations=2), out)
+    dml.report("dml-all", runs, transfers, out)
+    return dml, out
 
 
 def test_every_scheme_and_collective_runs_every_iteration(study: tuple[ModuleType, Path]) -> None:

@@ -24,6 +24,15 @@ fn bad_arguments_exit_with_2_before_any_io() {
         vec!["client", "--server", "not-an-address"],
         vec!["client", "--server", "127.0.0.1:9", "--sizes", "weird:3"],
         vec!["bogus"],
+        vec!["client", "--server", "127.0.0.1:9", "-R", "-P", "2"],
+        vec![
+            "client",
+            "--server",
+            "127.0.0.1:9",
+            "-R",
+            "--sizes",
+            "cdf:x",
+        ],
         vec!["client", "--server", "127.0.0.1:9", "--gap-us", "exp:0"],
         vec!["client", "--server", "127.0.0.1:9", "--gap-us", "poisson:5"],
         vec!["client", "--server", "127.0.0.1:9", "--produce-mbps", "-1"],
@@ -183,4 +192,66 @@ fn parallel_connections_share_the_jobs() {
     assert_eq!(c["parallel"], 3);
     assert_eq!(c["jobs_completed"], 6);
     assert_eq!(s["jobs"], 6);
+}
+
+#[test]
+fn reverse_mode_the_server_sends_and_the_client_receives() {
+    // iperf3's -R: the client's plan runs from the server back to it
+    let (client, server) = server_and_client(
+        "4",
+        &[
+            "-R",
+            "--messages",
+            "6",
+            "--sizes",
+            "uniform:100:20000",
+            "--groups",
+            "1.0,0.5",
+            "-i",
+            "0.002",
+        ],
+    );
+    assert_eq!(
+        client.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&client.stderr)
+    );
+    assert_eq!(
+        server.status.code(),
+        Some(0),
+        "the server ends after 4 jobs sent"
+    );
+    let c: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&server.stdout).unwrap();
+    assert_eq!(c["mode"], "atp-client-reverse");
+    assert_eq!(
+        (c["jobs"].as_u64(), c["jobs_failed"].as_u64()),
+        (Some(4), Some(0))
+    );
+    assert_eq!(c["sender"]["jobs_completed"], 4, "the server's figures");
+    // 6 messages dealt over two groups: 3 each per job; MSR 1 delivers
+    // all of group 0, MSR 0.5 at least ceil(1.5) = 2 per job of group 1
+    let g = c["groups"].as_array().unwrap();
+    assert_eq!(
+        (g[0]["messages"].as_u64(), g[0]["delivered"].as_u64()),
+        (Some(12), Some(12))
+    );
+    assert_eq!(g[1]["messages"], 12);
+    assert!(g[1]["delivered"].as_u64().unwrap() >= 8, "{g:?}");
+    assert!(c["bytes_delivered"].as_u64().unwrap() > 0);
+    // the client's interval series counts the jobs it received
+    let jobs: u64 = c["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["jobs_completed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(jobs, 4);
+    // the server sent them and received none (the request is not a job)
+    assert_eq!(
+        (s["reverse_tests"].as_u64(), s["jobs_sent"].as_u64()),
+        (Some(1), Some(4))
+    );
+    assert_eq!(s["jobs"], 0);
 }

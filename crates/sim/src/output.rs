@@ -345,8 +345,8 @@ fn truncate(s: &str, n: usize) -> &str {
     }
 }
 
-/// Writes jobs.csv, flows.csv (if `flows`), queues.csv, summary.txt and
-/// summary.json under `dir`.
+/// Writes jobs.csv, flows.csv (if `flows`), queues.csv, trace.csv (if
+/// tracing), summary.txt and summary.json under `dir`.
 pub fn write_all(
     dir: &Path,
     sim: &Simulator,
@@ -467,6 +467,11 @@ pub fn write_all(
     }
     if let Some(a) = sim.adapter() {
         a.write_outputs(dir)?;
+    }
+    if let Some(t) = &sim.trace {
+        let mut w = BufWriter::new(std::fs::File::create(dir.join("trace.csv"))?);
+        t.write_csv(&mut w)?;
+        w.flush()?;
     }
     std::fs::write(dir.join("summary.txt"), summary.text())?;
     std::fs::write(dir.join("summary.json"), summary.json())?;

@@ -62,6 +62,14 @@ pub fn run_scenario(
         source: e,
     };
     if file.mode == "flow" {
+        if file.output.trace_packets.unwrap_or(0) > 0 {
+            return Err(scenario::invalid(
+                "output.trace_packets",
+                "the flow mode has no packets",
+                "0 in mode = \"flow\"",
+            )
+            .into());
+        }
         let mut b = scenario::build_fluid(file)?;
         if progress {
             eprintln!(

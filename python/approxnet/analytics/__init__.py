@@ -21,10 +21,11 @@ See docs/experiments/analytics.md.
 
 from __future__ import annotations
 
-from . import estimators, taxi
+from . import estimators, inputs, taxi
 from .accuracy import Accuracy, check_msr, next_fraction
 from .errors import AnalyticsError
 from .estimators import Estimate
+from .inputs import exact_sql, load_input, records_from_frame
 from .queries import Count, Mean, MeanBy, Quantile, Query, Sum, TopK, parse_query
 from .roles import Aggregator, RoundStat, Settings, Source, WindowResult
 from .runner import Run, run_virtual
@@ -54,8 +55,12 @@ __all__ = [
     "WindowResult",
     "check_msr",
     "estimators",
+    "exact_sql",
+    "inputs",
+    "load_input",
     "next_fraction",
     "parse_query",
+    "records_from_frame",
     "run_virtual",
     "taxi",
 ]

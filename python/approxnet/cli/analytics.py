@@ -14,7 +14,7 @@ import click
 import numpy as np
 
 from .._native import Config
-from ..analytics import Accuracy, AnalyticsError, Bottleneck, Settings, parse_query, taxi
+from ..analytics import Accuracy, AnalyticsError, Bottleneck, Settings, inputs, parse_query, taxi
 from ..analytics.demo import SCHEMES, Row, compare, default_queries, row_of_run, truths
 from ..analytics.runner import Run, run_virtual
 from .progress import bar, console, spinner
@@ -207,6 +207,21 @@ def group() -> None:
     callback=_msr,
     help="MSR of the rounds after the pilot (default: 1 - emax, seed 000 section 6).",
 )
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(dir_okay=False),
+    help="Your trips: a CSV or Parquet file (columns: see docs/python.md) instead of "
+    "--records generated ones.",
+)
+@click.option(
+    "--truth",
+    type=click.Choice(["auto", "duckdb", "numpy"]),
+    default="auto",
+    show_default=True,
+    help="Engine of the exact answers: DuckDB over the --input file (auto: when "
+    "installed), or numpy over the records.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
 def run(
     records: int,
@@ -223,6 +238,8 @@ def run(
     queries: tuple[str, ...],
     msr: float | None,
     round_msr: float | None,
+    input_path: str | None,
+    truth: str,
     as_json: bool,
 ) -> None:
     """One analytics job over ATP; prints every estimate with its error bound.
@@ -231,6 +248,7 @@ def run(
     Example:
       approxnet analytics run -n 100000 --emax 0.05 --query mean_by:distance:hour
       approxnet analytics run --mode loopback --query quantile:fare:0.5:hour --json
+      approxnet analytics run --input trips.parquet --query top_k:zone:10
     """
     try:
         qs = tuple(parse_query(q) for q in queries) or default_queries()
@@ -242,19 +260,43 @@ def run(
     settings = Settings(
         Accuracy(emax, confidence), qs, strata_field=strata, msr=msr, round_msr=round_msr
     )
-    data = taxi.generate(records, seed=seed)
+    ctx = click.get_current_context()
+    if input_path is not None:
+        if ctx.get_parameter_source("records") == click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("give --records or --input, not both")
+        try:
+            data = inputs.load_input(input_path)
+        except AnalyticsError as e:
+            raise click.BadParameter(str(e), param_hint="--input") from None
+        records = len(data)
+    else:
+        if truth == "duckdb":
+            raise click.UsageError("--truth duckdb reads the --input file: give --input")
+        data = taxi.generate(records, seed=seed)
     parts = taxi.partition(data, sources)
     r = _execute(
         f"analytics ({mode})", mode, parts, settings, rate_gbps, loss, line_rate_gbps, seed, quiet
     )
-    truth = truths(data, qs, strata)
-    row = row_of_run(r, mode, qs, truth, emax)
+    engine = "numpy"
+    if input_path is not None and truth != "numpy":
+        try:
+            exact = inputs.exact_sql(input_path, qs)
+            engine = "duckdb"
+        except AnalyticsError:
+            if truth == "duckdb":
+                raise
+    if engine == "numpy":
+        exact = truths(data, qs, strata)
+    truth_of = exact
+    row = row_of_run(r, mode, qs, truth_of, emax)
     res = r.results[-1]
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "summary": row.flat(),
+                    "truth_engine": engine,
+                    "input": input_path,
                     "rounds": [
                         {
                             "round": s.round,
@@ -282,14 +324,14 @@ def run(
                 e.value,
                 e.half_width,
                 e.rel_bound,
-                truth[q.name].get(k, math.nan),
-                e.rel_error(truth[q.name][k]) if k in truth[q.name] else math.nan,
+                truth_of[q.name].get(k, math.nan),
+                e.rel_error(truth_of[q.name][k]) if k in truth_of[q.name] else math.nan,
             ]
             for k, e in est.items()
         ]
         _table(
             f"{q.name} ({', '.join(q.fields())})",
-            ["key", "estimate", "+-", "bound", "exact", "error"],
+            ["key", "estimate", "+-", "bound", f"exact ({engine})", "error"],
             rows,
         )
     _table(

@@ -74,8 +74,8 @@ def command(
     only: str,
     quiet: bool,
 ) -> None:
-    """Reproduce a seed FIGURE (fig5 ... fig14, dml, interconnect/fig6 ...
-    interconnect/fig11: its runs) or a
+    """Reproduce a seed FIGURE (fig5 ... fig14, dml-table1, dml-fig3,
+    dml-fig4, interconnect/fig6 ... interconnect/fig11: its runs) or a
     STUDY (a scenario shipped with the package, e.g. netapprox/demo: its
     sweep) through the simulator, and write table.csv, table.md and
     plot.png (default under results/repro/).
@@ -87,6 +87,7 @@ def command(
     Examples:
       approxnet repro --list
       approxnet repro fig5 --quick
+      approxnet repro dml-table1 --quick
       approxnet repro netapprox/fig6_fbhd --quick --only atp-full-0.5-L0.5,dctcp-es-0.5-L0.5
       approxnet repro netapprox/demo --out results/repro/demo
       approxnet repro interconnect/fig6 --quick
@@ -192,7 +193,9 @@ def _figure(
             fig.name, dest, quick=quick, only=only, sets=sets, workers=workers, on_run=step
         )
     cols = ["run", "cls", "scheme", "msr", "load", "done", "jobs", "jct_mean_us", "jct_p99_us"]
-    if console.is_terminal:
+    if fig.kind == "training":
+        click.echo(res.table_md.read_text())
+    elif console.is_terminal:
         t = Table(title=fig.title)
         for c in cols:
             t.add_column(c)

@@ -2,7 +2,10 @@
 
 * :func:`bounded_loss_hook` / :class:`BoundedLossState` — a DDP
   communication hook that all-reduces each gradient bucket over approxnet's
-  transport between the ranks' own UDP sockets (:mod:`.hook`);
+  transport between the ranks' own UDP sockets, asynchronously on one
+  communication thread per rank; under torchrun
+  :meth:`BoundedLossState.from_process_group` finds the ranks' addresses
+  (:mod:`.hook`; a runnable recipe: :mod:`.ddp_example`);
 * policies: :class:`UniformLoss` (seed 001: one loss bound ``p``, MSR =
   ``1 - p``) and :class:`MagnitudeGroups` (seed 000 §6: gradient groups by
   magnitude, each with its own MSR) (:mod:`.policy`);
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from .allreduce import FILLS, allreduce
 from .exchange import Exchange, Received
-from .hook import BoundedLossState, bounded_loss_hook, runtime_config
+from .hook import BoundedLossState, CommThread, bounded_loss_hook, runtime_config
 from .policy import MagnitudeGroups, Policy, UniformLoss
 from .telemetry import BucketTelemetry, StepTelemetry
 from .transform import TRANSFORMS, make_transform
@@ -31,6 +34,7 @@ __all__ = [
     "TRANSFORMS",
     "BoundedLossState",
     "BucketTelemetry",
+    "CommThread",
     "Exchange",
     "MagnitudeGroups",
     "Policy",

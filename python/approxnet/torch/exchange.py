@@ -159,6 +159,28 @@ class Exchange:
 
     # -- set-up ---------------------------------------------------------------
 
+    @property
+    def local_addr(self) -> str:
+        """The address this rank's endpoint is bound to (its real port when
+        it was given port 0)."""
+        return str(self.ep.local_addr)
+
+    def set_addresses(self, addresses: list[str]) -> None:
+        """Every rank's address, learnt after binding (e.g. from the process
+        group, :meth:`BoundedLossState.from_process_group`); before
+        :meth:`connect_all`. This rank's entry must be its bound address."""
+        if len(addresses) != self.world:
+            raise TransferError(f"{len(addresses)} addresses for {self.world} ranks")
+        if addresses[self.rank] != self.local_addr:
+            raise TransferError(
+                f"rank {self.rank}: address {addresses[self.rank]} is not the bound "
+                f"{self.local_addr}"
+            )
+        if len(set(addresses)) != len(addresses):
+            raise TransferError(f"two ranks share an address: {addresses}")
+        self.addresses = list(addresses)
+        self._by_addr = {a: i for i, a in enumerate(addresses)}
+
     def connect_all(self) -> None:
         """Connects to every peer and exchanges a reliable hello with each;
         returns once every peer's hello arrived (so every peer is connected)."""

@@ -3,7 +3,9 @@
 use super::cpu::process_cpu_seconds;
 use super::interval::Intervals;
 use super::produce::{Feed, GapRng, Production};
+use super::receive::Tally;
 use super::report::{cpu_per_gb, gbps, obj, quantile, Json};
+use super::reverse;
 use super::sizes::Sizes;
 use crate::{Endpoint, EpochSample, RuntimeConfig};
 use approxnet_proto::event::Role;
@@ -12,7 +14,7 @@ use approxnet_proto::rng::Rng;
 use approxnet_proto::stats::DropReason;
 use approxnet_proto::{ConnectionHandle, Event, JobSpec, Pushed};
 use serde_json::json;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -39,6 +41,11 @@ pub(crate) struct ClientPlan {
     pub(crate) print_intervals: bool,
     /// Connections to the server, each with its own `window` of jobs (`-P`).
     pub(crate) parallel: usize,
+    /// `--gap-us` / `--produce-mbps` as given (a reverse request carries them).
+    pub(crate) gap_spec: Option<String>,
+    pub(crate) produce_spec: Option<String>,
+    /// The server sends, the client receives (`-R`).
+    pub(crate) reverse: bool,
 }
 
 #[derive(Default)]
@@ -156,15 +163,33 @@ pub(crate) fn client(
     plan: ClientPlan,
 ) -> Result<Json, String> {
     let mut ep = Endpoint::bind(bind, cfg).map_err(|e| e.to_string())?;
-    let cpu0 = process_cpu_seconds();
     // -P: several connections, each with its own rate control and window
-    let mut conns: Vec<(ConnectionHandle, usize)> = Vec::with_capacity(plan.parallel);
+    let mut conns = Vec::with_capacity(plan.parallel);
     for _ in 0..plan.parallel.max(1) {
         let h = ep
             .connect(plan.server)
             .map_err(|e| format!("connect {}: {e}", plan.server))?;
-        conns.push((h, 0));
+        conns.push(h);
     }
+    let report = send_jobs(&mut ep, &conns, &plan)?;
+    for &h in &conns {
+        let _ = ep.close(h);
+    }
+    let _ = ep.finish(Duration::from_secs(2));
+    Ok(report)
+}
+
+/// Sends the planned jobs over `conns` (connected) until the plan's
+/// duration or job count is reached and every job in flight ended; the
+/// sender's report. Events of other connections are dropped. Also the
+/// server's side of a reverse (`-R`) test.
+pub(crate) fn send_jobs(
+    ep: &mut Endpoint,
+    conns: &[ConnectionHandle],
+    plan: &ClientPlan,
+) -> Result<Json, String> {
+    let cpu0 = process_cpu_seconds();
+    let mut conns: Vec<(ConnectionHandle, usize)> = conns.iter().map(|&h| (h, 0)).collect();
     let mut rng = Rng::new(plan.seed);
     let mut gaps = GapRng::new(plan.gap_seed);
     // jobs in flight: their bytes and the index of their connection
@@ -196,7 +221,7 @@ pub(crate) fn client(
                 break;
             };
             let h = conns[ci].0;
-            let b = build_job(&plan, &mut rng, &mut gaps)?;
+            let b = build_job(plan, &mut rng, &mut gaps)?;
             // The job starts with its first message's production.
             let t0 = Instant::now();
             let job = match ep.send_job(h, b.spec) {
@@ -205,7 +230,7 @@ pub(crate) fn client(
                     // The connection is gone: report why (the core's
                     // reason, not the refusal that followed) and still
                     // write the report of what ran.
-                    let why = lost_reason(&mut ep).unwrap_or_else(|| format!("send_job: {e}"));
+                    let why = lost_reason(ep).unwrap_or_else(|| format!("send_job: {e}"));
                     first_error.get_or_insert(why);
                     failed += inflight.len() as u64 + 1;
                     inflight.clear();
@@ -224,8 +249,8 @@ pub(crate) fn client(
         if inflight.is_empty() {
             break;
         }
-        if let Err(e) = push_due(&mut ep, &mut feeds) {
-            let why = lost_reason(&mut ep).unwrap_or(e);
+        if let Err(e) = push_due(ep, &mut feeds) {
+            let why = lost_reason(ep).unwrap_or(e);
             first_error.get_or_insert(why);
             failed += inflight.len() as u64;
             inflight.clear();
@@ -297,7 +322,7 @@ pub(crate) fn client(
                     }
                 }
             }
-            Some((_, Event::ConnectionLost { reason })) => {
+            Some((h, Event::ConnectionLost { reason })) if conns.iter().any(|c| c.0 == h) => {
                 first_error.get_or_insert(format!("connection lost: {reason}"));
                 failed += inflight.len() as u64;
                 inflight.clear();
@@ -309,10 +334,6 @@ pub(crate) fn client(
     }
     let elapsed = origin.elapsed().as_secs_f64();
     let intervals = intervals.finish();
-    for &(h, _) in &conns {
-        let _ = ep.close(h);
-    }
-    let _ = ep.finish(Duration::from_secs(2));
     let cpu = process_cpu_seconds() - cpu0;
 
     jcts.sort_by(f64::total_cmp);
@@ -389,7 +410,7 @@ pub(crate) fn client(
         ("timeline", timeline),
         ("cpu_s", json!(cpu)),
         ("cpu_s_per_gb", json!(cpu_per_gb(cpu, bytes_delivered))),
-        ("runtime", runtime_json(&ep)),
+        ("runtime", runtime_json(ep)),
     ]))
 }
 
@@ -476,8 +497,10 @@ fn drop_name(r: DropReason) -> &'static str {
     }
 }
 
-/// Serves jobs; stops after `max_jobs` receiver completions or `idle`
-/// without events, counted from startup (`None`: never).
+/// Serves jobs; stops after `max_jobs` jobs (received, or sent to a
+/// reverse client) or `idle` without events, counted from startup
+/// (`None`: never). A reverse (`-R`) request is served at once, over its
+/// connection, before anything else.
 pub(crate) fn server(
     bind: SocketAddr,
     cfg: RuntimeConfig,
@@ -487,14 +510,11 @@ pub(crate) fn server(
     let mut ep = Endpoint::bind(bind, cfg).map_err(|e| e.to_string())?;
     eprintln!("approxnet-perf server on {}", ep.local_addr());
     let cpu0 = process_cpu_seconds();
-    let (mut jobs, mut msgs, mut abandoned, mut bytes, mut damaged) =
-        (0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut first: Option<Instant> = None;
+    let mut tally = Tally::default();
+    let (mut reverse_tests, mut jobs_sent, mut bytes_sent) = (0u64, 0u64, 0u64);
+    let mut control_jobs: HashSet<(ConnectionHandle, u32)> = HashSet::new();
     let mut last = Instant::now();
-    let mut failed = 0u64;
-    let mut job_bytes = 0u64;
-    let mut groups: BTreeMap<u16, GroupTotals> = BTreeMap::new();
-    while jobs < max_jobs {
+    while tally.jobs + jobs_sent < max_jobs {
         // `last` starts at startup, so an idle limit also ends a server
         // that never hears from a client.
         let wait = match idle {
@@ -507,80 +527,59 @@ pub(crate) fn server(
             }
             None => Some(Duration::from_secs(1)),
         };
-        let Some((_, ev)) = ep.next_event(wait).map_err(|e| e.to_string())? else {
+        let Some((h, ev)) = ep.next_event(wait).map_err(|e| e.to_string())? else {
             continue;
         };
         last = Instant::now();
-        first.get_or_insert(last);
-        match ev {
-            Event::MessageDelivered {
-                payload,
-                damaged: d,
-                ..
-            } => {
-                msgs += 1;
-                bytes += payload.len() as u64;
-                damaged += u64::from(d);
-            }
-            Event::MessageAbandoned { .. } => abandoned += 1,
-            Event::JobComplete {
-                role: Role::Receiver,
-                outcome,
-                ..
-            } => {
-                jobs += 1;
-                match outcome {
-                    Ok(r) => {
-                        let m: u64 = r.groups.iter().map(|g| u64::from(g.messages)).sum();
-                        let d: u64 = r.groups.iter().map(|g| u64::from(g.delivered)).sum();
-                        job_bytes += (r.bytes as f64 * d as f64 / m.max(1) as f64) as u64;
-                        for g in &r.groups {
-                            let t = groups.entry(g.id).or_default();
-                            t.messages += u64::from(g.messages);
-                            t.must += u64::from(g.must_deliver);
-                            t.delivered += u64::from(g.delivered);
-                            t.abandoned += u64::from(g.abandoned);
+        match &ev {
+            Event::TensorReady { job, data, .. } => {
+                control_jobs.insert((h, *job));
+                let Some(peer) = ep.core().peer(h) else {
+                    continue;
+                };
+                let plan = reverse::control(data)
+                    .filter(|v| v["approxnet_perf"] == "reverse")
+                    .ok_or_else(|| "not a reverse request".to_string())
+                    .and_then(|v| reverse::plan_of(&v, peer));
+                match plan {
+                    Ok(plan) => {
+                        eprintln!("approxnet-perf server: reverse test for {peer}");
+                        match reverse::serve(&mut ep, h, &plan) {
+                            Ok(r) => {
+                                reverse_tests += 1;
+                                jobs_sent += r["jobs_completed"].as_u64().unwrap_or(0);
+                                bytes_sent += r["bytes_delivered"].as_u64().unwrap_or(0);
+                            }
+                            Err(e) => eprintln!("approxnet-perf server: reverse test: {e}"),
                         }
                     }
-                    Err(_) => failed += 1,
+                    Err(e) => eprintln!("approxnet-perf server: {peer}: refused: {e}"),
                 }
+                last = Instant::now();
             }
-            _ => {}
+            Event::JobComplete {
+                job,
+                role: Role::Receiver,
+                ..
+            } if control_jobs.remove(&(h, *job)) => {}
+            _ => {
+                tally.on(&ev);
+            }
         }
     }
-    let active = first.map_or(0.0, |f| last.duration_since(f).as_secs_f64());
-    // Without kept payloads, delivered bytes come from the job reports.
-    let bytes = if bytes == 0 { job_bytes } else { bytes };
     let cpu = process_cpu_seconds() - cpu0;
-    let group_json = Json::Array(
-        groups
-            .iter()
-            .map(|(id, t)| {
-                obj(vec![
-                    ("id", json!(u64::from(*id))),
-                    ("messages", json!(t.messages)),
-                    ("delivered", json!(t.delivered)),
-                    (
-                        "delivered_fraction",
-                        json!(t.delivered as f64 / t.messages.max(1) as f64),
-                    ),
-                ])
-            })
-            .collect(),
-    );
-    Ok(obj(vec![
-        ("mode", json!("atp-server")),
-        ("jobs", json!(jobs)),
-        ("jobs_failed", json!(failed)),
-        ("messages_delivered", json!(msgs)),
-        ("messages_abandoned", json!(abandoned)),
-        ("messages_damaged", json!(damaged)),
-        ("bytes_delivered", json!(bytes)),
-        ("active_s", json!(active)),
-        ("goodput_gbps", json!(gbps(bytes, active))),
-        ("groups", group_json),
+    let mut fields = vec![("mode", json!("atp-server"))];
+    fields.extend(tally.fields());
+    fields.extend([
+        ("reverse_tests", json!(reverse_tests)),
+        ("jobs_sent", json!(jobs_sent)),
+        ("bytes_sent", json!(bytes_sent)),
         ("cpu_s", json!(cpu)),
-        ("cpu_s_per_gb", json!(cpu_per_gb(cpu, bytes))),
+        (
+            "cpu_s_per_gb",
+            json!(cpu_per_gb(cpu, tally.bytes() + bytes_sent)),
+        ),
         ("runtime", runtime_json(&ep)),
-    ]))
+    ]);
+    Ok(obj(fields))
 }

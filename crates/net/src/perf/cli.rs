@@ -22,6 +22,11 @@ every group holds ceil(MSR N): the rest is never sent (bytes_unsent;
 bytes_unproduced of it not produced by then). JCT runs from the first
 message's production to the sender's JobComplete.
 
+Reverse (-R): the client sends its plan, the server runs it back over the
+same connection (one reverse test at a time) and sends its sender figures
+at the end; the client reports what it received, with those figures under
+`sender`.
+
 The client reports goodput, measured loss, delivered fraction per group, JCT
 percentiles, retransmissions, time per switch queue, one line per interval
 (-i) and, in --json only, a sampled TLR / rate / queue timeline.
@@ -30,6 +35,7 @@ Exit: 0 ok, 1 run failed, 2 bad arguments.
 Examples:
   approxnet-perf server                                   # stays up for every client
   approxnet-perf client -c 10.0.0.2:7700 --msr 0.5 -t 10 -i 1
+  approxnet-perf client -c 10.0.0.2:7700 -R --msr 0.5 -t 10   # the server sends
   approxnet-perf client -c 10.0.0.2:7700 --groups 1.0,0.5 --gap-us exp:50 --json";
 
 /// approxnet-perf: iperf-like load for the approxnet runtime.
@@ -171,6 +177,10 @@ pub(crate) struct ClientArgs {
     /// Production rate, Mbit/s (gaps = message size at this rate).
     #[arg(long)]
     produce_mbps: Option<String>,
+    /// Reverse mode: the server sends the jobs described here and the client
+    /// receives them (iperf3's -R).
+    #[arg(short = 'R', long)]
+    reverse: bool,
     /// Seeds the production gaps alone (default: --seed, else 1).
     #[arg(long)]
     gap_seed: Option<u64>,
@@ -230,7 +240,7 @@ pub(crate) enum Command {
     Client {
         bind: SocketAddr,
         cfg: RuntimeConfig,
-        plan: ClientPlan,
+        plan: Box<ClientPlan>,
     },
     TcpServer(SocketAddr),
     TcpClient {
@@ -353,6 +363,14 @@ impl Mode {
                     return Err("--precise: a fraction in [0, 1]".into());
                 }
                 let production = Production::parse(a.gap_us.as_deref(), a.produce_mbps.as_deref())?;
+                if a.reverse && a.parallel > 1 {
+                    return Err(
+                        "--reverse with --parallel > 1 is not supported (one connection)".into(),
+                    );
+                }
+                if a.reverse && a.sizes.starts_with("cdf:") {
+                    return Err("--reverse: --sizes cdf:PATH names a file on this host; give fixed:N or uniform:A:B".into());
+                }
                 let plan = ClientPlan {
                     server: a.server,
                     groups,
@@ -370,11 +388,14 @@ impl Mode {
                     interval: interval(a.interval)?,
                     print_intervals: !json,
                     parallel: a.parallel as usize,
+                    gap_spec: a.gap_us,
+                    produce_spec: a.produce_mbps,
+                    reverse: a.reverse,
                 };
                 Command::Client {
                     bind: a.bind,
                     cfg,
-                    plan,
+                    plan: Box::new(plan),
                 }
             }
             Mode::TcpServer(a) => Command::TcpServer(a.bind),

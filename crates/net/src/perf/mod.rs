@@ -5,12 +5,13 @@
 //! approxnet-perf client -c ADDR [--msr 1.0 | --groups 1.0,0.5] [--sizes fixed:65536]
 //!                [--messages 64] [-t 5] [-i SECS] [--jobs N] [--window 2] [--precise 1.0]
 //!                [--line-rate-gbps 10] [--seed S] [--udplite] [-J]
-//!                [--gap-us none | fixed:US | exp:US | --produce-mbps R] [--gap-seed S]
+//!                [--gap-us none | fixed:US | exp:US | --produce-mbps R] [--gap-seed S] [-R]
 //! approxnet-perf tcp-server [-B 0.0.0.0:7701] [-J]
 //! approxnet-perf tcp-client -c ADDR [-t 5] [-i SECS] [--cc cubic] [-J]
 //! ```
 //! Options follow iperf3 where it has one (`-c`, `-B`, `-t`, `-i`, `-J`);
-//! a server stays up across clients unless `--jobs` / `--idle` end it. The
+//! a server stays up across clients unless `--jobs` / `--idle` end it;
+//! `client -R` reverses the direction (the server sends). The
 //! client prints goodput, measured loss, delivered fraction per group, JCT
 //! percentiles, retransmissions, the time spent in each switch queue and one
 //! line per interval; `--json` prints one JSON object that also carries the
@@ -26,7 +27,9 @@ mod cli;
 mod cpu;
 mod interval;
 mod produce;
+mod receive;
 mod report;
+mod reverse;
 mod sizes;
 mod tcp;
 
@@ -43,7 +46,8 @@ fn run(cmd: Command, json: bool) -> Result<Json, String> {
             jobs,
             idle,
         } => atp::server(bind, cfg, jobs, idle),
-        Command::Client { bind, cfg, plan } => atp::client(bind, cfg, plan),
+        Command::Client { bind, cfg, plan } if plan.reverse => reverse::client(bind, cfg, *plan),
+        Command::Client { bind, cfg, plan } => atp::client(bind, cfg, *plan),
         Command::TcpServer(bind) => tcp::server(bind),
         Command::TcpClient {
             server,

@@ -1,6 +1,7 @@
 //! Moving packets: serialisation end, propagation, switching, delivery.
 
 use super::adapter::HostIo;
+use super::trace::TraceEvent;
 use super::Simulator;
 use crate::event::Ev;
 use crate::fabric::link::{any_error, flip_bits};
@@ -21,6 +22,7 @@ impl Simulator {
     fn enqueue(&mut self, now: Instant, port: u32, id: PktId) {
         if let Offer::Dropped(victim) = self.net.offer(port, id, &mut self.pool) {
             self.counters.drops += 1;
+            self.trace_event(now, TraceEvent::Drop, port, victim);
             self.lose(now, victim);
         }
         self.kick(now, port);
@@ -56,6 +58,7 @@ impl Simulator {
         let Some(e) = self.net.start_next(port) else {
             return;
         };
+        self.trace_event(now, TraceEvent::Tx, port, e.id);
         if self.blocked_hosts > 0 {
             self.nic_drained(now, port);
         }
@@ -141,6 +144,7 @@ impl Simulator {
                     0 => {
                         // unreachable destination: count as a drop
                         self.counters.drops += 1;
+                        self.trace_event(now, TraceEvent::Drop, node, id);
                         self.lose(now, id);
                         return;
                     }
@@ -157,6 +161,7 @@ impl Simulator {
     }
 
     fn deliver(&mut self, now: Instant, host: u32, id: PktId) {
+        self.trace_event(now, TraceEvent::Recv, host, id);
         let p = self.pool.get(id);
         if p.dst != host {
             self.counters.stale += 1;

@@ -13,6 +13,7 @@ mod follow;
 mod forward;
 mod produce;
 mod sample;
+pub mod trace;
 mod training;
 
 use crate::event::{Ev, EventList};
@@ -27,6 +28,7 @@ use approxnet_proto::rng::Rng;
 use approxnet_proto::time::{Duration, Instant};
 pub use follow::{QueueFollow, QueueShift};
 pub use sample::{QueueSample, SamplePorts};
+pub use trace::{PacketTrace, TraceEvent};
 pub use training::TrainingRun;
 
 /// Whole-run counters.
@@ -110,6 +112,8 @@ pub struct Simulator {
     sample_every: Option<Duration>,
     sample_ports: Vec<u32>,
     progress: Option<Progress>,
+    /// The packet trace, when `[output] trace_packets` asks for one.
+    pub trace: Option<Box<PacketTrace>>,
 }
 
 impl Simulator {
@@ -148,6 +152,7 @@ impl Simulator {
             sample_every: None,
             sample_ports: Vec::new(),
             progress: None,
+            trace: None,
         }
     }
 

@@ -6,6 +6,9 @@ use super::switch::{switch_config, DEFAULT_BUFFER_KB, DEFAULT_QUEUES};
 use super::{invalid, positive, us, ScenarioError};
 use crate::atp::{AtpAdapter, AtpSetup};
 use crate::engine::SamplePorts;
+
+/// The most packet events a trace may keep (`output.trace_packets`).
+const MAX_TRACE: u64 = 50_000_000;
 use crate::fabric::link::LinkSpec;
 use crate::fabric::port::PortConfig;
 use crate::fabric::routing::Ecmp;
@@ -321,6 +324,16 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
     if every > 0.0 {
         sim.sample_queues(which, us(every));
     }
+    // 40 bytes a row in memory: the cap keeps a trace under ~2 GB
+    let trace = o.trace_packets.unwrap_or(0);
+    if trace > MAX_TRACE {
+        return Err(invalid(
+            "output.trace_packets",
+            format!("{trace}"),
+            format!("0 (off) to {MAX_TRACE}"),
+        ));
+    }
+    sim.trace_packets(trace as usize);
     Ok(Built {
         sim,
         classes,

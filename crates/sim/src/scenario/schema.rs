@@ -367,6 +367,9 @@ pub struct OutputFile {
     pub queue_ports: Option<String>,
     /// Write flows.csv (default true).
     pub flows: Option<bool>,
+    /// Record the first N packet events (tx, drop, recv) in trace.csv
+    /// (packet mode; default 0: off).
+    pub trace_packets: Option<u64>,
 }
 
 /// One `[[training]]` job (seed 001: compute + communication phases with
