@@ -104,8 +104,8 @@ FIGURES: dict[str, Figure] = {
         Figure("fig14", "netapprox/fig14_fairness", "Seed 000 Fig. 14: fairness between jobs"),
         Figure("iw", "netapprox/fig5_fbkv", "The baselines' initial window, 2 (ns-2) vs 10"),
         Figure("fbhdgap", "netapprox/fig6_fbhd", "FBHD's production gap, 39 / 78 / 156 us"),
-        Figure("fig5bound", "netapprox/fig5_fbkv", "Fig. 5's jobs on an ideal network: the JCT floor"),
-        Figure("fig6bound", "netapprox/fig6_fbhd", "Fig. 6's jobs on an ideal network: the JCT floor"),
+        Figure("fig5bound", "netapprox/fig5_fbkv", "Fig. 5's jobs, ideal network: the JCT floor"),
+        Figure("fig6bound", "netapprox/fig6_fbhd", "Fig. 6's jobs, ideal network: the JCT floor"),
         Figure("dml", "netapprox/dml_seed001", "Seed 001 section 3.1: bounded loss on DCTCP-ES"),
         Figure("dmltrain", "netapprox/dml_training", "Seed 001: parameter-server training jobs"),
         Figure(
