@@ -106,6 +106,12 @@ FIGURES: dict[str, Figure] = {
         Figure("fbhdgap", "netapprox/fig6_fbhd", "FBHD's production gap, 39 / 78 / 156 us"),
         Figure("fig5bound", "netapprox/fig5_fbkv", "Fig. 5's jobs, ideal network: the JCT floor"),
         Figure("fig6bound", "netapprox/fig6_fbhd", "Fig. 6's jobs, ideal network: the JCT floor"),
+        Figure(
+            "tbexp1",
+            "netapprox/testbed_exp1",
+            "The testbed's experiment 1 (production-limited job, tiny queues)",
+            quick_changes=False,
+        ),
         Figure("dml", "netapprox/dml_seed001", "Seed 001 section 3.1: bounded loss on DCTCP-ES"),
         Figure("dmltrain", "netapprox/dml_training", "Seed 001: parameter-server training jobs"),
         Figure(
@@ -207,6 +213,13 @@ def plan(name: str, quick: bool = False) -> list[Run]:
         return list(_sweep(fig.study, BASELINES, MSRS, extra=q, loads=LOADS[name]))
     if name in ("fig5bound", "fig6bound"):
         return list(_bound(fig.study, LOADS[name.removesuffix("bound")], q))
+    if name == "tbexp1":
+        schemes = ("atp-full", "dctcp-es", "dctcp-ss", "udp")
+        return [
+            Run(f"{r.label}-s{seed}", r.study, (*r.sets, f"seed={seed}"))
+            for seed in (1, 2, 3)
+            for r in _sweep(fig.study, schemes, MSRS)
+        ]
     if name == "iw":
         return [
             Run(f"{r.label}-iw{iw}", r.study, (*r.sets, f"transport.init_cwnd_pkts={iw}"))
