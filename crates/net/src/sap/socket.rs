@@ -175,6 +175,7 @@ impl SapSocket {
         while let Some((_, ev)) = self.ep.poll_event() {
             self.take(ev);
         }
+        self.wait_for_room()?;
         match pushed {
             Ok(Pushed::Queued(_)) => Ok(()),
             // The stream filled a group: end it, wait until its precise
@@ -189,6 +190,25 @@ impl SapSocket {
             Ok(Pushed::JobComplete) => Err(SapError::Closed),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Drives I/O while more than `max_waiting` datagrams wait to leave
+    /// (back-pressure: pacing and the in-flight cap set the pace). A lost
+    /// connection ends the wait; the next call reports it.
+    fn wait_for_room(&mut self) -> Result<(), SapError> {
+        while self.lost.is_none()
+            && self
+                .ep
+                .core()
+                .waiting_messages(self.conn)
+                .is_some_and(|w| w > self.cfg.max_waiting)
+        {
+            self.ep.drive(Some(Duration::from_millis(10)))?;
+            while let Some((_, ev)) = self.ep.poll_event() {
+                self.take(ev);
+            }
+        }
+        Ok(())
     }
 
     /// This side's stream, opened on first use: both groups announced with
