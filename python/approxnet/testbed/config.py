@@ -56,7 +56,7 @@ DEFAULT_SWITCH = "sw"
 
 
 #: Link modes of approxnet-link (crates/net/src/bin/approxnet-link/arq.rs).
-WIRELESS_MODES = ("integrity", "approximate")
+WIRELESS_MODES = ("integrity", "approximate", "sap")
 #: Channel kinds and how many probabilities each takes.
 WIRELESS_CHANNELS = {"ber": 1, "ge": 4}
 
@@ -65,7 +65,8 @@ WIRELESS_CHANNELS = {"ber": 1, "ge": 4}
 class Wireless:
     """An error-prone access link emulated by approxnet-link (seed 002)."""
 
-    #: "integrity" (link-layer ARQ) or "approximate" (damaged frames delivered).
+    #: "integrity" (link-layer ARQ), "approximate" (damaged frames delivered)
+    #: or "sap" (approximate for partially covered UDP-Lite frames only).
     mode: str
     #: approxnet-link --channel: "ber:P" or "ge:GOOD:BAD:P_GB:P_BG".
     channel: str

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! approxnet-link --a-netns NS --a-dev DEV --b-netns NS --b-dev DEV
-//!     [--mode integrity|approximate] [--channel ber:P | ge:GOOD:BAD:P_GB:P_BG | flip-at:N[:MIN]]
+//!     [--mode integrity|approximate|sap] [--channel ber:P | ge:GOOD:BAD:P_GB:P_BG | flip-at:N[:MIN]]
 //!     [--rate-mbps R] [--overhead-bytes B] [--retry-limit 7] [--damage both|a-to-b|b-to-a]
 //!     [--seed S] [--stats PATH]
 //! ```
@@ -51,7 +51,9 @@ struct Cli {
     #[arg(long)]
     b_dev: String,
     /// integrity: damaged frames are retried (airtime each) up to
-    /// --retry-limit, then dropped; approximate: one try, delivered as received.
+    /// --retry-limit, then dropped; approximate: one try, delivered as
+    /// received; sap: approximate for UDP-Lite frames with partial checksum
+    /// coverage, integrity for the rest (seed 002's driver).
     #[arg(long, default_value = "integrity")]
     mode: String,
     /// ber:P (independent bit errors), ge:GOOD:BAD:P_GB:P_BG
