@@ -5,8 +5,10 @@ A wired server (`approxnet.sap.webserver`) and a wireless client at
 54 Mbit/s. The client fetches a generated JPEG image and a random binary
 file over TCP, precise SAP (`X-SAP-Force-Precise`) and approximate SAP
 (`X-SAP-Approx`) at rising BER. TCP and precise SAP run over an integrity
-(ARQ) link, approximate SAP over an approximate link (the paper's SAP
-driver turns retries off for approximate frames only). Reported: transfer
+(ARQ) link, approximate SAP over the per-frame ("sap") link: ARQ for every
+frame but UDP-Lite frames with partial coverage (the paper's SAP driver
+turns retries off for approximate frames only), so its handshake, ACKs,
+FIN and a JPEG's header (sent precise) are retried as TCP's frames are. Reported: transfer
 time (request sent to the last datagram, after the sender's FIN), chunks
 lost, and the image's PSNR against the original (decoded; "undecodable"
 when the damaged JPEG does not decode). Root only.
@@ -21,6 +23,7 @@ import argparse
 import io
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -71,7 +74,7 @@ def psnr(original: bytes, received: bytes) -> float | None:
 
 
 def run(mode: str, ber: float, files: Path, reps: int, seed: int) -> list[dict[str, Any]]:
-    link = "approximate" if mode == "sap-approx" else "integrity"
+    link = "sap" if mode == "sap-approx" else "integrity"
     rows = []
     py = [sys.executable, "-m", "approxnet.sap.webserver"]
     with tbm.up(wireless_testbed("sapweb", RATE_MBPS, link, ber, seed)) as tb:
@@ -143,6 +146,7 @@ def main() -> int:
         files.chmod(0o755)
         make_files(files, a.seed)
         print(f"image {len((files / 'image.jpg').read_bytes())} B, blob 1048576 B")
+        print(f"load average at the start: {os.getloadavg()}")
         print(f"{'BER':>7} {'mode':>11} {'file':>9} | median s | lost chunks | exact | PSNR dB")
         for ber in BERS:
             for mode in MODES:
@@ -162,6 +166,7 @@ def main() -> int:
                         f"{sum(r['exact'] for r in rs)}/{len(rs)} | {pstr}",
                         flush=True,
                     )
+    print(f"load average at the end: {os.getloadavg()}")
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "filetransfer.json").write_text(json.dumps(rows, indent=1, default=str) + "\n")

@@ -303,14 +303,32 @@ impl SapSocket {
 
     /// Ends this side's stream at what was sent and waits up to `timeout`
     /// until every precise datagram of it is acknowledged (approximate ones
-    /// are not waited for). A later send opens a new stream.
+    /// are not waited for). Later sends go in a new stream, announced
+    /// before the old one ends: an open stream keeps the connection
+    /// watched (the sender's keepalives, the receiver's idle timer), so a
+    /// peer that falls silent after a flush — its FIN lost on the link,
+    /// say — is reported within the idle timeout instead of never.
     pub fn flush(&mut self, timeout: Duration) -> Result<(), CloseError> {
+        self.end_stream(timeout, true)
+    }
+
+    /// [`SapSocket::flush`]; `reopen`: announce the next stream first.
+    fn end_stream(&mut self, timeout: Duration, reopen: bool) -> Result<(), CloseError> {
         if let Some(f) = &self.lost {
             return Err(CloseError::Lost(f.clone()));
         }
         let Some(job) = self.tx_job.take() else {
             return Ok(());
         };
+        if reopen {
+            if let Err(e) = self.stream() {
+                return Err(match e {
+                    SapError::Io(i) => CloseError::Io(i),
+                    SapError::Lost(f) => CloseError::Lost(f),
+                    _ => CloseError::Lost(JobFailure::Reset),
+                });
+            }
+        }
         if let Err(e) = self.ep.end_stream(self.conn, job) {
             return match e {
                 crate::SendJobError::Io(i) => Err(CloseError::Io(i)),
@@ -330,7 +348,7 @@ impl SapSocket {
     /// meanwhile stay readable with [`SapSocket::recv`].
     pub fn close(&mut self, timeout: Duration) -> Result<(), CloseError> {
         let deadline = Instant::now() + timeout;
-        self.flush(timeout)?;
+        self.end_stream(timeout, false)?;
         self.closed = true;
         self.ep.close(self.conn)?;
         let left = deadline.saturating_duration_since(Instant::now());
