@@ -62,14 +62,19 @@ def jpeg_header_len(data: bytes) -> int:
 
 
 def sap_send(
-    peer: str, data: bytes, approximate: bool, line_rate_mbps: float | None, precise_head: int = 0
+    peer: str,
+    data: bytes,
+    approximate: bool,
+    line_rate_mbps: float | None,
+    precise_head: int = 0,
+    window: bool = True,
 ) -> None:
     """Sends `data` to a SAP listener at `peer` in CHUNK-byte datagrams;
     approximate ones carry their 4-byte index as the precise prefix. The
     chunks holding the first `precise_head` bytes (a JPEG's header) go in
     precise mode (acknowledged, resent) before the socket switches to
     approximate mode: a damaged or lost header leaves no decodable image."""
-    s = SapSocket.connect(peer, line_rate_mbps=line_rate_mbps)
+    s = SapSocket.connect(peer, line_rate_mbps=line_rate_mbps, congestion_window=window)
     for i in range(0, max(len(data), 1), CHUNK):
         if approximate and i >= precise_head and s.mode == "precise":
             s.mode = "approximate"
@@ -83,6 +88,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     root = Path(".")
     #: The server's own link rate for SAP senders (None: the core's default).
     line_rate_mbps: float | None = None
+    #: SAP senders cap packets in flight (False only to measure the cap).
+    window: bool = True
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         path = (self.root / self.path.lstrip("/")).resolve()
@@ -109,6 +116,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 approximate=not forced,
                 line_rate_mbps=self.line_rate_mbps,
                 precise_head=head,
+                window=self.window,
             )
             return
         self.send_response(200)
@@ -121,10 +129,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def serve(bind: str, root: Path, line_rate_mbps: float | None = None) -> None:
+def serve(bind: str, root: Path, line_rate_mbps: float | None = None, window: bool = True) -> None:
     host, port = bind.rsplit(":", 1)
     Handler.root = root
     Handler.line_rate_mbps = line_rate_mbps
+    Handler.window = window
     srv = http.server.ThreadingHTTPServer((host, int(port)), Handler)
     print("ready", flush=True)
     srv.serve_forever()
@@ -185,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--bind", required=True)
     s.add_argument("--dir", type=Path, required=True)
     s.add_argument("--line-rate-mbps", type=float, help="SAP senders' link rate")
+    s.add_argument("--no-window", action="store_true", help="SAP senders without in-flight cap")
     f = sub.add_parser("fetch")
     f.add_argument("--url", required=True)
     f.add_argument("--mode", choices=MODES, required=True)
@@ -195,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "serve":
         if a.line_rate_mbps is not None and not a.line_rate_mbps > 0:
             p.error("--line-rate-mbps must be > 0")
-        serve(a.bind, a.dir, a.line_rate_mbps)
+        serve(a.bind, a.dir, a.line_rate_mbps, window=not a.no_window)
         return 0
     body, info = fetch(a.url, a.mode, a.local_ip, a.timeout)
     if a.out is not None:
