@@ -15,9 +15,9 @@ use common::{cfg, link};
 /// Approximate (MSR 0) datagrams pushed into an open stream.
 const PUSHED: u32 = 100;
 
-/// DATA packets the client emits in 100 us (below the 1 ms RTO floor, so
-/// no loss is declared) while nothing from the server reaches it.
-fn data_sent_without_acks(window_gain: Option<f64>) -> u32 {
+/// DATA packets the client emits in `us` microseconds (1 us steps) while
+/// nothing from the server reaches it.
+fn data_sent_without_acks(window_gain: Option<f64>, us: u32) -> u32 {
     let c = approxnet_proto::Config {
         window_gain,
         ..cfg()
@@ -51,7 +51,7 @@ fn data_sent_without_acks(window_gain: Option<f64>) -> u32 {
     pair.client.push_messages(pair.now, h, job, msgs).unwrap();
     let mut buf = vec![0u8; 2048];
     let mut data = 0;
-    for _ in 0..100 {
+    for _ in 0..us {
         pair.now += Duration::from_micros(1);
         while let Some(t) = pair.client.poll_transmit(pair.now, &mut buf) {
             if t.len > 800 {
@@ -64,6 +64,20 @@ fn data_sent_without_acks(window_gain: Option<f64>) -> u32 {
 
 #[test]
 fn the_cap_holds_the_first_window_to_ten_packets() {
-    assert_eq!(data_sent_without_acks(None), PUSHED, "uncapped: all leave");
-    assert_eq!(data_sent_without_acks(Some(2.0)), 10);
+    // 100 us: below the 1 ms RTO floor, so no loss is declared.
+    assert_eq!(
+        data_sent_without_acks(None, 100),
+        PUSHED,
+        "uncapped: all leave"
+    );
+    assert_eq!(data_sent_without_acks(Some(2.0), 100), 10);
+}
+
+#[test]
+fn a_full_cap_is_freed_every_plain_rto_not_a_backed_off_one() {
+    // No ACK ever comes: only the loss timer frees the window. At the
+    // plain RTO (1 ms floor; a little more once timer rounds stretch the
+    // RTT estimate) all 100 leave within 20 ms; with the timer backed off
+    // (1, 2, 4, 8 ms...) only 40 did.
+    assert_eq!(data_sent_without_acks(Some(2.0), 20_000), PUSHED);
 }

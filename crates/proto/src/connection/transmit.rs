@@ -20,7 +20,7 @@ impl Connection {
 
     /// Whether the in-flight cap (`Config::window_gain`) lets one more
     /// DATA packet leave.
-    fn window_open(&self) -> bool {
+    pub(super) fn window_open(&self) -> bool {
         self.window_gain
             .is_none_or(|g| self.send.in_flight < self.window.cap(g))
     }
