@@ -54,6 +54,7 @@ lint-python: setup-python $(VENV)/.stubtest
 	$(VENV)/bin/mypy --no-error-summary experiments/interconnect
 	$(VENV)/bin/mypy --no-error-summary experiments/dml
 	$(VENV)/bin/mypy --no-error-summary experiments/saba
+	$(VENV)/bin/mypy --no-error-summary experiments/sap
 	$(VENV)/bin/mypy --no-error-summary --allow-untyped-defs --allow-untyped-calls \
 	  --allow-incomplete-defs experiments/netapprox benches
 

@@ -12,9 +12,12 @@ from typing import Any
 from approxnet import testbed as tbm
 
 
-def wireless_testbed(name: str, rate_mbps: int, mode: str, ber: float, seed: int) -> tbm.Config:
+def wireless_testbed(
+    name: str, rate_mbps: int, mode: str, ber: float, seed: int, channel: str | None = None
+) -> tbm.Config:
     """One queue per port: SAP has no priority queues, and seed 000's layout
-    would give approximate DSCPs a few-frame queue."""
+    would give approximate DSCPs a few-frame queue. `channel` (e.g.
+    "snr:24") replaces "ber:BER"."""
     return tbm.parse(
         {
             "testbed": {"name": name, "queues": 1},
@@ -23,7 +26,7 @@ def wireless_testbed(name: str, rate_mbps: int, mode: str, ber: float, seed: int
                 {
                     "name": "w",
                     "rate": f"{rate_mbps}mbit",
-                    "wireless": {"mode": mode, "channel": f"ber:{ber:g}", "seed": seed},
+                    "wireless": {"mode": mode, "channel": channel or f"ber:{ber:g}", "seed": seed},
                 },
             ],
         }

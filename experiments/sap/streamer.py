@@ -9,6 +9,7 @@ intact and measures the BER inside damaged ones. Root only.
     sudo .venv/bin/python experiments/sap/streamer.py            # full grid
     sudo .venv/bin/python experiments/sap/streamer.py --quick    # 2 settings
     sudo .venv/bin/python experiments/sap/streamer.py --link-mode integrity
+    sudo .venv/bin/python experiments/sap/streamer.py --unpaced   # congestion control
 Results: experiments/sap/results/streamer_<link mode>.json and a table.
 """
 
@@ -45,25 +46,44 @@ def expected(ber: float) -> dict[str, float]:
     return {"lost": 1 - keep, "damaged": keep * (1 - clean), "intact": keep * clean}
 
 
-def one(ber: float, rate: int, count: int, seed: int, mode: str) -> dict[str, Any]:
-    cfg = wireless_testbed("sapstream", rate, mode, ber, seed)
+def one(
+    ber: float,
+    rate: int,
+    count: int,
+    seed: int,
+    mode: str,
+    pacing: str = "paced",
+    snr_db: float | None = None,
+) -> dict[str, Any]:
+    """One run; `pacing`: "paced" (the application at 80 % of the link
+    rate), "unpaced" (as fast as `send` returns: the socket's in-flight
+    cap alone) or "unpaced-nowindow" (neither)."""
+    channel = None if snr_db is None else f"snr:{snr_db:g}"
+    cfg = wireless_testbed("sapstream", rate, mode, ber, seed, channel)
     with tbm.up(cfg) as tb:
         port = f"{tb.address('w')}:7960"
         common = ["--count", str(count), "--seed", str(seed), "--size", str(SIZE)]
-        mbps = 0.8 * rate
+        mbps = 0.8 * rate if pacing == "paced" else 0.0
+        extra = ["--no-window"] if pacing == "unpaced-nowindow" else []
         got, sent = run_pair(
             tb,
             "approxnet.sap.streamer",
             ["recv", "--bind", port, *common],
-            ["send", "--peer", port, "--mbps", str(mbps), *common],
-            timeout_s=count * SIZE * 8 / (mbps * 1e6) + 60,
+            ["send", "--peer", port, "--mbps", str(mbps), *extra, *common],
+            timeout_s=count * SIZE * 8 / (0.8 * rate * 1e6) + 60,
         )
         link = tb.link_stats("w")["b_to_a"]
     n = got["count"]
+    if snr_db is not None:
+        # The BER the relay drew over the bits it delivered (the model's
+        # "expected" columns then use it).
+        ber = link["flipped_bits"] / max(link["payload_bits"], 1)
     return {
+        "snr_db": snr_db,
         "ber": ber,
         "rate_mbps": rate,
         "link_mode": mode,
+        "pacing": pacing,
         "retried": link["retried"] / max(link["frames"], 1),
         "tries_per_frame": link["tries"] / max(link["frames"], 1),
         "lost": got["lost"] / n,
@@ -89,29 +109,50 @@ def main() -> int:
         default="approximate",
         help="integrity: the link retries damaged frames (Fig. 2: frames retransmitted)",
     )
+    p.add_argument(
+        "--unpaced",
+        action="store_true",
+        help="the sender does not pace: 2 Mbit/s (slower than the Python sender), BER 0 "
+        "and 1e-4, with and without the socket's in-flight cap (congestion control for "
+        "approximate datagrams)",
+    )
+    p.add_argument(
+        "--snr",
+        type=float,
+        help="rate-dependent BER: every 802.11a/g rate from 12 to 54 Mbit/s at this SNR "
+        "(dB; the link's snr: channel)",
+    )
     a = p.parse_args()
-    grid = [(b, r) for r in RATES_MBPS for b in BERS]
+    grid = [(b, r, "paced") for r in RATES_MBPS for b in BERS]
     if a.quick:
-        grid = [(1e-5, 54), (1e-4, 54)]
+        grid = [(1e-5, 54, "paced"), (1e-4, 54, "paced")]
+    if a.unpaced:
+        grid = [(b, 2, p) for p in ("unpaced", "unpaced-nowindow") for b in (0.0, 1e-4)]
     rows = []
     print(
         f"{'BER':>8} {'Mbit/s':>6} | {'lost':>6} {'damaged':>8} {'intact':>7} | "
         f"{'exp. lost':>9} {'exp. dmg':>8} | BER in damaged | retried tries/frame"
     )
-    for ber, rate in grid:
+    if a.snr is not None:
+        grid = [(0.0, r, "paced") for r in (12, 24, 36, 48, 54)]
+    for ber, rate, pacing in grid:
         t0 = time.monotonic()
-        r = one(ber, rate, a.count, a.seed, a.link_mode)
+        r = one(ber, rate, a.count, a.seed, a.link_mode, pacing, a.snr)
         e = r["expected"]
         print(
             f"{ber:8.0e} {rate:6d} | {r['lost']:6.3f} {r['damaged']:8.3f} {r['intact']:7.3f} | "
             f"{e['lost']:9.3f} {e['damaged']:8.3f} | {r['ber_in_damaged']:14.2e} | "
-            f"{r['retried']:7.3f} {r['tries_per_frame']:11.2f}  ({time.monotonic() - t0:.0f} s)",
+            f"{r['retried']:7.3f} {r['tries_per_frame']:11.2f}  ({time.monotonic() - t0:.0f} s, "
+            f"{pacing}, sender {r['sender'].get('seconds', float('nan')):.2f} s)",
             flush=True,
         )
         rows.append(r)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    name = f"streamer_{a.link_mode}{'_quick' if a.quick else ''}.json"
+    tag = "_quick" if a.quick else "_unpaced" if a.unpaced else ""
+    if a.snr is not None:
+        tag = f"_snr{a.snr:g}"
+    name = f"streamer_{a.link_mode}{tag}.json"
     (out / name).write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 

@@ -543,6 +543,7 @@ class SapSocket:
         bind: str = "0.0.0.0:0",
         accept_damaged: bool = True,
         line_rate_mbps: float | None = None,
+        congestion_window: bool = True,
     ) -> SapSocket: ...
     @property
     def local_addr(self) -> str: ...

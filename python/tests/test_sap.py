@@ -100,5 +100,37 @@ def test_the_seed_002_applications_on_loopback(tmp_path: Path) -> None:
         body, info = webserver.fetch("http://127.0.0.1:18181/f.bin", mode, "127.0.0.1", 20)
         assert body == (tmp_path / "f.bin").read_bytes(), mode
         assert info["mode"] == mode and info["lost_chunks"] == 0
+        assert info["precise_chunks"] == (10 if mode == "sap-precise" else 0), mode
+    # A JPEG: its header chunk precise, then approximate (exact on loopback).
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.effect_noise((160, 120), 60).convert("RGB").save(buf, format="JPEG")
+    (tmp_path / "p.jpg").write_bytes(buf.getvalue())
+    body, info = webserver.fetch("http://127.0.0.1:18181/p.jpg", "sap-approx", "127.0.0.1", 20)
+    assert body == buf.getvalue() and info["lost_chunks"] == 0
+    assert info["precise_chunks"] == 1 < len(body) // webserver.CHUNK
     with pytest.raises(ValueError, match="mode"):
         webserver.fetch("http://127.0.0.1:18181/f.bin", "udp", "127.0.0.1", 1)
+
+
+def test_a_jpeg_header_ends_at_its_start_of_scan() -> None:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), (200, 30, 90)).save(buf, format="JPEG", quality=80)
+    jpg = buf.getvalue()
+    n = webserver.jpeg_header_len(jpg)
+    # The SOS segment is the header's last: its marker sits at n - 2 - len.
+    sos = jpg.rfind(b"\xff\xda", 0, n)
+    assert sos > 0 and sos + 2 + int.from_bytes(jpg[sos + 2 : sos + 4], "big") == n
+    assert 100 < n < len(jpg)
+    # Not a JPEG, truncated, or a broken segment length: no header.
+    assert webserver.jpeg_header_len(b"GIF89a" + jpg) == 0
+    assert webserver.jpeg_header_len(jpg[: sos - 1]) == 0
+    assert webserver.jpeg_header_len(jpg[:2] + b"\xff\xe0\x00\x01" + jpg[6:]) == 0
+    assert webserver.jpeg_header_len(jpg[:2] + b"\x00" + jpg[3:]) == 0

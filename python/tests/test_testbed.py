@@ -675,6 +675,8 @@ def test_wireless_host_plan_runs_the_relay_in_its_namespace() -> None:
         ({"channel": "ber:2"}, "host[1].wireless.channel"),
         ({"channel": "ge:0:0.1:0.5"}, "host[1].wireless.channel"),
         ({"channel": "noise"}, "host[1].wireless.channel"),
+        ({"channel": "snr:loud"}, "host[1].wireless.channel"),
+        ({"channel": "snr:inf"}, "host[1].wireless.channel"),
         ({"retry_limit": -1}, "host[1].wireless.retry_limit"),
         ({"color": "red"}, "host[1].wireless.color"),
     ],

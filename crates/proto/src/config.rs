@@ -133,15 +133,24 @@ pub struct Config {
     /// them for a host that can hold them back until its NIC is idle.
     pub send_more: bool,
     /// Production-aware rate control (default true; our addition to seed
-    /// 000 §4.2): in an epoch in which the sender waited for the
-    /// application — a streaming job's next message was not produced yet
-    /// while the pacer had room — eq. 2-3 target a loss of 0 instead of
-    /// the TLR. Such a job is limited by its production, not by the
-    /// network, so a lost message is not made up by sending faster: it
-    /// costs the job a later message's production time. Spending the
-    /// slack on loss buys nothing there (docs/experiments/netapprox.md,
+    /// 000 §4.2): once the sender has caught up with a streaming job's
+    /// production — a message was handed over while the pacer had room and
+    /// nothing else waited — and until that production is over, eq. 2-3
+    /// target a loss of 0 instead of the TLR and a loss-free epoch adds
+    /// one packet per RTT instead of eq. 2's step toward line rate. Such a
+    /// job is limited by its production, not by the network: a lost
+    /// message is not made up by sending faster, it costs the job a later
+    /// message's production time (docs/experiments/netapprox.md,
     /// "Production-aware rate control").
     pub production_aware_rate: bool,
+    /// Cap packets in flight at this gain times the delivery rate of the
+    /// last epochs times the lowest RTT seen (at least 10 packets;
+    /// `connection/window.rs`). Default `None`: no cap, seed 000's
+    /// rate-only ATP. SAP sockets use 2 (BBR's cwnd gain): their
+    /// approximate datagrams are never resent and an MSR-0 group never
+    /// slows the rate, so without it a sender faster than its bottleneck
+    /// loses them to the queue (docs/sap.md).
+    pub window_gain: Option<f64>,
     /// ACK every this many DATA packets (default 1: every packet, as
     /// datacenter transports do). Larger values coalesce ACKs; a pending
     /// ACK never waits longer than `max_ack_delay`.
@@ -194,6 +203,7 @@ impl Default for Config {
             ecn_reaction_queue0: false,
             send_more: false,
             production_aware_rate: true,
+            window_gain: None,
             ack_every: 1,
             max_ack_delay: Duration::from_micros(20),
             bundle_bytes: 512,
@@ -272,6 +282,11 @@ impl Config {
         if self.idle_timeout < self.min_rto {
             return Err(bad("idle_timeout", self.idle_timeout, "at least min_rto"));
         }
+        if let Some(g) = self.window_gain {
+            if !(g.is_finite() && g >= 1.0) {
+                return Err(bad("window_gain", g, "a finite gain of at least 1"));
+            }
+        }
         if self.ack_every == 0 || self.ack_every > 64 {
             return Err(bad("ack_every", self.ack_every, "1 ..= 64"));
         }
@@ -290,5 +305,31 @@ impl Config {
             return Err(bad("limits.max_unproven", 0, "at least 1"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_gain_below_one_or_not_finite_is_refused_by_name() {
+        for g in [0.5, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let c = Config {
+                window_gain: Some(g),
+                ..Config::default()
+            };
+            match c.validate() {
+                Err(ConfigError::OutOfRange { field, .. }) => assert_eq!(field, "window_gain"),
+                other => panic!("gain {g}: {other:?}"),
+            }
+        }
+        for g in [None, Some(1.0), Some(2.0)] {
+            let c = Config {
+                window_gain: g,
+                ..Config::default()
+            };
+            assert!(c.validate().is_ok(), "{g:?}");
+        }
     }
 }

@@ -361,6 +361,15 @@ impl Endpoint {
             .map(|c| c.buffered())
     }
 
+    /// Messages of a connection with packets waiting to leave (not yet
+    /// sent, or queued for resending): what a sender that must not
+    /// outrun its window waits on.
+    pub fn waiting_messages(&self, h: ConnectionHandle) -> Option<usize> {
+        self.index(h)
+            .and_then(|i| self.conns[i].as_ref())
+            .map(|c| c.waiting())
+    }
+
     /// The peer address of a connection.
     pub fn peer(&self, h: ConnectionHandle) -> Option<SocketAddr> {
         self.index(h)

@@ -186,18 +186,24 @@ impl PySapSocket {
 #[pymethods]
 impl PySapSocket {
     /// Connects from `bind` to `peer` with a precise handshake;
-    /// `line_rate_mbps`: the sender's link rate (default: the core's).
+    /// `line_rate_mbps`: the sender's link rate (default: the core's);
+    /// `congestion_window`: cap packets in flight at 2 x delivery rate x
+    /// min RTT (default; False only to measure what it prevents).
     #[staticmethod]
-    #[pyo3(signature = (peer, bind = "0.0.0.0:0", accept_damaged = true, line_rate_mbps = None))]
+    #[pyo3(signature = (peer, bind = "0.0.0.0:0", accept_damaged = true, line_rate_mbps = None, congestion_window = true))]
     fn connect(
         py: Python<'_>,
         peer: &str,
         bind: &str,
         accept_damaged: bool,
         line_rate_mbps: Option<f64>,
+        congestion_window: bool,
     ) -> Result<Self> {
         let (at, to) = (addr(bind)?, addr(peer)?);
-        let cfg = with_line_rate(config(accept_damaged), line_rate_mbps)?;
+        let mut cfg = with_line_rate(config(accept_damaged), line_rate_mbps)?;
+        if !congestion_window {
+            cfg.runtime.proto.window_gain = None;
+        }
         let s = py.allow_threads(|| SapSocket::connect(at, to, cfg))?;
         Ok(PySapSocket::wrap(s))
     }

@@ -46,11 +46,15 @@ def datagram(seed: int, i: int, size: int) -> bytes:
     return struct.pack(">I", i) + body[: size - PREFIX]
 
 
-def send(peer: str, count: int, seed: int, size: int, mbps: float) -> dict[str, Any]:
-    """Send `count` approximate datagrams paced at `mbps`, then close."""
-    sock = SapSocket.connect(peer)
+def send(
+    peer: str, count: int, seed: int, size: int, mbps: float, window: bool = True
+) -> dict[str, Any]:
+    """Send `count` approximate datagrams paced at `mbps` (0: as fast as
+    `send` returns, the socket's own congestion control alone), then
+    close; `window=False` turns the socket's in-flight cap off."""
+    sock = SapSocket.connect(peer, congestion_window=window)
     sock.mode = "approximate"
-    gap = size * 8 / (mbps * 1e6)
+    gap = size * 8 / (mbps * 1e6) if mbps > 0 else 0.0
     start = time.monotonic()
     for i in range(count):
         sock.send(datagram(seed, i, size), precise_len=PREFIX)
@@ -110,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--size", type=int, default=1024)
         if name == "send":
             s.add_argument("--peer", required=True)
-            s.add_argument("--mbps", type=float, required=True)
+            s.add_argument("--mbps", type=float, required=True, help="0: unpaced")
+            s.add_argument("--no-window", action="store_true", help="no in-flight cap")
         else:
             s.add_argument("--bind", required=True)
             s.add_argument("--timeout", type=float, default=60.0)
@@ -118,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.count < 1 or a.size < PREFIX + 4:
         p.error(f"--count must be >= 1 and --size >= {PREFIX + 4}")
     if a.cmd == "send":
-        if not a.mbps > 0:
-            p.error("--mbps must be > 0")
-        out = send(a.peer, a.count, a.seed, a.size, a.mbps)
+        if not a.mbps >= 0:
+            p.error("--mbps must be >= 0")
+        out = send(a.peer, a.count, a.seed, a.size, a.mbps, window=not a.no_window)
     else:
         out = recv(a.bind, a.count, a.seed, a.size, a.timeout)
     print(json.dumps(out), flush=True)

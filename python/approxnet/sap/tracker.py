@@ -94,12 +94,12 @@ def ground_truth(seed: int) -> float:
     return avg.average
 
 
-def send(proto: str, peer: str, seed: int, gap_s: float) -> dict[str, Any]:
+def send(proto: str, peer: str, seed: int, gap_s: float, window: bool = True) -> dict[str, Any]:
     points = trace(seed)
     start = time.monotonic()
     host, port = peer.rsplit(":", 1)
     if proto == "sap":
-        s = SapSocket.connect(peer)
+        s = SapSocket.connect(peer, congestion_window=window)
         s.mode = "approximate"
         for i, p in enumerate(points):
             s.send(RECORD.pack(i, *p), precise_len=4)
@@ -171,11 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--gap-ms", type=float, default=5.0)
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--no-window", action="store_true", help="SAP without the in-flight cap")
     a = p.parse_args(argv)
     if not a.gap_ms >= 0:
         p.error("--gap-ms must be >= 0")
     if a.cmd == "send":
-        out = send(a.proto, a.addr, a.seed, a.gap_ms / 1000)
+        out = send(a.proto, a.addr, a.seed, a.gap_ms / 1000, window=not a.no_window)
     else:
         out = recv(a.proto, a.addr, a.seed, a.timeout)
     print(json.dumps(out), flush=True)

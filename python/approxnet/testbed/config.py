@@ -32,6 +32,7 @@ Unknown keys are errors (a typo must not silently become a default).
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -56,18 +57,20 @@ DEFAULT_SWITCH = "sw"
 
 
 #: Link modes of approxnet-link (crates/net/src/bin/approxnet-link/arq.rs).
-WIRELESS_MODES = ("integrity", "approximate")
+WIRELESS_MODES = ("integrity", "approximate", "sap")
 #: Channel kinds and how many probabilities each takes.
-WIRELESS_CHANNELS = {"ber": 1, "ge": 4}
+WIRELESS_CHANNELS = {"ber": 1, "ge": 4, "snr": 1}
 
 
 @dataclass(frozen=True)
 class Wireless:
     """An error-prone access link emulated by approxnet-link (seed 002)."""
 
-    #: "integrity" (link-layer ARQ) or "approximate" (damaged frames delivered).
+    #: "integrity" (link-layer ARQ), "approximate" (damaged frames delivered)
+    #: or "sap" (approximate for partially covered UDP-Lite frames only).
     mode: str
-    #: approxnet-link --channel: "ber:P" or "ge:GOOD:BAD:P_GB:P_BG".
+    #: approxnet-link --channel: "ber:P", "ge:GOOD:BAD:P_GB:P_BG" or "snr:DB"
+    #: (BER from the host rate's 802.11a/g constellation at that SNR).
     channel: str
     retry_limit: int
     seed: int
@@ -226,7 +229,19 @@ def _wireless(value: Any, key: str) -> Wireless | None:
     channel = value.get("channel", "ber:0")
     parts = channel.split(":") if isinstance(channel, str) else []
     if not parts or WIRELESS_CHANNELS.get(parts[0]) != len(parts) - 1:
-        raise ConfigError(f"{key}.channel", f"{channel!r}: expected ber:P or ge:GOOD:BAD:P_GB:P_BG")
+        raise ConfigError(
+            f"{key}.channel", f"{channel!r}: expected ber:P, ge:GOOD:BAD:P_GB:P_BG or snr:DB"
+        )
+    if parts[0] == "snr":
+        # The BER of the host rate's 802.11a/g constellation at this SNR
+        # (approxnet-link ofdm.rs; the relay refuses other rates).
+        try:
+            ok = math.isfinite(float(parts[1]))
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ConfigError(f"{key}.channel", f"{parts[1]!r} is not an SNR in dB")
+        parts = parts[:1]
     for prob in parts[1:]:
         try:
             ok = 0.0 <= float(prob) <= 1.0

@@ -22,6 +22,11 @@ pub struct SapConfig {
     /// damaged are delivered (flagged) or dropped (the receiver's choice,
     /// seed 002 §3.1).
     pub accept_damaged: bool,
+    /// Datagrams that may wait in the socket to leave; `send` blocks
+    /// (driving I/O) while more wait. Pacing and the in-flight cap decide
+    /// when they leave, so a sender faster than its path waits here
+    /// instead of queueing without bound (default 256).
+    pub max_waiting: usize,
 }
 
 impl Default for SapConfig {
@@ -35,9 +40,15 @@ impl Default for SapConfig {
         // datagram in 200 arrived damaged (docs/sap.md, "Precise means
         // checked by CRC32C").
         runtime.proto.transport_checksums = false;
+        // Approximate datagrams are never resent and their group (MSR 0)
+        // never slows the rate: the in-flight cap keeps a sender faster
+        // than its bottleneck from overflowing it (docs/sap.md,
+        // "Congestion control for approximate datagrams").
+        runtime.proto.window_gain = Some(2.0);
         SapConfig {
             runtime,
             accept_damaged: true,
+            max_waiting: 256,
         }
     }
 }

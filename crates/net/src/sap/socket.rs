@@ -175,6 +175,7 @@ impl SapSocket {
         while let Some((_, ev)) = self.ep.poll_event() {
             self.take(ev);
         }
+        self.wait_for_room()?;
         match pushed {
             Ok(Pushed::Queued(_)) => Ok(()),
             // The stream filled a group: end it, wait until its precise
@@ -189,6 +190,25 @@ impl SapSocket {
             Ok(Pushed::JobComplete) => Err(SapError::Closed),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Drives I/O while more than `max_waiting` datagrams wait to leave
+    /// (back-pressure: pacing and the in-flight cap set the pace). A lost
+    /// connection ends the wait; the next call reports it.
+    fn wait_for_room(&mut self) -> Result<(), SapError> {
+        while self.lost.is_none()
+            && self
+                .ep
+                .core()
+                .waiting_messages(self.conn)
+                .is_some_and(|w| w > self.cfg.max_waiting)
+        {
+            self.ep.drive(Some(Duration::from_millis(10)))?;
+            while let Some((_, ev)) = self.ep.poll_event() {
+                self.take(ev);
+            }
+        }
+        Ok(())
     }
 
     /// This side's stream, opened on first use: both groups announced with
@@ -283,14 +303,32 @@ impl SapSocket {
 
     /// Ends this side's stream at what was sent and waits up to `timeout`
     /// until every precise datagram of it is acknowledged (approximate ones
-    /// are not waited for). A later send opens a new stream.
+    /// are not waited for). Later sends go in a new stream, announced
+    /// before the old one ends: an open stream keeps the connection
+    /// watched (the sender's keepalives, the receiver's idle timer), so a
+    /// peer that falls silent after a flush — its FIN lost on the link,
+    /// say — is reported within the idle timeout instead of never.
     pub fn flush(&mut self, timeout: Duration) -> Result<(), CloseError> {
+        self.end_stream(timeout, true)
+    }
+
+    /// [`SapSocket::flush`]; `reopen`: announce the next stream first.
+    fn end_stream(&mut self, timeout: Duration, reopen: bool) -> Result<(), CloseError> {
         if let Some(f) = &self.lost {
             return Err(CloseError::Lost(f.clone()));
         }
         let Some(job) = self.tx_job.take() else {
             return Ok(());
         };
+        if reopen {
+            if let Err(e) = self.stream() {
+                return Err(match e {
+                    SapError::Io(i) => CloseError::Io(i),
+                    SapError::Lost(f) => CloseError::Lost(f),
+                    _ => CloseError::Lost(JobFailure::Reset),
+                });
+            }
+        }
         if let Err(e) = self.ep.end_stream(self.conn, job) {
             return match e {
                 crate::SendJobError::Io(i) => Err(CloseError::Io(i)),
@@ -310,7 +348,7 @@ impl SapSocket {
     /// meanwhile stay readable with [`SapSocket::recv`].
     pub fn close(&mut self, timeout: Duration) -> Result<(), CloseError> {
         let deadline = Instant::now() + timeout;
-        self.flush(timeout)?;
+        self.end_stream(timeout, false)?;
         self.closed = true;
         self.ep.close(self.conn)?;
         let left = deadline.saturating_duration_since(Instant::now());

@@ -134,6 +134,22 @@ impl Link {
 }
 
 impl Link {
+    /// Sets the device queue of side `i` (0 = A, 1 = B) to `frames`: the
+    /// link's queue in that direction (the relay reads a frame only when
+    /// the previous one has had its air time).
+    pub fn set_queue(&self, i: usize, frames: u32) {
+        let dev = ["anl0", "anl1"][i];
+        ip(&[
+            "-n",
+            &self.ns[i],
+            "link",
+            "set",
+            dev,
+            "txqueuelen",
+            &frames.to_string(),
+        ]);
+    }
+
     /// Ends the relay: from now on the link loses everything.
     pub fn stop_relay(&mut self) {
         if let Some(mut c) = self.relay.take() {

@@ -37,6 +37,7 @@ impl Connection {
     /// the queue for the next epoch (seed 000 §4.2, §5.2).
     pub(super) fn end_epoch(&mut self, now: Instant, cfg: &Config) {
         let count = std::mem::take(&mut self.send.epoch);
+        self.window.on_epoch(count.acked, self.epoch_start, now);
         let resolved = count.acked + count.lost;
         let rho = if resolved > 0 {
             count.lost as f64 / resolved as f64

@@ -4,13 +4,14 @@
 //!
 //! The parts: [`acks`] (ACKs sent and received), [`epoch`] (end of epoch:
 //! TLR, rate, queue, rate-cut undo), [`timers`] (the loss timer, tail
-//! probe, timeouts and control resends) and [`transmit`] (outgoing
-//! datagrams).
+//! probe, timeouts and control resends), [`transmit`] (outgoing
+//! datagrams) and [`window`] (the optional cap on packets in flight).
 
 mod acks;
 mod epoch;
 mod timers;
 mod transmit;
+mod window;
 
 use crate::config::Config;
 use crate::event::{Event, JobFailure, Role};
@@ -26,6 +27,7 @@ use crate::wire::{AckRepr, Flags, HeaderRepr, JobRepr, PacketType, ResetReason};
 use epoch::RateCut;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use window::DeliveryWindow;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
@@ -92,6 +94,10 @@ pub(crate) struct Connection {
     /// losses caused (at most [`epoch::MAX_CUTS`]).
     cuts: VecDeque<RateCut>,
     rate: Rate,
+    /// Delivery rate and min RTT for the in-flight cap (`Config::window_gain`).
+    window: DeliveryWindow,
+    /// `Config::window_gain`, kept here for `wants_to_send`.
+    window_gain: Option<f64>,
     next_send: Instant,
     epoch: u64,
     epoch_start: Instant,
@@ -136,6 +142,8 @@ impl Connection {
             rto_backoff: 0,
             cuts: VecDeque::new(),
             rate,
+            window: DeliveryWindow::default(),
+            window_gain: cfg.window_gain,
             next_send: now,
             epoch: 0,
             epoch_start: now,
@@ -165,6 +173,7 @@ impl Connection {
     }
 
     pub(super) fn on_rtt_sample(&mut self, sample: Duration) {
+        self.window.on_rtt(sample);
         match self.srtt {
             None => {
                 self.srtt = Some(sample);
@@ -460,6 +469,11 @@ impl Connection {
     /// Payload bytes held for reassembly.
     pub(crate) fn buffered(&self) -> usize {
         self.recv.buffered()
+    }
+
+    /// Messages with packets waiting to leave.
+    pub(crate) fn waiting(&self) -> usize {
+        self.send.waiting()
     }
 
     /// Current sending rate.

@@ -33,8 +33,12 @@ impl Connection {
     /// Whether the loss timer backs off now: while data still flows, or at
     /// a tail when a timer-declared loss proved spurious in the last
     /// [`DOUBT_EPOCHS`] epochs (the RTO is known to be too short here).
+    /// Data held back by a full in-flight cap (`Config::window_gain`) does
+    /// not flow: as at a tail, only the timer can free the window, so it
+    /// keeps the plain RTO (backed off, a SAP sender on a path losing half
+    /// its ACKs fell mute for 0.5 s at a time and its peer dropped it).
     fn backs_off(&self) -> bool {
-        self.send.has_needed_data()
+        (self.send.has_needed_data() && self.window_open())
             || self
                 .send
                 .spurious_timer_epoch

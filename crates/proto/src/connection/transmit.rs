@@ -12,7 +12,17 @@ impl Connection {
     /// Whether a packet could be emitted now.
     pub(crate) fn wants_to_send(&self, now: Instant) -> bool {
         !self.control.is_empty()
-            || (self.state == State::Established && self.send.has_data() && self.next_send <= now)
+            || (self.state == State::Established
+                && self.send.has_data()
+                && self.next_send <= now
+                && self.window_open())
+    }
+
+    /// Whether the in-flight cap (`Config::window_gain`) lets one more
+    /// DATA packet leave.
+    pub(super) fn window_open(&self) -> bool {
+        self.window_gain
+            .is_none_or(|g| self.send.in_flight < self.window.cap(g))
     }
 
     pub(crate) fn poll_transmit(
@@ -24,7 +34,7 @@ impl Connection {
         if let Some(c) = self.control.pop_front() {
             return Some(self.emit_control(c, buf));
         }
-        if self.state != State::Established || now < self.next_send {
+        if self.state != State::Established || now < self.next_send || !self.window_open() {
             return None;
         }
         if buf.len() < cfg.mtu {

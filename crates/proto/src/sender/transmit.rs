@@ -104,6 +104,11 @@ impl SendSide {
         }
     }
 
+    /// Messages with packets waiting to leave (first sends and resends).
+    pub(crate) fn waiting(&self) -> usize {
+        self.sched.len()
+    }
+
     /// Whether a DATA packet other than extra data (send more) is waiting:
     /// what the tail logic (probe, loss-timer backoff) asks, so that extra
     /// data never changes how another job's tail is recovered.

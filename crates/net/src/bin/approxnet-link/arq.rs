@@ -9,6 +9,10 @@
 //!   approximate data and the receiver's driver passes frames that fail the
 //!   FCS up): one try; the frame is delivered as received, damaged or not.
 //!   A frame whose IP header was hit is lost (see `channel.rs`).
+//! * **Per frame** (`sap`, seed 002 §3.1 as the paper's driver does it):
+//!   approximate for a frame whose UDP-Lite checksum covers less than the
+//!   datagram (it carries approximate bytes), integrity for every other
+//!   frame (TCP, UDP, precise UDP-Lite, SAP's ACKs and control packets).
 
 use crate::channel::{Channel, Damage};
 
@@ -19,6 +23,26 @@ pub(crate) enum LinkMode {
     Integrity,
     /// Deliver frames as received.
     Approximate,
+    /// Approximate for partially covered UDP-Lite frames, else integrity.
+    PerFrame,
+}
+
+/// IP protocol number of UDP-Lite (RFC 3828).
+const IPPROTO_UDPLITE: u8 = 136;
+
+/// Whether `frame` (an IPv4 packet) is UDP-Lite whose checksum coverage
+/// stops before its end (RFC 3828 §3.1: coverage 0 means the whole
+/// datagram). Anything unreadable counts as fully covered.
+pub(crate) fn partially_covered(frame: &[u8]) -> bool {
+    if frame.len() < 20 || frame[0] >> 4 != 4 || frame[9] != IPPROTO_UDPLITE {
+        return false;
+    }
+    let ihl = usize::from(frame[0] & 0x0f) * 4;
+    let Some(udp) = frame.get(ihl..ihl + 8) else {
+        return false;
+    };
+    let coverage = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
+    coverage != 0 && coverage < frame.len() - ihl
 }
 
 impl LinkMode {
@@ -27,7 +51,10 @@ impl LinkMode {
         match s {
             "integrity" => Ok(LinkMode::Integrity),
             "approximate" => Ok(LinkMode::Approximate),
-            _ => Err(format!("--mode `{s}`: expected integrity or approximate")),
+            "sap" => Ok(LinkMode::PerFrame),
+            _ => Err(format!(
+                "--mode `{s}`: expected integrity, approximate or sap"
+            )),
         }
     }
 }
@@ -55,6 +82,11 @@ pub(crate) fn send_frame(
     frame: &[u8],
     out: &mut Vec<u8>,
 ) -> Fate {
+    let mode = match mode {
+        LinkMode::PerFrame if partially_covered(frame) => LinkMode::Approximate,
+        LinkMode::PerFrame => LinkMode::Integrity,
+        m => m,
+    };
     out.clear();
     out.extend_from_slice(frame);
     if clean {
@@ -65,7 +97,7 @@ pub(crate) fn send_frame(
         };
     }
     let tries_allowed = match mode {
-        LinkMode::Integrity => retry_limit.saturating_add(1),
+        LinkMode::Integrity | LinkMode::PerFrame => retry_limit.saturating_add(1),
         LinkMode::Approximate => 1,
     };
     let mut last = Damage::default();
@@ -94,7 +126,7 @@ pub(crate) fn send_frame(
             delivered: None,
             header_hit: true,
         },
-        LinkMode::Integrity => Fate {
+        LinkMode::Integrity | LinkMode::PerFrame => Fate {
             tries: tries_allowed,
             delivered: None,
             header_hit: false,
@@ -146,5 +178,38 @@ mod tests {
         assert_eq!(fate.delivered.unwrap().flips, 1);
         assert_eq!(out[30], 1);
         assert!(LinkMode::parse("lossy").is_err());
+    }
+
+    /// A 1,000-byte IPv4 UDP-Lite packet whose checksum covers `coverage`.
+    fn udplite(coverage: u16) -> Vec<u8> {
+        let mut f = frame();
+        f.truncate(1000);
+        f[9] = IPPROTO_UDPLITE;
+        f[24..26].copy_from_slice(&coverage.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn per_frame_mode_retries_all_but_partially_covered_udplite() {
+        assert!(partially_covered(&udplite(64)));
+        assert!(!partially_covered(&udplite(0)), "0: the whole datagram");
+        assert!(!partially_covered(&udplite(980)), "980 = all of it");
+        assert!(!partially_covered(&frame()), "not UDP-Lite");
+        assert!(!partially_covered(&udplite(64)[..22]), "truncated");
+        let mut out = Vec::new();
+        let flip = ChannelSpec::parse("flip-at:40").unwrap();
+        let m = LinkMode::parse("sap").unwrap();
+        let mut ch = Channel::new(&flip, 1);
+        let fate = send_frame(m, 7, &mut ch, false, &udplite(64), &mut out);
+        assert_eq!((fate.tries, fate.delivered.map(|d| d.flips)), (1, Some(1)));
+        for f in [udplite(0), frame()] {
+            let mut ch = Channel::new(&flip, 1);
+            let fate = send_frame(m, 7, &mut ch, false, &f, &mut out);
+            assert_eq!(
+                (fate.tries, fate.delivered),
+                (8, None),
+                "retried, then dropped"
+            );
+        }
     }
 }

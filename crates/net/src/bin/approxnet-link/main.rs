@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! approxnet-link --a-netns NS --a-dev DEV --b-netns NS --b-dev DEV
-//!     [--mode integrity|approximate] [--channel ber:P | ge:GOOD:BAD:P_GB:P_BG | flip-at:N[:MIN]]
+//!     [--mode integrity|approximate|sap] [--channel ber:P | ge:GOOD:BAD:P_GB:P_BG | flip-at:N[:MIN] | snr:DB]
 //!     [--rate-mbps R] [--overhead-bytes B] [--retry-limit 7] [--damage both|a-to-b|b-to-a]
 //!     [--seed S] [--stats PATH]
 //! ```
@@ -16,6 +16,7 @@
 mod airtime;
 mod arq;
 mod channel;
+mod ofdm;
 mod relay;
 mod stats;
 mod tun;
@@ -51,12 +52,16 @@ struct Cli {
     #[arg(long)]
     b_dev: String,
     /// integrity: damaged frames are retried (airtime each) up to
-    /// --retry-limit, then dropped; approximate: one try, delivered as received.
+    /// --retry-limit, then dropped; approximate: one try, delivered as
+    /// received; sap: approximate for UDP-Lite frames with partial checksum
+    /// coverage, integrity for the rest (seed 002's driver).
     #[arg(long, default_value = "integrity")]
     mode: String,
     /// ber:P (independent bit errors), ge:GOOD:BAD:P_GB:P_BG
     /// (Gilbert-Elliott, state changes per transmission) or flip-at:N[:MIN]
-    /// (bit 0 of IP-payload byte N of every frame of MIN+ bytes; tests).
+    /// (bit 0 of IP-payload byte N of every frame of MIN+ bytes; tests) or
+    /// snr:DB (the uncoded BER of the --rate-mbps 802.11a/g constellation
+    /// at that SNR: a rate-dependent BER).
     #[arg(long, default_value = "ber:0")]
     channel: String,
     /// Link rate, Mbit/s (0: no serialisation delay).
@@ -102,11 +107,20 @@ struct Settings {
 
 fn settings(c: Cli) -> Result<Settings, String> {
     let mode = LinkMode::parse(&c.mode)?;
-    let channel = ChannelSpec::parse(&c.channel)?;
     let rate = c.rate_mbps;
     if !(rate.is_finite() && rate >= 0.0) {
         return Err(format!("--rate-mbps: {rate} is not a rate (0 or more)"));
     }
+    // snr:DB: the BER of the link rate's 802.11a/g constellation (ofdm.rs).
+    let channel = match c.channel.strip_prefix("snr:") {
+        Some(db) => {
+            let db = db
+                .parse::<f64>()
+                .map_err(|_| format!("--channel snr: `{db}` is not an SNR in dB"))?;
+            ChannelSpec::Ber(ofdm::snr_ber(db, rate)?)
+        }
+        None => ChannelSpec::parse(&c.channel)?,
+    };
     let (damage_a_to_b, damage_b_to_a) = match c.damage.as_str() {
         "both" => (true, true),
         "a-to-b" => (true, false),

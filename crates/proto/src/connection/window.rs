@@ -1,0 +1,110 @@
+//! The delivery window: an optional cap on packets in flight, from the
+//! delivery rate measured over recent epochs times the lowest RTT seen
+//! (`Config::window_gain`).
+//!
+//! Seed 000's rate control reacts to loss against a target loss rate; for
+//! traffic that is never resent and whose loss nobody tolerates — SAP's
+//! approximate datagrams (seed 002) — every congestion loss is data gone
+//! for good, and a group with MSR 0 gives eq. 1 a TLR near 1, so the rate
+//! never falls. The window stops the overflow before it happens instead:
+//! with at most `gain x delivery rate x min RTT` packets in flight, a
+//! window-limited sender keeps at most `(gain - 1)` bandwidth-delay
+//! products queued at its bottleneck, whatever its pacing rate. It grows
+//! by up to `gain` per epoch while the queue stays below one min RTT
+//! (`delivered per epoch / epoch length x min RTT` rises), as BBR's
+//! in-flight cap does (Cardwell et al., "BBR", ACM Queue 2016: cwnd =
+//! cwnd_gain x BtlBw x RTprop with cwnd_gain 2). Corruption losses do not
+//! move it: only deliveries do.
+
+use crate::time::{Duration, Instant};
+
+/// Epochs over which the highest delivery rate is kept (BBR keeps ~10
+/// round trips).
+const RATE_EPOCHS: usize = 10;
+
+/// Packets allowed in flight before the first estimate and never fewer
+/// (TCP's initial window, RFC 6928).
+pub(crate) const MIN_WINDOW: u64 = 10;
+
+/// The delivery-rate and min-RTT estimates and the cap they give.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeliveryWindow {
+    min_rtt: Option<Duration>,
+    /// Packets per second delivered in each of the last epochs (ring).
+    rates: [f64; RATE_EPOCHS],
+    next: usize,
+}
+
+impl DeliveryWindow {
+    /// An RTT sample.
+    pub(crate) fn on_rtt(&mut self, sample: Duration) {
+        if sample.as_nanos() > 0 {
+            self.min_rtt = Some(self.min_rtt.map_or(sample, |m| m.min(sample)));
+        }
+    }
+
+    /// An epoch from `start` to `now` in which `acked` packets were
+    /// acknowledged.
+    pub(crate) fn on_epoch(&mut self, acked: u64, start: Instant, now: Instant) {
+        let len = now.saturating_since(start).as_secs_f64();
+        if len <= 0.0 {
+            return;
+        }
+        self.rates[self.next] = acked as f64 / len;
+        self.next = (self.next + 1) % RATE_EPOCHS;
+    }
+
+    /// Packets allowed in flight at `gain`.
+    pub(crate) fn cap(&self, gain: f64) -> u64 {
+        let Some(rtt) = self.min_rtt else {
+            return MIN_WINDOW;
+        };
+        let best = self.rates.iter().copied().fold(0.0, f64::max);
+        let bdp = best * rtt.as_secs_f64();
+        // `as` saturates: a huge estimate is a huge cap, never a wrap.
+        ((gain * bdp).ceil() as u64).max(MIN_WINDOW)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Instant {
+        Instant::from_nanos(x * 1_000_000)
+    }
+
+    #[test]
+    fn the_cap_is_gain_times_the_best_recent_rate_times_the_min_rtt() {
+        let mut w = DeliveryWindow::default();
+        assert_eq!(w.cap(2.0), MIN_WINDOW, "no estimate yet");
+        w.on_rtt(Duration::from_millis(4));
+        w.on_rtt(Duration::from_millis(2));
+        w.on_rtt(Duration::from_millis(9));
+        // 50 packets in 5 ms = 10,000 packets/s; BDP = 10,000 x 2 ms = 20.
+        w.on_epoch(50, ms(0), ms(5));
+        assert_eq!(w.cap(2.0), 40);
+        // A slower epoch does not lower the cap while the fast one is recent.
+        w.on_epoch(5, ms(5), ms(10));
+        assert_eq!(w.cap(2.0), 40);
+        for i in 0..RATE_EPOCHS as u64 {
+            w.on_epoch(25, ms(10 + 5 * i), ms(15 + 5 * i));
+        }
+        assert_eq!(
+            w.cap(2.0),
+            20,
+            "the fast epoch aged out: 5,000/s x 2 ms x 2"
+        );
+        assert_eq!(w.cap(1.0), MIN_WINDOW, "never below the initial window");
+    }
+
+    #[test]
+    fn an_empty_epoch_or_a_zero_sample_changes_nothing() {
+        let mut w = DeliveryWindow::default();
+        w.on_rtt(Duration::ZERO);
+        assert_eq!(w.cap(2.0), MIN_WINDOW);
+        w.on_rtt(Duration::from_millis(1));
+        w.on_epoch(100, ms(3), ms(3));
+        assert_eq!(w.cap(2.0), MIN_WINDOW);
+    }
+}
