@@ -71,10 +71,62 @@ pub enum Ev {
     },
 }
 
+/// Largest node id an [`Ev::Arrive`] can carry (28 bits; the scenario caps
+/// networks at 2^20 hosts and 2^14 switches).
+pub const MAX_NODE: u32 = (1 << 28) - 1;
+
+impl Ev {
+    /// The event in 64 bits: a 4-bit tag, a 32-bit and a 28-bit field, so
+    /// that a list entry (time + event) is 16 bytes instead of 24 and a
+    /// bucket moves a third less memory.
+    #[inline]
+    fn pack(self) -> u64 {
+        let (tag, a, b): (u64, u32, u32) = match self {
+            Ev::TxDone { port } => (0, port, 0),
+            Ev::Arrive { node, pkt } => {
+                assert!(node <= MAX_NODE, "node id {node} over {MAX_NODE}");
+                (1, pkt, node)
+            }
+            Ev::FlowTimer { flow } => (2, flow, 0),
+            Ev::EndpointTimer { host } => (3, host, 0),
+            Ev::JobStart { job } => (4, job, 0),
+            Ev::Produce { job } => (5, job, 0),
+            Ev::Credit { host } => (6, host, 0),
+            Ev::Sample => (7, 0, 0),
+            Ev::TrainingCompute { id } => (8, id, 0),
+            Ev::QueueShift { follow, up } => (9, follow, u32::from(up)),
+        };
+        tag | (a as u64) << 4 | (b as u64) << 36
+    }
+
+    /// The inverse of [`Ev::pack`].
+    #[inline]
+    fn unpack(x: u64) -> Ev {
+        let a = (x >> 4) as u32;
+        let b = (x >> 36) as u32;
+        match x & 15 {
+            0 => Ev::TxDone { port: a },
+            1 => Ev::Arrive { node: b, pkt: a },
+            2 => Ev::FlowTimer { flow: a },
+            3 => Ev::EndpointTimer { host: a },
+            4 => Ev::JobStart { job: a },
+            5 => Ev::Produce { job: a },
+            6 => Ev::Credit { host: a },
+            7 => Ev::Sample,
+            8 => Ev::TrainingCompute { id: a },
+            _ => Ev::QueueShift {
+                follow: a,
+                up: b != 0,
+            },
+        }
+    }
+}
+
+/// One pending event: 16 bytes.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: u64,
-    ev: Ev,
+    ev: u64,
 }
 
 /// A radix-heap event list with deterministic (FIFO) tie breaking.
@@ -118,7 +170,10 @@ impl EventList {
         debug_assert!(at.as_nanos() >= self.now, "event scheduled in the past");
         let time = at.as_nanos().max(self.last);
         self.len += 1;
-        let e = Entry { time, ev };
+        let e = Entry {
+            time,
+            ev: ev.pack(),
+        };
         if time == self.last {
             self.ready.push_back(e);
         } else {
@@ -168,7 +223,7 @@ impl EventList {
         self.len -= 1;
         self.now = e.time;
         self.executed += 1;
-        Some((Instant::from_nanos(e.time), e.ev))
+        Some((Instant::from_nanos(e.time), Ev::unpack(e.ev)))
     }
 
     /// Removes and returns the earliest event if it is due no later than `limit`.
@@ -181,8 +236,8 @@ impl EventList {
 
     /// The event [`EventList::pop`] returns next if it is due at the same
     /// nanosecond as the last one popped (never refills; for prefetching).
-    pub fn peek_ready(&self) -> Option<&Ev> {
-        self.ready.front().map(|e| &e.ev)
+    pub fn peek_ready(&self) -> Option<Ev> {
+        self.ready.front().map(|e| Ev::unpack(e.ev))
     }
 
     /// Time of the earliest pending event.
@@ -221,6 +276,37 @@ mod tests {
     use approxnet_proto::rng::Rng;
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
+
+    #[test]
+    fn events_pack_into_sixteen_byte_entries_and_back() {
+        assert_eq!(std::mem::size_of::<Entry>(), 16);
+        let all = [
+            Ev::TxDone { port: u32::MAX },
+            Ev::Arrive {
+                node: MAX_NODE,
+                pkt: u32::MAX,
+            },
+            Ev::Arrive { node: 7, pkt: 0 },
+            Ev::FlowTimer { flow: 3 },
+            Ev::EndpointTimer { host: 1 << 31 },
+            Ev::JobStart { job: 12 },
+            Ev::Produce { job: u32::MAX - 1 },
+            Ev::Credit { host: 5 },
+            Ev::Sample,
+            Ev::TrainingCompute { id: 9 },
+            Ev::QueueShift {
+                follow: u32::MAX,
+                up: true,
+            },
+            Ev::QueueShift {
+                follow: 0,
+                up: false,
+            },
+        ];
+        for ev in all {
+            assert_eq!(Ev::unpack(ev.pack()), ev);
+        }
+    }
 
     #[test]
     fn ties_break_by_schedule_order() {

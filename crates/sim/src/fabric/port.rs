@@ -142,6 +142,27 @@ impl Port {
         Some(e)
     }
 
+    /// [`Port::admit`] and [`Port::start_next`] at once for a packet
+    /// that finds the port idle and every queue empty (strict priority
+    /// only: DRR keeps per-queue state on each pick). The packet goes
+    /// straight to the wire; queues' rings are not touched.
+    pub fn pass_through(&mut self, q: u8, e: &Entry, shared_room: u64) -> Admit {
+        debug_assert!(self.nonempty == 0 && matches!(self.sched, Scheduler::Strict));
+        let qi = (q as usize).min(self.queues.len() - 1);
+        let a = self.queues[qi].pass_through(e, shared_room);
+        if a != Admit::Dropped {
+            self.tx_pkts += 1;
+            self.tx_bytes += e.size as u64;
+        }
+        a
+    }
+
+    /// Nothing queued and a strict-priority scheduler: a packet offered
+    /// now may take [`Port::pass_through`].
+    pub fn can_pass_through(&self) -> bool {
+        self.nonempty == 0 && matches!(self.sched, Scheduler::Strict)
+    }
+
     /// Whether any queue holds a packet.
     pub fn has_queued(&self) -> bool {
         self.nonempty != 0
