@@ -13,7 +13,6 @@
 
 use crate::packet::PktId;
 use approxnet_proto::time::Instant;
-use std::collections::VecDeque;
 
 /// What happens when an event fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,8 +155,10 @@ fn bucket_of(time: u64, last: u64) -> (usize, usize) {
 /// binary radix heap moved it up to once per bit.
 #[derive(Debug)]
 pub struct EventList {
-    /// Events due exactly at `last`, in scheduling order.
-    ready: VecDeque<Entry>,
+    /// Events due exactly at `last`, in scheduling order, from `head` on.
+    ready: Vec<Entry>,
+    /// First entry of `ready` not yet popped.
+    head: usize,
     /// `buckets[level * 16 + value]`, each in scheduling order.
     buckets: Vec<Vec<Entry>>,
     /// Bit `value` of `masks[level]` set when that bucket is non-empty.
@@ -173,7 +174,8 @@ pub struct EventList {
 impl Default for EventList {
     fn default() -> Self {
         EventList {
-            ready: VecDeque::new(),
+            ready: Vec::new(),
+            head: 0,
             buckets: (0..LEVELS * VALUES).map(|_| Vec::new()).collect(),
             masks: [0; LEVELS],
             levels: 0,
@@ -202,7 +204,7 @@ impl EventList {
             ev: ev.pack(),
         };
         if time == self.last {
-            self.ready.push_back(e);
+            self.ready.push(e);
         } else {
             self.file(e);
         }
@@ -220,7 +222,7 @@ impl EventList {
     /// Makes `ready` non-empty if any event is pending.
     #[inline]
     fn refill(&mut self) -> bool {
-        !self.ready.is_empty() || self.refill_from_buckets()
+        self.head < self.ready.len() || self.refill_from_buckets()
     }
 
     /// [`EventList::refill`] when `ready` is empty: moves the earliest
@@ -237,12 +239,20 @@ impl EventList {
             self.levels &= !(1 << level);
         }
         let i = level * VALUES + value;
+        self.ready.clear();
+        self.head = 0;
+        if level == 0 {
+            // one time only (every digit equal): the bucket is the ready list
+            std::mem::swap(&mut self.ready, &mut self.buckets[i]);
+            self.last = self.ready[0].time;
+            return true;
+        }
         let mut bucket = std::mem::take(&mut self.buckets[i]);
         let min = bucket.iter().map(|e| e.time).min().expect("non-empty");
         self.last = min;
         for &e in &bucket {
             if e.time == min {
-                self.ready.push_back(e);
+                self.ready.push(e);
             } else {
                 // lands on a lower level, never back in bucket `i`
                 self.file(e);
@@ -265,7 +275,8 @@ impl EventList {
     /// Pops the front of a non-empty `ready`.
     #[inline]
     fn take_ready(&mut self) -> (Instant, Ev) {
-        let e = self.ready.pop_front().expect("refilled");
+        let e = self.ready[self.head];
+        self.head += 1;
         self.len -= 1;
         self.now = e.time;
         self.executed += 1;
@@ -284,7 +295,7 @@ impl EventList {
     /// The event [`EventList::pop`] returns next if it is due at the same
     /// nanosecond as the last one popped (never refills; for prefetching).
     pub fn peek_ready(&self) -> Option<Ev> {
-        self.ready.front().map(|e| Ev::unpack(e.ev))
+        self.ready.get(self.head).map(|e| Ev::unpack(e.ev))
     }
 
     /// Time of the earliest pending event.
