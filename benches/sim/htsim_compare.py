@@ -205,7 +205,11 @@ def run_ours(binary: str, pairs: list[tuple[int, int]], workdir: str, grind: boo
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--htsim", required=True, help="counting build of htsim_tcp")
-    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "approxnet-sim"))
+    ap.add_argument(
+        "--bin",
+        default=os.path.join(ROOT, "target", "release", "approxnet-sim"),
+        help="approxnet-sim binary; several, comma-separated, run side by side (before / after)",
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None, help="CSV to append one row per run to")
     ap.add_argument(
@@ -218,8 +222,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as w:
         for i in range(a.repeat):
             h = run_htsim(a.htsim, w)
-            o = run_ours(a.bin, h["pairs"], w)
-            for side, r in (("htsim", h), ("approxnet-sim", o)):
+            runs = [("htsim", h)]
+            runs += [(f"approxnet-sim {b}", run_ours(b, h["pairs"], w)) for b in a.bin.split(",")]
+            for side, r in runs:
                 rows.append(
                     {
                         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -235,25 +240,29 @@ def main() -> None:
                     }
                 )
                 print(rows[-1], flush=True)
+    sides = list(dict.fromkeys(r["side"] for r in rows))
     med = {
-        side: statistics.median(r["data_hops_per_s"] for r in rows if r["side"] == side)
-        for side in ("htsim", "approxnet-sim")
+        s: statistics.median(r["data_hops_per_s"] for r in rows if r["side"] == s) for s in sides
     }
     cpu = {
-        side: statistics.median(r["data_hops"] / r["cpu_s"] for r in rows if r["side"] == side)
-        for side in ("htsim", "approxnet-sim")
+        s: statistics.median(r["data_hops"] / r["cpu_s"] for r in rows if r["side"] == s)
+        for s in sides
     }
-    print(
-        f"median data hops/s of loop wall time: htsim {med['htsim'] / 1e6:.2f} M, "
-        f"ours {med['approxnet-sim'] / 1e6:.2f} M = {med['approxnet-sim'] / med['htsim']:.2f}x; "
-        f"per CPU second (whole process): {cpu['approxnet-sim'] / cpu['htsim']:.2f}x; "
-        f"load {load()}"
-    )
+    for s in sides[1:]:
+        print(
+            f"{s}: median {med[s] / 1e6:.2f} M data hops per loop wall second vs htsim "
+            f"{med['htsim'] / 1e6:.2f} M = {med[s] / med['htsim']:.2f}x; per CPU second (whole "
+            f"process) {cpu[s] / cpu['htsim']:.2f}x; load {load()}"
+        )
     if a.cachegrind:
         with tempfile.TemporaryDirectory() as w:
             h = run_htsim(a.htsim, w, grind=True)
-            o = run_ours(a.bin, h["pairs"], w, grind=True)
-        for side, r in (("htsim", h), ("approxnet-sim", o)):
+            grinds = [("htsim", h)]
+            grinds += [
+                (f"approxnet-sim {b}", run_ours(b, h["pairs"], w, grind=True))
+                for b in a.bin.split(",")
+            ]
+        for side, r in grinds:
             print(
                 f"cachegrind {side}: {r['instr'] / r['data_hops']:.0f} instructions and "
                 f"{r['ll_misses'] / r['data_hops']:.2f} LL data misses per data hop "
@@ -275,9 +284,9 @@ def main() -> None:
                     "ll_misses_per_data_hop": round(r["ll_misses"] / r["data_hops"], 3),
                 }
             )
-        print(
-            f"instructions per data hop, htsim / ours: {h['instr'] / h['data_hops'] / (o['instr'] / o['data_hops']):.2f}x"
-        )
+        for side, o in grinds[1:]:
+            ratio = h["instr"] / h["data_hops"] / (o["instr"] / o["data_hops"])
+            print(f"instructions per data hop, htsim / {side}: {ratio:.2f}x")
     if a.out:
         new = not os.path.exists(a.out)
         with open(a.out, "a", newline="") as f:
