@@ -73,17 +73,19 @@ pub struct Entry {
     pub queue: u8,
 }
 
-/// Counters of one queue.
+/// Counters of one queue (`repr(C)`: the two that every accepted packet
+/// updates first, see [`Queue`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct QueueStats {
     /// Packets accepted.
     pub enqueued: u64,
+    /// Largest backlog seen, bytes.
+    pub max_bytes: u64,
     /// Packets dropped (tail drop or pFabric eviction).
     pub dropped: u64,
     /// Packets marked CE.
     pub marked: u64,
-    /// Largest backlog seen, bytes.
-    pub max_bytes: u64,
 }
 
 /// Outcome of offering a packet to a queue.
@@ -102,18 +104,20 @@ pub enum Admit {
 
 /// A single queue of an egress port.
 ///
-/// `repr(C)`, cache-line aligned: a dequeue reads only the first line (the
-/// packets, the byte count, the discipline and the limits); an arrival
-/// also the second (ECN threshold, counters).
+/// `repr(C)`, cache-line aligned: a packet passing through an empty queue
+/// of an idle port (the common case off the bottlenecks) reads and writes
+/// only the first line (byte count, configuration, the accepted-packet
+/// counters); the ring and the drop / mark counters are in the second,
+/// touched when packets wait.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct Queue {
-    items: VecDeque<Entry>,
     bytes: u64,
     /// Its configuration.
     pub cfg: QueueConfig,
     /// Counters.
     pub stats: QueueStats,
+    items: VecDeque<Entry>,
 }
 
 impl Queue {
@@ -321,6 +325,17 @@ mod tests {
             Admit::Queued { mark: false }
         );
         assert_eq!(q.len(), 2);
+    }
+
+    #[test]
+    fn a_pass_through_touches_one_cache_line() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(std::mem::align_of::<Queue>(), 64);
+        let stats = offset_of!(Queue, stats);
+        assert!(stats + offset_of!(QueueStats, max_bytes) + size_of::<u64>() <= 64);
+        assert!(stats + offset_of!(QueueStats, enqueued) + size_of::<u64>() <= 64);
+        assert!(offset_of!(Queue, cfg) + size_of::<QueueConfig>() <= 64);
+        assert_eq!(size_of::<Queue>(), 128);
     }
 
     /// Passing a packet through an empty queue leaves it exactly as
