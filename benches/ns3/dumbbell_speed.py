@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -50,7 +51,7 @@ def cpu_run(cmd: list[str]) -> tuple[str, float]:
     return r.stdout, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def run_ns3(n: int) -> dict:
+def run_ns3(n: int) -> dict[str, Any]:
     out, cpu = cpu_run(
         [
             contention.NS3_BIN,
@@ -65,7 +66,7 @@ def run_ns3(n: int) -> dict:
     return {"hops": j["hops"], "wall_s": j["run_wall_s"], "cpu_s": cpu}
 
 
-def run_ours(binary: str, n: int, out: str) -> dict:
+def run_ours(binary: str, n: int, out: str) -> dict[str, Any]:
     scen = os.path.join(HERE, "dumbbell_dctcp.toml")
     _, cpu = cpu_run(
         [binary, "run", scen, "--out", out, "--quiet", "--no-flows"]

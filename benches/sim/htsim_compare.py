@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 K = 8
@@ -88,7 +89,7 @@ def cachegrind(cmd: list[str]) -> tuple[str, int, int]:
     return r.stdout, int(i.group(1).replace(",", "")), int(m.group(1).replace(",", ""))
 
 
-def run_htsim(binary: str, workdir: str, grind: bool = False) -> dict:
+def run_htsim(binary: str, workdir: str, grind: bool = False) -> dict[str, Any]:
     cmd = [
         binary,
         "-nodes", str(HOSTS),
@@ -168,7 +169,9 @@ def scenario(pairs: list[tuple[int, int]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_ours(binary: str, pairs: list[tuple[int, int]], workdir: str, grind: bool = False) -> dict:
+def run_ours(
+    binary: str, pairs: list[tuple[int, int]], workdir: str, grind: bool = False
+) -> dict[str, Any]:
     path = os.path.join(workdir, "perm.toml")
     with open(path, "w") as f:
         f.write(scenario(pairs))
