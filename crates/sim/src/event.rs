@@ -138,9 +138,10 @@ const LEVELS: usize = 64 / DIGIT as usize;
 /// and `time`'s value of that digit.
 #[inline]
 fn bucket_of(time: u64, last: u64) -> (usize, usize) {
-    let level = (63 - (time ^ last).leading_zeros()) / DIGIT;
-    let value = (time >> (level * DIGIT)) as usize & (VALUES - 1);
-    (level as usize, value)
+    // `& (LEVELS - 1)` only tells the compiler the range (time != last)
+    let level = ((63 - (time ^ last).leading_zeros()) / DIGIT) as usize & (LEVELS - 1);
+    let value = (time >> (level as u32 * DIGIT)) as usize & (VALUES - 1);
+    (level, value)
 }
 
 /// A radix-heap event list with deterministic (FIFO) tie breaking.
@@ -160,7 +161,7 @@ pub struct EventList {
     /// First entry of `ready` not yet popped.
     head: usize,
     /// `buckets[level * 16 + value]`, each in scheduling order.
-    buckets: Vec<Vec<Entry>>,
+    buckets: Box<[Vec<Entry>; LEVELS * VALUES]>,
     /// Bit `value` of `masks[level]` set when that bucket is non-empty.
     masks: [u16; LEVELS],
     /// Bit `level` set when `masks[level]` is non-zero.
@@ -176,7 +177,7 @@ impl Default for EventList {
         EventList {
             ready: Vec::new(),
             head: 0,
-            buckets: (0..LEVELS * VALUES).map(|_| Vec::new()).collect(),
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             masks: [0; LEVELS],
             levels: 0,
             last: 0,
