@@ -20,7 +20,7 @@ data hop (deterministic, so comparable across loads).
 htsim needs a local build with a counter and the missing options (end
 time, queue size, link speed, hop latency, flow size, seed; it prints
 `BENCH pair SRC DST` per connection and `BENCH events E data_hops H
-loop_wall_s W` at the end): see docs/performance.md "Against htsim". The
+loop_wall_s W` at the end): build it with benches/sim/htsim_build.py over a scratch copy of csg-htsim. The
 permutation is htsim's own (its `setPermutation`); ours replays it.
 
 Usage: python3 benches/sim/htsim_compare.py --htsim /tmp/htsim/sim/datacenter/htsim_tcp
