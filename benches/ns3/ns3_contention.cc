@@ -23,6 +23,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -44,6 +45,13 @@ struct FlowRec
 };
 
 static std::vector<FlowRec> g_flows;
+static uint64_t g_hops = 0;
+
+static void
+OnPhyTx(Ptr<const Packet>)
+{
+    g_hops++;
+}
 
 static void
 OnRx(uint32_t f, Ptr<const Packet> p, const Address&)
@@ -123,6 +131,8 @@ main(int argc, char* argv[])
     cmd.AddValue("sack", "TcpSocketBase::Sack", sack);
     cmd.AddValue("limitedtx", "TcpSocketBase::LimitedTransmit", limitedTx);
     cmd.AddValue("recovery", "prr (ns-3 default) or classic", recovery);
+    bool countHops = false;
+    cmd.AddValue("hops", "count link transmissions (PhyTxBegin) and time Simulator::Run", countHops);
     cmd.Parse(argc, argv);
 
     RngSeedManager::SetSeed(1);
@@ -240,14 +250,22 @@ main(int argc, char* argv[])
         }
     }
     Simulator::Stop(Seconds(simtime));
+    if (countHops)
+    {
+        Config::ConnectWithoutContext("/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/PhyTxBegin",
+                                      MakeCallback(&OnPhyTx));
+    }
+    auto wall0 = std::chrono::steady_clock::now();
     Simulator::Run();
+    double runWall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     QueueDisc::Stats st = bottleneck.Get(0)->GetStats();
     printf("{\"tool\": \"ns-3 3.44 (C++ against the PyPI wheel)\", \"scenario\": \"%s\", "
            "\"tcp\": \"%s\", \"sack\": %s, \"limited_transmit\": %s, \"recovery\": \"%s\", "
-           "\"bottleneck_drops\": %u, \"bottleneck_marks\": %u, \"flows\": [",
+           "\"bottleneck_drops\": %u, \"bottleneck_marks\": %u, \"run_wall_s\": %.6f, "
+           "\"hops\": %lu, \"flows\": [",
            scenario.c_str(), tcp.c_str(), sack ? "true" : "false",
            limitedTx ? "true" : "false", recovery.c_str(), st.nTotalDroppedPackets,
-           st.nTotalMarkedPackets);
+           st.nTotalMarkedPackets, runWall, (unsigned long)g_hops);
     for (size_t i = 0; i < g_flows.size(); i++)
     {
         const FlowRec& f = g_flows[i];

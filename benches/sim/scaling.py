@@ -10,7 +10,11 @@ For each k, two runs of a release binary under /usr/bin/time -v:
 Fat-tree hosts = k^3 / 4 (the full tree). One run per point: the machine is
 shared, so compare rows taken in one script run.
 
-Usage: python3 benches/sim/scaling.py [--bin target/release/approxnet-sim]
+CPU ns/hop is the process's user + system time (setup and output
+included) over packet-hops: on a loaded machine it moves less than wall
+time. Several binaries (comma-separated) alternate per k.
+
+Usage: python3 benches/sim/scaling.py [--bin target/release/approxnet-sim[,OTHER]]
        [--ks 4,8,12,16,20,24] [--out benches/sim/results/scaling.csv]
 Build first: CARGO_BUILD_JOBS=1 cargo build --release -p approxnet-sim
 """
@@ -20,6 +24,7 @@ import csv
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -51,7 +56,9 @@ def timed_run(binary, text, out):
     with open(path, "w") as f:
         f.write(text)
     cmd = ["/usr/bin/time", "-v", binary, "run", path, "--out", out, "--quiet", "--no-flows"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(cmd, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr}")
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
@@ -61,44 +68,50 @@ def timed_run(binary, text, out):
     if rss is None or m is None:
         sys.exit(f"no /usr/bin/time -v figures in:\n{r.stderr}")
     rss_kb = int(rss.group(1))
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     elapsed = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
+    summary["cpu_s"] = cpu
     return summary, elapsed, rss_kb / 1024
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "approxnet-sim"))
+    ap.add_argument(
+        "--bin",
+        default=os.path.join(ROOT, "target", "release", "approxnet-sim"),
+        help="binary; several, comma-separated, alternate per k (before / after)",
+    )
     ap.add_argument("--ks", default="4,8,12,16,20,24")
     ap.add_argument("--out", default=None, help="CSV to write (default: print only)")
     a = ap.parse_args()
     rows = []
     print(
-        "| k | hosts | topology-only RSS MB | run RSS MB | wall s (all) | loop s | packet-hops | ns/hop |"
+        "| k | binary | hosts | topology-only RSS MB | run RSS MB | wall s (all) | loop s | packet-hops"
+        " | ns/hop (loop) | CPU ns/hop (process) | load |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for k in [int(x) for x in a.ks.split(",")]:
-        with tempfile.TemporaryDirectory() as out:
-            _, _, topo_rss = timed_run(a.bin, SCENARIO.format(k=k), out)
-            s, elapsed, rss = timed_run(a.bin, SCENARIO.format(k=k) + WORKLOAD, out)
-        row = {
-            "k": k,
-            "hosts": k**3 // 4,
-            "topology_rss_mb": round(topo_rss, 1),
-            "run_rss_mb": round(rss, 1),
-            "wall_s": round(elapsed, 2),
-            "loop_s": round(s["wall_s"], 3),
-            "hops": s["hops"],
-            "ns_per_hop": round(s["wall_s"] / max(s["hops"], 1) * 1e9, 1),
-        }
-        rows.append(row)
-        print(
-            "| {k} | {hosts} | {topology_rss_mb} | {run_rss_mb} | {wall_s} | {loop_s} | {hops} | {ns_per_hop} |".format(
-                **row
-            ),
-            flush=True,
-        )
+        for binary in a.bin.split(","):
+            with tempfile.TemporaryDirectory() as out:
+                _, _, topo_rss = timed_run(binary, SCENARIO.format(k=k), out)
+                s, elapsed, rss = timed_run(binary, SCENARIO.format(k=k) + WORKLOAD, out)
+            row = {
+                "k": k,
+                "binary": binary,
+                "hosts": k**3 // 4,
+                "topology_rss_mb": round(topo_rss, 1),
+                "run_rss_mb": round(rss, 1),
+                "wall_s": round(elapsed, 2),
+                "loop_s": round(s["wall_s"], 3),
+                "hops": s["hops"],
+                "ns_per_hop": round(s["wall_s"] / max(s["hops"], 1) * 1e9, 1),
+                "cpu_ns_per_hop": round(s["cpu_s"] / max(s["hops"], 1) * 1e9, 1),
+                "load1": round(os.getloadavg()[0], 1),
+            }
+            rows.append(row)
+            print("| " + " | ".join(str(v) for v in row.values()) + " |", flush=True)
     if a.out:
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
         with open(a.out, "w", newline="") as f:

@@ -20,6 +20,19 @@ impl Simulator {
     }
 
     fn enqueue(&mut self, now: Instant, port: u32, id: PktId) {
+        let p = &self.net.ports[port as usize];
+        if p.busy_until <= now.as_nanos() && p.can_pass_through() {
+            // idle port, empty queues: straight to the wire
+            match self.net.pass_through(port, id, &mut self.pool) {
+                Some(e) => self.transmit(now, port, e),
+                None => {
+                    self.counters.drops += 1;
+                    self.trace_event(now, TraceEvent::Drop, port, id);
+                    self.lose(now, id);
+                }
+            }
+            return;
+        }
         if let Offer::Dropped(victim) = self.net.offer(port, id, &mut self.pool) {
             self.counters.drops += 1;
             self.trace_event(now, TraceEvent::Drop, port, victim);
@@ -58,6 +71,11 @@ impl Simulator {
         let Some(e) = self.net.start_next(port) else {
             return;
         };
+        self.transmit(now, port, e);
+    }
+
+    /// Puts `e`, just taken from `port`'s queues, on the wire.
+    fn transmit(&mut self, now: Instant, port: u32, e: crate::fabric::queue::Entry) {
         self.trace_event(now, TraceEvent::Tx, port, e.id);
         if self.blocked_hosts > 0 {
             self.nic_drained(now, port);

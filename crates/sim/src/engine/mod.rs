@@ -229,8 +229,8 @@ impl Simulator {
     #[inline]
     fn prefetch_next(&self) {
         match self.events.peek_ready() {
-            Some(&Ev::Arrive { pkt, .. }) => self.pool.prefetch(pkt),
-            Some(&Ev::TxDone { port }) => {
+            Some(Ev::Arrive { pkt, .. }) => self.pool.prefetch(pkt),
+            Some(Ev::TxDone { port }) => {
                 if let Some(p) = self.net.ports.get(port as usize) {
                     crate::packet::prefetch(p);
                 }

@@ -194,20 +194,26 @@ impl Network {
         self.nodes[self.hosts[h as usize] as usize].ports[0]
     }
 
-    /// Offers packet `id` to egress `port`, marking CE or dropping as the
-    /// queue and the switch's shared buffer decide.
-    pub fn offer(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Offer {
+    /// The queue entry of packet `id` offered to `port`.
+    fn entry(&self, port: u32, id: PktId, pool: &PacketPool) -> Entry {
         let p = pool.get(id);
-        let port_ref = &mut self.ports[port as usize];
-        let q = (p.queue as usize).min(port_ref.queues.len() - 1);
-        let e = Entry {
+        let q = (p.queue as usize).min(self.ports[port as usize].queues.len() - 1);
+        Entry {
             id,
             size: p.size,
             rank: p.rank,
             flow: p.flow,
             droppable: p.droppable,
             queue: q as u8,
-        };
+        }
+    }
+
+    /// Offers packet `id` to egress `port`, marking CE or dropping as the
+    /// queue and the switch's shared buffer decide.
+    pub fn offer(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Offer {
+        let e = self.entry(port, id, pool);
+        let q = e.queue as usize;
+        let port_ref = &mut self.ports[port as usize];
         let node = &mut self.nodes[port_ref.node as usize];
         let before = port_ref.queues[q].bytes();
         let room = if port_ref.shared {
@@ -228,6 +234,30 @@ impl Network {
             }
             Admit::Evicted(victim) => Offer::Dropped(victim),
             Admit::Dropped => Offer::Dropped(id),
+        }
+    }
+
+    /// [`Network::offer`] then [`Network::start_next`] for a packet that
+    /// finds `port` idle with nothing queued ([`port::Port::can_pass_through`]):
+    /// the entry to serialise now, or `None` when the packet is dropped
+    /// (the caller frees it). The switch's shared buffer would take the
+    /// packet and give it back in the same instant, so only its room is read.
+    pub fn pass_through(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Option<Entry> {
+        let e = self.entry(port, id, pool);
+        let port_ref = &mut self.ports[port as usize];
+        let room = if port_ref.shared {
+            self.nodes[port_ref.node as usize].buffer.room(0)
+        } else {
+            u64::MAX
+        };
+        match port_ref.pass_through(e.queue, &e, room) {
+            Admit::Queued { mark } => {
+                if mark {
+                    mark_ce(pool, id);
+                }
+                Some(e)
+            }
+            _ => None,
         }
     }
 

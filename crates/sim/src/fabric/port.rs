@@ -42,6 +42,9 @@ pub struct Port {
     pub node: u32,
     /// Whether admission also draws on the node's shared buffer.
     pub shared: bool,
+    /// The scheduler is strict priority (kept in the first line for
+    /// [`Port::can_pass_through`]; `sched` lies in the second).
+    strict: bool,
     /// The queues (a boxed slice: two words, so the first line holds them).
     pub queues: Box<[Queue]>,
     /// Bit `i` set when queue `i` holds packets (strict priority picks the
@@ -59,7 +62,7 @@ pub struct Port {
     /// Picoseconds per byte at this rate (integer serialisation time).
     ps_per_byte: u64,
     /// The scheduler.
-    pub sched: Scheduler,
+    sched: Scheduler,
     /// Propagation delay of the pipe behind the port.
     pub delay: Duration,
     /// Bit error rate of the link.
@@ -94,6 +97,7 @@ impl Port {
             busy_until: 0,
             wakeup_at: None,
             shared: false,
+            strict: matches!(cfg.scheduler, Scheduler::Strict),
             tx_pkts: 0,
             tx_bytes: 0,
             ps_per_byte,
@@ -140,6 +144,27 @@ impl Port {
         self.tx_pkts += 1;
         self.tx_bytes += e.size as u64;
         Some(e)
+    }
+
+    /// [`Port::admit`] and [`Port::start_next`] at once for a packet
+    /// that finds the port idle and every queue empty (strict priority
+    /// only: DRR keeps per-queue state on each pick). The packet goes
+    /// straight to the wire; queues' rings are not touched.
+    pub fn pass_through(&mut self, q: u8, e: &Entry, shared_room: u64) -> Admit {
+        debug_assert!(self.nonempty == 0 && matches!(self.sched, Scheduler::Strict));
+        let qi = (q as usize).min(self.queues.len() - 1);
+        let a = self.queues[qi].pass_through(e, shared_room);
+        if a != Admit::Dropped {
+            self.tx_pkts += 1;
+            self.tx_bytes += e.size as u64;
+        }
+        a
+    }
+
+    /// Nothing queued and a strict-priority scheduler: a packet offered
+    /// now may take [`Port::pass_through`].
+    pub fn can_pass_through(&self) -> bool {
+        self.nonempty == 0 && self.strict
     }
 
     /// Whether any queue holds a packet.

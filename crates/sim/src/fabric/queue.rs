@@ -73,17 +73,19 @@ pub struct Entry {
     pub queue: u8,
 }
 
-/// Counters of one queue.
+/// Counters of one queue (`repr(C)`: the two that every accepted packet
+/// updates first, see [`Queue`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct QueueStats {
     /// Packets accepted.
     pub enqueued: u64,
+    /// Largest backlog seen, bytes.
+    pub max_bytes: u64,
     /// Packets dropped (tail drop or pFabric eviction).
     pub dropped: u64,
     /// Packets marked CE.
     pub marked: u64,
-    /// Largest backlog seen, bytes.
-    pub max_bytes: u64,
 }
 
 /// Outcome of offering a packet to a queue.
@@ -102,18 +104,20 @@ pub enum Admit {
 
 /// A single queue of an egress port.
 ///
-/// `repr(C)`, cache-line aligned: a dequeue reads only the first line (the
-/// packets, the byte count, the discipline and the limits); an arrival
-/// also the second (ECN threshold, counters).
+/// `repr(C)`, cache-line aligned: a packet passing through an empty queue
+/// of an idle port (the common case off the bottlenecks) reads and writes
+/// only the first line (byte count, configuration, the accepted-packet
+/// counters); the ring and the drop / mark counters are in the second,
+/// touched when packets wait.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub struct Queue {
-    items: VecDeque<Entry>,
     bytes: u64,
     /// Its configuration.
     pub cfg: QueueConfig,
     /// Counters.
     pub stats: QueueStats,
+    items: VecDeque<Entry>,
 }
 
 impl Queue {
@@ -163,12 +167,38 @@ impl Queue {
             self.stats.dropped += 1;
             return Admit::Dropped;
         }
-        let mark = match self.cfg.ecn {
+        let mark = self.marks();
+        self.push(e);
+        if mark {
+            self.stats.marked += 1;
+        }
+        Admit::Queued { mark }
+    }
+
+    /// Whether a packet arriving now is marked CE.
+    fn marks(&self) -> bool {
+        match self.cfg.ecn {
             Some(EcnThreshold::Packets(k)) => self.items.len() as u64 >= k as u64,
             Some(EcnThreshold::Bytes(b)) => self.bytes >= b,
             None => false,
-        };
-        self.push(e);
+        }
+    }
+
+    /// [`Queue::admit`] immediately followed by [`Queue::pop`] on an empty
+    /// queue (its port is idle): the same checks, mark and counters, but
+    /// the packet never enters the ring, whose memory stays untouched.
+    pub fn pass_through(&mut self, e: &Entry, shared_room: u64) -> Admit {
+        debug_assert!(self.items.is_empty() && self.bytes == 0);
+        let size = e.size as u64;
+        let refused = e.droppable && self.cfg.droppable_limit_bytes == 0;
+        // an empty queue has nothing to evict: pFabric drops like FIFO
+        if refused || size > self.cfg.limit_bytes || size > shared_room {
+            self.stats.dropped += 1;
+            return Admit::Dropped;
+        }
+        let mark = self.marks();
+        self.stats.enqueued += 1;
+        self.stats.max_bytes = self.stats.max_bytes.max(size);
         if mark {
             self.stats.marked += 1;
         }
@@ -295,6 +325,61 @@ mod tests {
             Admit::Queued { mark: false }
         );
         assert_eq!(q.len(), 2);
+    }
+
+    #[test]
+    fn a_pass_through_touches_one_cache_line() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(std::mem::align_of::<Queue>(), 64);
+        let stats = offset_of!(Queue, stats);
+        assert!(stats + offset_of!(QueueStats, max_bytes) + size_of::<u64>() <= 64);
+        assert!(stats + offset_of!(QueueStats, enqueued) + size_of::<u64>() <= 64);
+        assert!(offset_of!(Queue, cfg) + size_of::<QueueConfig>() <= 64);
+        assert_eq!(size_of::<Queue>(), 128);
+    }
+
+    /// Passing a packet through an empty queue leaves it exactly as
+    /// admitting and popping it would, for every refusal and mark.
+    #[test]
+    fn pass_through_equals_admit_then_pop() {
+        let cfgs = [
+            QueueConfig::default(),
+            QueueConfig {
+                limit_bytes: 1000,
+                ..QueueConfig::default()
+            },
+            QueueConfig {
+                ecn: Some(EcnThreshold::Packets(0)),
+                ..QueueConfig::default()
+            },
+            QueueConfig {
+                ecn: Some(EcnThreshold::Bytes(1)),
+                ..QueueConfig::default()
+            },
+            QueueConfig {
+                droppable_limit_bytes: 0,
+                discipline: Discipline::PFabric,
+                limit_bytes: 1000,
+                ..QueueConfig::default()
+            },
+        ];
+        for cfg in cfgs {
+            for (droppable, room) in [(false, u64::MAX), (true, u64::MAX), (false, 1200)] {
+                let x = Entry {
+                    droppable,
+                    ..e(1, 1500, 5, 2)
+                };
+                let mut a = Queue::new(cfg);
+                a.stats.max_bytes = 700;
+                let mut b = a.clone();
+                let via_ring = a.admit(x, room);
+                if via_ring != Admit::Dropped {
+                    assert_eq!(a.pop(), Some(x));
+                }
+                assert_eq!(b.pass_through(&x, room), via_ring);
+                assert_eq!((a.stats, a.bytes, a.len()), (b.stats, b.bytes, b.len()));
+            }
+        }
     }
 
     #[test]
