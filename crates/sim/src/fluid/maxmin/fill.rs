@@ -71,8 +71,17 @@ impl Sharing {
                     let t = t.max(0.0);
                     self.link[l as usize].tsat = t;
                     let (off, len) = self.link[l as usize].adj;
+                    let (off, len) = if self.adj_all {
+                        (0, self.link_flows[l as usize].len())
+                    } else {
+                        (off as usize, len as usize)
+                    };
                     for i in off..off + len {
-                        let f = self.set_adj[i as usize];
+                        let f = if self.adj_all {
+                            self.link_flows[l as usize][i]
+                        } else {
+                            self.set_adj[i]
+                        };
                         if self.hot[f as usize].fill == stamp {
                             self.freeze(f, t, e, l);
                             unfrozen -= 1;
