@@ -44,8 +44,6 @@ struct Hot {
     weight: f64,
     /// Epoch of the set being solved that holds it.
     mark: u32,
-    /// Equal to the running filling's stamp while unfrozen in it.
-    fill: u32,
     /// The link that froze it (a full link where no flow of its level has
     /// a higher rate per weight), [`HINT_CAP`] or [`HINT_NONE`].
     hint: u32,
@@ -129,6 +127,10 @@ pub struct Sharing {
     /// Each slot's rate per weight ([`Hot::norm`]; `-inf` for a free
     /// slot), apart for one pass over all flows.
     norms: Vec<f64>,
+    /// Each slot: equal to the running filling's stamp while unfrozen in
+    /// it (apart from [`Hot`]: the filling reads it for every flow of a
+    /// saturated link, most of them outside the set).
+    fills: Vec<u32>,
     /// Each flow's path: `(offset, length, room)` in `paths`.
     path_at: Vec<(u32, u32, u32)>,
     paths: Vec<u32>,
@@ -195,6 +197,7 @@ impl Sharing {
             hot: Vec::new(),
             cap: Vec::new(),
             norms: Vec::new(),
+            fills: Vec::new(),
             path_at: Vec::new(),
             paths: Vec::new(),
             free: Vec::new(),
@@ -239,7 +242,6 @@ impl Sharing {
             norm: f64::INFINITY,
             weight,
             mark: 0,
-            fill: 0,
             hint: HINT_NONE,
             prio: priority,
             live: true,
