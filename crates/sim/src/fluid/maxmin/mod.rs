@@ -181,6 +181,10 @@ pub struct Sharing {
     level_solves: u64,
     /// Running share of recent searches that ended eager.
     eager_share: f64,
+    /// Level solves between lazy probes while searches start eager, and
+    /// the level solve of the next probe.
+    probe_gap: u64,
+    next_probe: u64,
 }
 
 /// Relative tolerance of "saturated" and of the levels compared.
@@ -227,6 +231,8 @@ impl Sharing {
             flat_solves: 0,
             level_solves: 0,
             eager_share: 0.0,
+            probe_gap: repair::PROBE_GAP_MIN,
+            next_probe: 0,
         }
     }
 

@@ -31,10 +31,18 @@
 //! The search starts eager when most recent lazy ones ended eager or took
 //! in over a quarter of the level's flows (all-to-all traffic, where a
 //! change reaches most flows and the lazy checks only add work), trying
-//! lazy every 16th time. Links that were not full are left out of the set in both
+//! lazy now and then: after 16 level solves, then after twice as many
+//! each time the lazy try is dense again (up to 256), back to 16 when one
+//! is sparse. Links that were not full are left out of the set in all
 //! ways (they bind nobody) until the new rates overload one.
 
 use super::{Sharing, HINT_NONE, SAT_EPS};
+
+/// Level solves between lazy probes of a search that starts eager: the
+/// gap doubles from the least to the most while probes find dense
+/// traffic, and falls back to the least when one finds it sparse.
+pub(super) const PROBE_GAP_MIN: u64 = 16;
+const PROBE_GAP_MAX: u64 = 256;
 
 impl Sharing {
     /// Solves priority `q`'s flows at or above level `t0` that the change
@@ -63,8 +71,10 @@ impl Sharing {
         self.adj_stale = false;
         self.adj_all = false;
         self.level_solves += 1;
-        let started_eager =
-            self.full || (self.eager_share > 0.5 && !self.level_solves.is_multiple_of(16));
+        // mostly dense lately: eager, with a lazy probe now and then (less
+        // often while the probes keep finding dense traffic)
+        let probe = self.eager_share > 0.5 && self.level_solves >= self.next_probe;
+        let started_eager = self.full || (self.eager_share > 0.5 && !probe);
         let mut eager = started_eager;
         let mut lazy_rounds = 0;
         for &l in starts {
@@ -152,6 +162,14 @@ impl Sharing {
             // traffic, where the eager search costs less for about as many
             let dense = eager || self.set_flows.len() > self.levels[q as usize] as usize / 4;
             self.eager_share = 0.9 * self.eager_share + if dense { 0.1 } else { 0.0 };
+            if probe {
+                self.probe_gap = if dense {
+                    (2 * self.probe_gap).min(PROBE_GAP_MAX)
+                } else {
+                    PROBE_GAP_MIN
+                };
+                self.next_probe = self.level_solves + self.probe_gap;
+            }
         }
         for &l in &self.pruned {
             let ls = &mut self.link[l as usize];
