@@ -253,17 +253,24 @@ impl Sharing {
             live: true,
         };
         let len = path.len() as u32;
+        // a flow without links is never reached by a repair: never select
+        // it by threshold either
+        let unsolved = if path.is_empty() {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
         let id = match self.free.pop() {
             Some(i) => {
                 self.hot[i as usize] = hot;
                 self.cap[i as usize] = cap;
-                self.norms[i as usize] = f64::INFINITY;
+                self.norms[i as usize] = unsolved;
                 i
             }
             None => {
                 self.hot.push(hot);
                 self.cap.push(cap);
-                self.norms.push(f64::INFINITY);
+                self.norms.push(unsolved);
                 self.path_at.push((0, 0, 0));
                 self.hot.len() as u32 - 1
             }
