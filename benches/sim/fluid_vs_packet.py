@@ -10,7 +10,7 @@ hosts, all-to-all, load 0.3 / 0.6 of a host link), sizes from
 the web-search CDF (``web_search``) capped by ``max_jobs``, at two loads.
 
 Usage: python3 benches/sim/fluid_vs_packet.py [--bin target-sim/release/approxnet-sim]
-       [--jobs 300] [--out results/fluid_vs_packet.csv]
+       [--jobs 300] [--duration-ms 200] [--out results/fluid_vs_packet.csv]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ link_delay_us = 1.0
 """
 
 HEAD = """
-duration_ms = 200.0
+duration_ms = {duration_ms}
 seed = 3
 """
 
@@ -81,6 +81,9 @@ def main() -> None:
     ap.add_argument("--bin", default=str(ROOT / "target-sim/release/approxnet-sim"))
     ap.add_argument("--jobs", type=int, default=300)
     ap.add_argument("--sizes", default="web_search")
+    ap.add_argument(
+        "--duration-ms", type=float, default=200.0, help="simulated time (more flows: longer)"
+    )
     ap.add_argument("--out", default=str(ROOT / "results/fluid_vs_packet.csv"))
     a = ap.parse_args()
     senders = ", ".join(f"[{i}, {8 + i}]" for i in range(8))
@@ -95,7 +98,7 @@ def main() -> None:
         for name, topo, pattern, pairs, loads in cases:
             for load in loads:
                 text = (
-                    HEAD
+                    HEAD.format(duration_ms=a.duration_ms)
                     + topo
                     + JOBS.format(
                         pattern=pattern, pairs=pairs, sizes=a.sizes, load=load, jobs=a.jobs

@@ -156,3 +156,71 @@ fn all_to_all_repairs_solve_only_flows_at_or_above_the_change() {
         "{ci:?} vs {cf:?}"
     );
 }
+
+#[test]
+fn dense_single_level_repairs_by_threshold_equal_full_solves() {
+    // One priority level, flows of 2-4 links each on 24 links: every
+    // change couples most flows, so the repair soon takes its set by
+    // threshold over all flows (no graph search) and computes the set
+    // links' figures from their kept loads; after every batch of changes
+    // each rate must still equal a full re-solve's
+    for seed in 1..=4u64 {
+        let mut rng = Rng::new(100 + seed);
+        let links = 24;
+        let caps: Vec<f64> = (0..links)
+            .map(|_| 1.0 + rng.below(40) as f64 / 10.0)
+            .collect();
+        let mut inc = Sharing::new(caps.clone());
+        let mut full = Sharing::new(caps);
+        full.full = true;
+        let mut live: Vec<([u32; 2], Demand)> = Vec::new();
+        for step in 0..400 {
+            let arrivals = if step < 20 { 12 } else { rng.below(3) };
+            for _ in 0..arrivals {
+                let len = 2 + rng.below(3) as usize;
+                let mut path: Vec<u32> = Vec::new();
+                while path.len() < len {
+                    let l = rng.below(links as u64) as u32;
+                    if !path.contains(&l) {
+                        path.push(l);
+                    }
+                }
+                let cap = if rng.below(6) == 0 {
+                    0.05 + rng.below(20) as f64 / 100.0
+                } else {
+                    INF
+                };
+                let d = demand(&path, [1.0, 2.0, 0.5][rng.below(3) as usize], cap, 0);
+                live.push(([inc.add(d.clone()), full.add(d.clone())], d));
+            }
+            if live.len() > 10 {
+                for _ in 0..1 + rng.below(2) {
+                    let k = rng.below(live.len() as u64) as usize;
+                    let (ids, _) = live.swap_remove(k);
+                    inc.remove(ids[0]);
+                    full.remove(ids[1]);
+                }
+            }
+            inc.solve();
+            full.solve();
+            for (ids, d) in &live {
+                let (x, z) = (inc.rate(ids[0]), full.rate(ids[1]));
+                assert!(
+                    same(x, z),
+                    "seed {seed} step {step}: {d:?}: repaired {x}, full {z}"
+                );
+            }
+        }
+        assert!(
+            inc.flat_solves > 100,
+            "seed {seed}: {} flat solves",
+            inc.flat_solves
+        );
+        assert!(
+            inc.solved < full.solved,
+            "{} vs {}",
+            inc.solved,
+            full.solved
+        );
+    }
+}

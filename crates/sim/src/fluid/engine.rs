@@ -65,6 +65,12 @@ struct Sending {
     remaining: f64,
     t_last: f64,
     rate: f64,
+    /// When its last byte leaves at `rate` (infinite while stopped). Its
+    /// key in the completion heap is never later: a completion that moves
+    /// later keeps its old key until it comes up (then it is moved), which
+    /// spares a heap update for every slowed flow that gets faster again
+    /// or is slowed again before its key is reached.
+    at: f64,
 }
 
 impl FlowRec {
@@ -291,7 +297,7 @@ impl FluidSim {
     pub fn run(&mut self) {
         loop {
             let te = self.events.peek().map(|e| e.0);
-            let tc = self.sending.peek().map(|c| c.0);
+            let tc = self.next_completion();
             let t = match (te, tc) {
                 (None, None) => break,
                 (Some(a), None) | (None, Some(a)) => a,
@@ -306,6 +312,11 @@ impl FluidSim {
                 while let Some((k, slot)) = self.sending.peek() {
                     if k > t {
                         break;
+                    }
+                    let at = self.slots[slot as usize].at;
+                    if at > k {
+                        self.sending.set(slot, at);
+                        continue;
                     }
                     self.sending.remove(slot);
                     self.sent(slot, t);
@@ -348,6 +359,7 @@ impl FluidSim {
                     remaining: fr.bytes,
                     t_last: t,
                     rate: 0.0,
+                    at: f64::INFINITY,
                 };
                 self.counters.peak_active = self.counters.peak_active.max(self.sharing.active());
             }
@@ -360,6 +372,18 @@ impl FluidSim {
             }
             Ev::StagedStart(j) => self.begin_phase(j, t),
         }
+    }
+
+    /// The earliest completion time, with the heap's top key made exact.
+    fn next_completion(&mut self) -> Option<f64> {
+        while let Some((k, slot)) = self.sending.peek() {
+            let at = self.slots[slot as usize].at;
+            if at <= k {
+                return Some(k);
+            }
+            self.sending.set(slot, at);
+        }
+        None
     }
 
     /// A flow's last byte left its sender.
@@ -396,12 +420,15 @@ impl FluidSim {
             fr.rate = new;
             if new > 0.0 {
                 let at = t + fr.remaining / new;
+                let was = fr.at;
+                fr.at = at;
                 if bulk {
                     self.sending.set_unordered(slot, at);
-                } else {
+                } else if at < was || !self.sending.contains(slot) {
                     self.sending.set(slot, at);
                 }
             } else {
+                fr.at = f64::INFINITY;
                 stopped.push(slot);
             }
         }

@@ -35,6 +35,11 @@ impl IndexedHeap {
         }
     }
 
+    /// Whether `id` has a key.
+    pub fn contains(&self, id: u32) -> bool {
+        self.pos.get(id as usize).is_some_and(|&p| p != NONE)
+    }
+
     /// Appends `id` (not present) without restoring the heap order; call
     /// [`IndexedHeap::heapify`] before the next other operation.
     pub fn push_unordered(&mut self, id: u32, key: f64) {

@@ -10,17 +10,20 @@ impl Sharing {
     pub(super) fn fill(&mut self, e: u32) {
         self.fill_stamp = self.fill_stamp.wrapping_add(1);
         if self.fill_stamp == 0 {
-            self.hot.iter_mut().for_each(|h| h.fill = 0);
+            self.fills.iter_mut().for_each(|x| *x = 0);
             self.fill_stamp = 1;
         }
         let stamp = self.fill_stamp;
+        if self.fills.len() < self.hot.len() {
+            self.fills.resize(self.hot.len(), 0);
+        }
         if self.next.len() < self.hot.len() {
             self.next.resize(self.hot.len(), (0.0, 0.0, HINT_NONE));
         }
         let mut caps = std::mem::take(&mut self.caps);
         caps.clear();
         for &f in &self.set_flows {
-            self.hot[f as usize].fill = stamp;
+            self.fills[f as usize] = stamp;
             let c = self.cap[f as usize];
             if c.is_finite() {
                 caps.push((c / self.hot[f as usize].weight, f));
@@ -38,7 +41,7 @@ impl Sharing {
         let mut unfrozen = self.set_flows.len();
         let mut ci = 0;
         while unfrozen > 0 {
-            while ci < caps.len() && self.hot[caps[ci].1 as usize].fill != stamp {
+            while ci < caps.len() && self.fills[caps[ci].1 as usize] != stamp {
                 ci += 1;
             }
             // the lowest link whose key is its true level
@@ -71,9 +74,18 @@ impl Sharing {
                     let t = t.max(0.0);
                     self.link[l as usize].tsat = t;
                     let (off, len) = self.link[l as usize].adj;
+                    let (off, len) = if self.adj_all {
+                        (0, self.link_flows[l as usize].len())
+                    } else {
+                        (off as usize, len as usize)
+                    };
                     for i in off..off + len {
-                        let f = self.set_adj[i as usize];
-                        if self.hot[f as usize].fill == stamp {
+                        let f = if self.adj_all {
+                            self.link_flows[l as usize][i]
+                        } else {
+                            self.set_adj[i]
+                        };
+                        if self.fills[f as usize] == stamp {
                             self.freeze(f, t, e, l);
                             unfrozen -= 1;
                         }
@@ -88,7 +100,7 @@ impl Sharing {
             // path gives it alone (an overload puts the link back in)
             for i in 0..self.set_flows.len() {
                 let f = self.set_flows[i];
-                if self.hot[f as usize].fill == stamp {
+                if self.fills[f as usize] == stamp {
                     let alone = self
                         .path(f)
                         .map(|k| self.capacity[self.paths[k] as usize])
@@ -104,8 +116,8 @@ impl Sharing {
     /// Fixes flow `f` at level `t` (in `next`), held there by `hint`.
     fn freeze(&mut self, f: u32, t: f64, e: u32, hint: u32) {
         let cap = self.cap[f as usize];
-        let h = &mut self.hot[f as usize];
-        h.fill = 0;
+        self.fills[f as usize] = 0;
+        let h = &self.hot[f as usize];
         let (w, old) = (h.weight, h.rate);
         let rate = (w * t).min(cap);
         self.next[f as usize] = (rate, t, hint);

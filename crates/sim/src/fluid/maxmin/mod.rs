@@ -44,8 +44,6 @@ struct Hot {
     weight: f64,
     /// Epoch of the set being solved that holds it.
     mark: u32,
-    /// Equal to the running filling's stamp while unfrozen in it.
-    fill: u32,
     /// The link that froze it (a full link where no flow of its level has
     /// a higher rate per weight), [`HINT_CAP`] or [`HINT_NONE`].
     hint: u32,
@@ -58,8 +56,10 @@ const HINT_CAP: u32 = u32::MAX - 1;
 /// [`Hot::hint`] of a flow not solved yet.
 const HINT_NONE: u32 = u32::MAX;
 
-/// Per-link figures of one filling.
+/// Per-link figures of one filling. The fields a filling updates for
+/// every flow it freezes come first, in one cache line.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 struct LinkState {
     /// Capacity left to the unfrozen flows.
     rem: f64,
@@ -69,6 +69,14 @@ struct LinkState {
     load: f64,
     /// Change of `load` a solve would make on a link left out of it.
     delta: f64,
+    /// Unfrozen flows.
+    ucount: u32,
+    /// Epoch in which it was left out of the set (not full before).
+    prune: u32,
+    /// Epoch of the set being solved that reached it.
+    mark: u32,
+    /// Epoch in which its flows were sorted into the set or out of it.
+    scan: u32,
     /// Rates of the flows outside the set that take capacity from the
     /// level solved, and of all flows outside the set.
     taken: f64,
@@ -79,21 +87,23 @@ struct LinkState {
     tsat: f64,
     /// Weights of its flows of the set.
     wset: f64,
-    /// Unfrozen flows.
-    ucount: u32,
     /// Its flows of the set: `(offset, count)` in `set_adj`.
     adj: (u32, u32),
-    /// Epoch of the set being solved that reached it.
-    mark: u32,
-    /// Epoch in which it was left out of the set (not full before).
-    prune: u32,
     /// Epoch in which the search started from it.
     start: u32,
-    /// Epoch in which its flows were sorted into the set or out of it.
-    scan: u32,
 }
 
 impl LinkState {
+    /// Before [`Sharing::select_flat`] counts the set's flows on it: all
+    /// of its load is outside the set.
+    fn reset_flat(&mut self, e: u32) {
+        self.other = self.load;
+        self.adj = (0, 0);
+        self.wset = 0.0;
+        self.low = 0.0;
+        self.scan = e;
+    }
+
     /// The figures before a filling.
     fn restore(&mut self, capacity: f64) {
         let r = capacity - self.taken;
@@ -114,6 +124,13 @@ pub struct Sharing {
     link: Vec<LinkState>,
     hot: Vec<Hot>,
     cap: Vec<f64>,
+    /// Each slot's rate per weight ([`Hot::norm`]; `-inf` for a free
+    /// slot), apart for one pass over all flows.
+    norms: Vec<f64>,
+    /// Each slot: equal to the running filling's stamp while unfrozen in
+    /// it (apart from [`Hot`]: the filling reads it for every flow of a
+    /// saturated link, most of them outside the set).
+    fills: Vec<u32>,
     /// Each flow's path: `(offset, length, room)` in `paths`.
     path_at: Vec<(u32, u32, u32)>,
     paths: Vec<u32>,
@@ -138,6 +155,10 @@ pub struct Sharing {
     watch: Vec<(u32, u32)>,
     /// Whether a set link's `adj` misses a flow that joined later.
     adj_stale: bool,
+    /// Whether every flow of the set on a set link is found by its
+    /// `link_flows` (those unfrozen carry the filling's stamp) rather than
+    /// by `adj`.
+    adj_all: bool,
     /// Each set flow's `(rate, level, hint)` from the last filling.
     next: Vec<(f64, f64, u32)>,
     starts: Vec<u32>,
@@ -153,10 +174,17 @@ pub struct Sharing {
     pub rounds: u64,
     /// Flow rates computed over all solves.
     pub solved: u64,
+    /// Level solves whose set was taken by threshold alone
+    /// ([`repair`]'s flat selection).
+    pub flat_solves: u64,
     /// Level solves so far.
     level_solves: u64,
     /// Running share of recent searches that ended eager.
     eager_share: f64,
+    /// Level solves between lazy probes while searches start eager, and
+    /// the level solve of the next probe.
+    probe_gap: u64,
+    next_probe: u64,
 }
 
 /// Relative tolerance of "saturated" and of the levels compared.
@@ -172,6 +200,8 @@ impl Sharing {
             link: vec![LinkState::default(); n],
             hot: Vec::new(),
             cap: Vec::new(),
+            norms: Vec::new(),
+            fills: Vec::new(),
             path_at: Vec::new(),
             paths: Vec::new(),
             free: Vec::new(),
@@ -188,6 +218,7 @@ impl Sharing {
             pruned: Vec::new(),
             watch: Vec::new(),
             adj_stale: false,
+            adj_all: false,
             next: Vec::new(),
             starts: Vec::new(),
             lowered: Vec::new(),
@@ -197,8 +228,11 @@ impl Sharing {
             full: false,
             rounds: 0,
             solved: 0,
+            flat_solves: 0,
             level_solves: 0,
             eager_share: 0.0,
+            probe_gap: repair::PROBE_GAP_MIN,
+            next_probe: 0,
         }
     }
 
@@ -214,21 +248,29 @@ impl Sharing {
             norm: f64::INFINITY,
             weight,
             mark: 0,
-            fill: 0,
             hint: HINT_NONE,
             prio: priority,
             live: true,
         };
         let len = path.len() as u32;
+        // a flow without links is never reached by a repair: never select
+        // it by threshold either
+        let unsolved = if path.is_empty() {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
         let id = match self.free.pop() {
             Some(i) => {
                 self.hot[i as usize] = hot;
                 self.cap[i as usize] = cap;
+                self.norms[i as usize] = unsolved;
                 i
             }
             None => {
                 self.hot.push(hot);
                 self.cap.push(cap);
+                self.norms.push(unsolved);
                 self.path_at.push((0, 0, 0));
                 self.hot.len() as u32 - 1
             }
@@ -255,6 +297,7 @@ impl Sharing {
     pub fn remove(&mut self, id: u32) {
         let h = std::mem::take(&mut self.hot[id as usize]);
         self.levels[h.prio as usize] -= 1;
+        self.norms[id as usize] = f64::NEG_INFINITY;
         let (off, len, _) = self.path_at[id as usize];
         for k in off..off + len {
             let l = self.paths[k as usize];

@@ -20,13 +20,29 @@
 //!   one (or below the threshold), the allocation meets the max-min
 //!   conditions, so it is the max-min allocation.
 //!
+//! * **flat** (eager on a single priority level): the set is every flow
+//!   at or above the threshold, found in one pass over the flows' levels
+//!   instead of a graph search; each set link's figures are its kept load
+//!   less the set's rates, and the filling finds its flows in the link's
+//!   own list. A superset of the eager set, so exact the same way; on
+//!   all-to-all traffic the eager search reaches nearly all of these
+//!   flows anyway, through lists that hold each flow several times.
+//!
 //! The search starts eager when most recent lazy ones ended eager or took
 //! in over a quarter of the level's flows (all-to-all traffic, where a
 //! change reaches most flows and the lazy checks only add work), trying
-//! lazy every 16th time. Links that were not full are left out of the set in both
+//! lazy now and then: after 16 level solves, then after twice as many
+//! each time the lazy try is dense again (up to 256), back to 16 when one
+//! is sparse. Links that were not full are left out of the set in all
 //! ways (they bind nobody) until the new rates overload one.
 
 use super::{Sharing, HINT_NONE, SAT_EPS};
+
+/// Level solves between lazy probes of a search that starts eager: the
+/// gap doubles from the least to the most while probes find dense
+/// traffic, and falls back to the least when one finds it sparse.
+pub(super) const PROBE_GAP_MIN: u64 = 16;
+const PROBE_GAP_MAX: u64 = 256;
 
 impl Sharing {
     /// Solves priority `q`'s flows at or above level `t0` that the change
@@ -53,15 +69,23 @@ impl Sharing {
         self.watch.clear();
         self.set_adj.clear();
         self.adj_stale = false;
+        self.adj_all = false;
         self.level_solves += 1;
-        let started_eager =
-            self.full || (self.eager_share > 0.5 && !self.level_solves.is_multiple_of(16));
+        // mostly dense lately: eager, with a lazy probe now and then (less
+        // often while the probes keep finding dense traffic)
+        let probe = self.eager_share > 0.5 && self.level_solves >= self.next_probe;
+        let started_eager = self.full || (self.eager_share > 0.5 && !probe);
         let mut eager = started_eager;
         let mut lazy_rounds = 0;
         for &l in starts {
             self.visit(l, e, true);
         }
         let mut i = 0;
+        if started_eager && !self.full && self.levels[q as usize] as usize == self.active() {
+            self.flat_solves += 1;
+            self.select_flat(thr, e);
+            i = self.set_links.len();
+        }
         loop {
             while i < self.set_links.len() {
                 let l = self.set_links[i];
@@ -138,6 +162,14 @@ impl Sharing {
             // traffic, where the eager search costs less for about as many
             let dense = eager || self.set_flows.len() > self.levels[q as usize] as usize / 4;
             self.eager_share = 0.9 * self.eager_share + if dense { 0.1 } else { 0.0 };
+            if probe {
+                self.probe_gap = if dense {
+                    (2 * self.probe_gap).min(PROBE_GAP_MAX)
+                } else {
+                    PROBE_GAP_MIN
+                };
+                self.next_probe = self.level_solves + self.probe_gap;
+            }
         }
         for &l in &self.pruned {
             let ls = &mut self.link[l as usize];
@@ -145,6 +177,7 @@ impl Sharing {
         }
         for &f in &self.set_flows {
             let (rate, norm, hint) = self.next[f as usize];
+            self.norms[f as usize] = norm;
             let h = &mut self.hot[f as usize];
             h.norm = norm;
             h.hint = hint;
@@ -153,6 +186,59 @@ impl Sharing {
                 self.changed.push(f);
             }
         }
+    }
+
+    /// The eager set of a single-level problem taken by threshold alone:
+    /// every live flow at or above `thr`, with its links (a superset of
+    /// what the eager search from the starts reaches, so still exact; see
+    /// [`Sharing::solve`]). One pass over the flows' levels replaces
+    /// scanning every list of flows of every link reached (each flow sits
+    /// on several of them), and the set links' figures come from their
+    /// kept loads less the set's rates.
+    fn select_flat(&mut self, thr: f64, e: u32) {
+        // branch-free: about half the flows pass on all-to-all traffic
+        let n = self.norms.len();
+        self.set_flows.resize(n, 0);
+        let mut c = 0;
+        for (f, &x) in self.norms.iter().enumerate() {
+            self.set_flows[c] = f as u32;
+            c += (x >= thr) as usize;
+        }
+        self.set_flows.truncate(c);
+        for &l in &self.set_links {
+            // the starts
+            self.link[l as usize].reset_flat(e);
+        }
+        for i in 0..c {
+            let f = self.set_flows[i];
+            let h = &mut self.hot[f as usize];
+            h.mark = e;
+            let (rate, w) = (h.rate, h.weight);
+            let (off, len, _) = self.path_at[f as usize];
+            for k in off..off + len {
+                let l = self.paths[k as usize];
+                if self.link[l as usize].mark != e {
+                    self.visit(l, e, false);
+                    self.link[l as usize].reset_flat(e);
+                }
+                let ls = &mut self.link[l as usize];
+                if ls.prune != e {
+                    ls.other -= rate;
+                    ls.adj.1 += 1;
+                    ls.wset += w;
+                }
+            }
+        }
+        for &l in &self.set_links {
+            let ls = &mut self.link[l as usize];
+            // the rounding of the kept load is no flow
+            if ls.other < self.capacity[l as usize] * 1e-12 {
+                ls.other = 0.0;
+            }
+            ls.taken = ls.other;
+        }
+        // the filling finds a link's flows of the set in its own list
+        self.adj_all = true;
     }
 
     /// Sorts the flows of set link `l` into the set (those at or above
