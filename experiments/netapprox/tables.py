@@ -139,7 +139,10 @@ def bound(tag, rows):
     as a multiple of the floor's mean on the same jobs (1.00: no transport
     could have done better)."""
     fig, _, rest = tag.partition("-")
+    root = os.path.join(os.path.dirname(os.path.dirname(HERE)), "results", "tmp", "netapprox")
     btag = f"{fig}bound" + (f"-{rest}" if rest else "")
+    if not os.path.isdir(os.path.join(root, btag)):  # a tagged variant: the figure's own floor
+        btag = f"{fig}bound" + ("-quick" if rest.startswith("quick") else "")
     msrs = sorted({float(r["msr"]) for r in rows})
     schemes = list(dict.fromkeys(r["scheme"] for r in rows))
     out = [
