@@ -44,6 +44,25 @@ struct FlowRec
 };
 
 static std::vector<FlowRec> g_flows;
+static bool g_trace = false;
+static uint16_t g_port = 5000;
+
+// --trace=1: one stderr line per bottleneck drop ("drop,t_ns,flow,seq,len";
+// seq counts payload bytes from 0) and per congestion-state change
+// ("state,t_ns,flow,from,to"), to compare flows packet by packet.
+static void
+OnDrop(Ptr<const QueueDiscItem> item)
+{
+    Ptr<Packet> p = item->GetPacket()->Copy();
+    TcpHeader th;
+    if (p->PeekHeader(th) == 0)
+    {
+        return;
+    }
+    uint32_t f = th.GetDestinationPort() - g_port;
+    fprintf(stderr, "drop,%ld,%u,%u,%u\n", (long)Simulator::Now().GetNanoSeconds(), f,
+            th.GetSequenceNumber().GetValue() - 1, p->GetSize() - th.GetSerializedSize());
+}
 
 static void
 OnRx(uint32_t f, Ptr<const Packet> p, const Address&)
@@ -57,8 +76,13 @@ OnRx(uint32_t f, Ptr<const Packet> p, const Address&)
 }
 
 static void
-OnCongState(uint32_t f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+OnCongState(uint32_t f, TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t now)
 {
+    if (g_trace)
+    {
+        fprintf(stderr, "state,%ld,%u,%d,%d\n", (long)Simulator::Now().GetNanoSeconds(), f,
+                (int)from, (int)now);
+    }
     if (now == TcpSocketState::CA_LOSS)
     {
         g_flows[f].rtos++;
@@ -123,6 +147,7 @@ main(int argc, char* argv[])
     cmd.AddValue("sack", "TcpSocketBase::Sack", sack);
     cmd.AddValue("limitedtx", "TcpSocketBase::LimitedTransmit", limitedTx);
     cmd.AddValue("recovery", "prr (ns-3 default) or classic", recovery);
+    cmd.AddValue("trace", "print drops and state changes to stderr", g_trace);
     cmd.Parse(argc, argv);
 
     RngSeedManager::SetSeed(1);
@@ -212,7 +237,11 @@ main(int argc, char* argv[])
                 QueueSizeValue(QueueSize("1p")));
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
-    uint16_t port = 5000;
+    uint16_t port = g_port;
+    if (g_trace)
+    {
+        bottleneck.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+    }
     for (uint32_t r = 0; r < rounds; r++)
     {
         for (uint32_t i = 0; i < senders; i++)
