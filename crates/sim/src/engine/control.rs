@@ -31,6 +31,12 @@ impl Simulator {
             self.open_flow(now, fid);
             return;
         }
+        if !self.tp.reuse_connections {
+            // a connection of its own: its SYN-ACK opens this flow only
+            self.flows[fid as usize].open = false;
+            self.send_syn(now, fid);
+            return;
+        }
         let key = (self.jobs[f.job as usize].scheme, f.src, f.dst);
         match self.conns.get_mut(&key) {
             Some(Conn::Open) => self.open_flow(now, fid),
@@ -103,6 +109,12 @@ impl Simulator {
     pub(super) fn control_packet(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
         match hdr.kind {
             Kind::Syn => self.send_control(now, fid, Kind::SynAck, 0),
+            Kind::SynAck if !self.tp.reuse_connections => {
+                // a resent SYN may be answered twice: open once
+                if !self.flows[fid as usize].open {
+                    self.open_flow(now, fid);
+                }
+            }
             Kind::SynAck => {
                 let f = &self.flows[fid as usize];
                 let key = (self.jobs[f.job as usize].scheme, f.src, f.dst);

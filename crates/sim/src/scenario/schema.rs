@@ -194,6 +194,10 @@ pub struct TransportFile {
     /// connection after one HELLO / HELLO_ACK round trip. A lost SYN or
     /// SYN-ACK is resent after the initial RTO. UDP never waits.
     pub handshake: Option<bool>,
+    /// With `handshake` (default true): later jobs on a host pair reuse
+    /// its connection; false: every flow handshakes on its own, as ns-3's
+    /// per-round sockets do.
+    pub reuse_connections: Option<bool>,
     /// Minimum RTO, microseconds.
     pub min_rto_us: Option<f64>,
     /// Initial RTO, microseconds.
