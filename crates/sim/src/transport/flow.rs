@@ -41,6 +41,11 @@ pub struct TransportParams {
     /// each opens a new socket (the incast rounds of docs/validation.md:
     /// the 32 SYN-ACKs' serialisation spreads the first windows).
     pub reuse_connections: bool,
+    /// With `handshake`: the sender answers the SYN-ACK with a header-only
+    /// ACK ahead of its first data (the third packet of TCP's handshake, as
+    /// Linux and ns-3 send it). Default false (the model before; the
+    /// incast bench of docs/validation.md sets it).
+    pub handshake_ack: bool,
     /// Host line rate: UDP senders pace at it.
     pub line_rate: Rate,
     /// TCP options of DCTCP and TCP (timestamps, limited transmit, SACK,
@@ -83,6 +88,7 @@ impl Default for TransportParams {
             pfabric_bdp_bytes: 36_000,
             handshake: true,
             reuse_connections: true,
+            handshake_ack: false,
             line_rate: Rate::gbps(10.0),
             tcp: TcpOptions::default(),
             tsq_bytes: 128 * 1024,
