@@ -127,10 +127,11 @@ impl Simulator {
             Kind::Syn => self.send_control(now, fid, Kind::SynAck, 0),
             Kind::SynAck if !self.tp.reuse_connections => {
                 // a resent SYN may be answered twice: open once
-                if !self.flows[fid as usize].open {
-                    self.handshake_ack(now, fid);
-                    self.open_flow(now, fid);
+                if self.flows[fid as usize].open {
+                    return;
                 }
+                self.handshake_ack(now, fid);
+                self.open_flow(now, fid);
             }
             Kind::SynAck => {
                 let f = &self.flows[fid as usize];
