@@ -7,7 +7,14 @@ Runs, in one script run, both simulators on
   * incast rounds: 32 -> 1, 64 KiB per sender per round, 5 rounds 50 ms
     apart, 100-packet bottleneck, TCP NewReno, initial window 10 and 2
     (benches/ns3/incast_rounds.toml); both with SACK off and with classic
-    (RFC 6675) recovery instead of PRR, to show what each option does.
+    (RFC 6675) recovery instead of PRR, to show what each option does, and
+    ours without the bench's connection options (a connection reused across
+    rounds, no handshake ACK) and with the old shared 150.2 KB buffer;
+  * the same incast with every flow's start drawn uniformly from 0-2 us
+    after its round's (both simulators, seeds / runs 1-6): without jitter
+    both are deterministic and which flows lose what hinges on single
+    nanoseconds (one more SYN byte moves our IW 2 rounds from 0 to 1
+    timeout), so the jittered means are the comparison to trust.
 Prints tables and writes benches/ns3/results/contention.json.
 
 The ns-3 side is benches/ns3/ns3_contention.cc, built once against the
@@ -108,6 +115,7 @@ def ours(sim, toml, sets):
                     job=int(r["job"]),
                     rx_bytes=int(r["received_bytes"]),
                     fct=int(fct) / 1e9 if fct else -1.0,
+                    start=int(r["start_ns"]) / 1e9,
                     rtos=int(r["timeouts"]),
                     drops=int(r["drops"]),
                     retx=int(r["retx_pkts"]),
@@ -116,7 +124,7 @@ def ours(sim, toml, sets):
         return flows
 
 
-def rounds_ours(flows, senders):
+def rounds_ours(flows, senders, gap_s=0.05):
     by = defaultdict(list)
     for f in flows:
         by[f["job"] // senders].append(f)
@@ -124,10 +132,11 @@ def rounds_ours(flows, senders):
         dict(
             rtos=sum(f["rtos"] for f in v),
             done=sum(f["fct"] >= 0 for f in v),
-            makespan_ms=max(f["fct"] for f in v) * 1e3,
+            # from the round's start (flows may start late: jitter)
+            makespan_ms=(max(f["start"] + f["fct"] for f in v) - r * gap_s) * 1e3,
             drops=sum(f["drops"] for f in v),
         )
-        for _, v in sorted(by.items())
+        for r, v in sorted(by.items())
     ]
 
 
@@ -143,12 +152,59 @@ def rounds_ns3(run):
         dict(
             rtos=sum(f["rtos"] for f in v),
             done=sum(f["done"] >= 0 for f in v),
-            makespan_ms=max(f["done"] - f["start"] for f in v) * 1e3,
+            makespan_ms=(max(f["done"] for f in v) - min(f["start"] for f in v)) * 1e3,
             recoveries=sum(f["recoveries"] for f in v),
             drops_mean=run["bottleneck_drops"] / nrounds,
         )
         for _, v in sorted(by.items())
     ]
+
+
+# the bench before 2026-11-24: one 150.2 KB pool for every port (the full
+# bottleneck port took it whole and ACKs to the senders were refused), a
+# connection per host pair, no handshake ACK
+OLD_BUFFER = [
+    "switch.buffer_kb=150.2",
+    "switch.queue_buffer_kb=[150.2]",
+    "transport.reuse_connections=true",
+    "transport.handshake_ack=false",
+]
+JITTER_US = 2.0
+SEEDS = range(1, 7)
+
+
+def summarize(rounds, drops=None):
+    n = len(rounds)
+    return dict(
+        rtos=sum(r["rtos"] for r in rounds) / n,
+        rounds_with_rto=sum(1 for r in rounds if r["rtos"] > 0),
+        rounds=n,
+        drops=(sum(r["drops"] for r in rounds) / n) if drops is None else drops,
+        makespan_ms=sum(r["makespan_ms"] for r in rounds) / n,
+    )
+
+
+def incast_jittered(sim, inc):
+    """Every flow starts up to JITTER_US late (uniform), seeds / runs 1-6."""
+    out = {}
+    for iw in (10, 2):
+        rounds, drops = [], 0
+        for run in SEEDS:
+            r = ns3_run(*inc.split(), f"--iw={iw}", f"--jitter={JITTER_US}", f"--run={run}")
+            rounds += rounds_ns3(r)
+            drops += r["bottleneck_drops"]
+        out[f"ns-3 NewReno, SACK + PRR, IW {iw}"] = summarize(rounds, drops / len(rounds))
+        for label, extra in (
+            ("SACK + PRR (default)", []),
+            ("no handshake ACK", ["transport.handshake_ack=false"]),
+        ):
+            rounds = []
+            for seed in SEEDS:
+                sets = [f"transport.init_cwnd_pkts={iw}", f"seed={seed}", *extra]
+                sets += [f"jobs.{j}.jitter_us={JITTER_US}" for j in range(5)]
+                rounds += rounds_ours(ours(sim, "incast_rounds.toml", sets), 32)
+            out[f"approxnet-sim TCP, {label}, IW {iw}"] = summarize(rounds)
+    return out
 
 
 def main():
@@ -212,6 +268,12 @@ def main():
             ("SACK + PRR (default)", []),
             ("SACK, classic recovery", ["transport.prr=false"]),
             ("no SACK (NewReno)", ["transport.sack=false"]),
+            ("no handshake ACK", ["transport.handshake_ack=false"]),
+            (
+                "one connection per pair, no handshake ACK",
+                ["transport.handshake_ack=false", "transport.reuse_connections=true"],
+            ),
+            ("shared 150.2 KB buffer (the old bench)", OLD_BUFFER),
         ):
             rows.append(
                 (
@@ -225,6 +287,8 @@ def main():
                 )
             )
     rec["incast_rounds"] = {k: v for k, v in rows}
+    jit = incast_jittered(a.sim, inc)
+    rec["incast_jittered"] = jit
     print("\nIncast rounds: 32 -> 1, 64 KiB each, 100-packet buffer; per round (5 rounds)")
     print(
         f"{'':<58} {'RTOs per round':>18} {'drops per round':>22} {'makespan ms':>12} {'done':>5}"
@@ -237,6 +301,16 @@ def main():
             dr = f"~{v[0]['drops_mean']:.0f} each"
         ms = sum(r["makespan_ms"] for r in v) / len(v)
         print(f"{k:<58} {rt:>18} {dr:>22} {ms:>12.2f} {sum(r['done'] for r in v):>5}")
+    print(
+        f"\nIncast rounds, starts jittered 0-{JITTER_US:g} us, seeds 1-{len(SEEDS)} x 5 rounds "
+        "(means per round)"
+    )
+    print(f"{'':<58} {'RTOs':>6} {'rounds w/ RTO':>14} {'drops':>7} {'makespan ms':>12}")
+    for k, v in jit.items():
+        print(
+            f"{k:<58} {v['rtos']:>6.2f} {v['rounds_with_rto']:>9}/{v['rounds']:<4} "
+            f"{v['drops']:>7.1f} {v['makespan_ms']:>12.2f}"
+        )
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(rec, f, indent=1)

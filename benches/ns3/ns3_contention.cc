@@ -53,6 +53,27 @@ OnPhyTx(Ptr<const Packet>)
     g_hops++;
 }
 
+static bool g_trace = false;
+static uint16_t g_port = 5000;
+
+// --trace=1: one stderr line per data segment a sender's TCP emits
+// ("tx,t_ns,flow,seq,len"), per bottleneck drop ("drop,t_ns,flow,seq,len";
+// seq counts payload bytes from 0) and per congestion-state change
+// ("state,t_ns,flow,from,to"), to compare flows packet by packet.
+static void
+OnDrop(Ptr<const QueueDiscItem> item)
+{
+    Ptr<Packet> p = item->GetPacket()->Copy();
+    TcpHeader th;
+    if (p->PeekHeader(th) == 0)
+    {
+        return;
+    }
+    uint32_t f = th.GetDestinationPort() - g_port;
+    fprintf(stderr, "drop,%ld,%u,%u,%u\n", (long)Simulator::Now().GetNanoSeconds(), f,
+            th.GetSequenceNumber().GetValue() - 1, p->GetSize() - th.GetSerializedSize());
+}
+
 static void
 OnRx(uint32_t f, Ptr<const Packet> p, const Address&)
 {
@@ -65,8 +86,13 @@ OnRx(uint32_t f, Ptr<const Packet> p, const Address&)
 }
 
 static void
-OnCongState(uint32_t f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+OnCongState(uint32_t f, TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t now)
 {
+    if (g_trace)
+    {
+        fprintf(stderr, "state,%ld,%u,%d,%d\n", (long)Simulator::Now().GetNanoSeconds(), f,
+                (int)from, (int)now);
+    }
     if (now == TcpSocketState::CA_LOSS)
     {
         g_flows[f].rtos++;
@@ -78,9 +104,38 @@ OnCongState(uint32_t f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongS
 }
 
 static void
+OnBottleneckTx(Ptr<const Packet> p)
+{
+    fprintf(stderr, "btx,%ld,%u\n", (long)Simulator::Now().GetNanoSeconds(), p->GetSize());
+}
+
+static void
+OnSenderTx(uint32_t f, Ptr<const Packet> p)
+{
+    if (p->GetSize() > 1000)
+    {
+        fprintf(stderr, "ntx,%ld,%u\n", (long)Simulator::Now().GetNanoSeconds(), f);
+    }
+}
+
+static void
+OnTx(uint32_t f, Ptr<const Packet> p, const TcpHeader& th, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() > 0)
+    {
+        fprintf(stderr, "tx,%ld,%u,%u,%u\n", (long)Simulator::Now().GetNanoSeconds(), f,
+                th.GetSequenceNumber().GetValue() - 1, p->GetSize());
+    }
+}
+
+static void
 Hook(uint32_t f)
 {
     Ptr<Socket> s = DynamicCast<BulkSendApplication>(g_flows[f].app)->GetSocket();
+    if (g_trace)
+    {
+        s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, f));
+    }
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, f));
 }
 
@@ -115,6 +170,8 @@ main(int argc, char* argv[])
     bool sack = true;
     bool limitedTx = true;
     std::string recovery = "prr";
+    double jitterUs = 0;
+    uint32_t run = 1;
     CommandLine cmd;
     cmd.AddValue("scenario", "late or incast", scenario);
     cmd.AddValue("tcp", "dctcp or newreno", tcp);
@@ -133,10 +190,13 @@ main(int argc, char* argv[])
     cmd.AddValue("recovery", "prr (ns-3 default) or classic", recovery);
     bool countHops = false;
     cmd.AddValue("hops", "count link transmissions (PhyTxBegin) and time Simulator::Run", countHops);
+    cmd.AddValue("jitter", "incast: each flow starts up to this many us late (uniform)", jitterUs);
+    cmd.AddValue("run", "RngRun (the jitter's stream)", run);
+    cmd.AddValue("trace", "print drops and state changes to stderr", g_trace);
     cmd.Parse(argc, argv);
 
     RngSeedManager::SetSeed(1);
-    RngSeedManager::SetRun(1);
+    RngSeedManager::SetRun(run);
     GlobalValue::Bind("ChecksumEnabled", BooleanValue(false));
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        StringValue(tcp == "dctcp" ? "ns3::TcpDctcp" : "ns3::TcpNewReno"));
@@ -222,7 +282,20 @@ main(int argc, char* argv[])
                 QueueSizeValue(QueueSize("1p")));
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
-    uint16_t port = 5000;
+    Ptr<UniformRandomVariable> jit = CreateObject<UniformRandomVariable>();
+    jit->SetAttribute("Min", DoubleValue(0));
+    jit->SetAttribute("Max", DoubleValue(jitterUs * 1e-6));
+    uint16_t port = g_port;
+    if (g_trace)
+    {
+        bottleneck.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+        dr.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnBottleneckTx));
+        for (uint32_t i = 0; i < senders; i++)
+        {
+            tx.Get(i)->GetDevice(1)->TraceConnectWithoutContext(
+                "PhyTxBegin", MakeBoundCallback(&OnSenderTx, i));
+        }
+    }
     for (uint32_t r = 0; r < rounds; r++)
     {
         for (uint32_t i = 0; i < senders; i++)
@@ -230,7 +303,7 @@ main(int argc, char* argv[])
             FlowRec f;
             f.sender = i;
             f.round = r;
-            f.start = late ? startList[i] : r * gap;
+            f.start = late ? startList[i] : r * gap + (jitterUs > 0 ? jit->GetValue() : 0);
             f.target = bytes;
             uint32_t id = g_flows.size();
             PacketSinkHelper sink("ns3::TcpSocketFactory",

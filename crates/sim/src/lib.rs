@@ -27,7 +27,9 @@
 //! transport when the application produces it. One JCT for every scheme:
 //! from the job's start (its first message's production) until the
 //! receiver holds `ceil(MSR * N)` messages. Native connections pay a SYN /
-//! SYN-ACK round trip on a host pair's first job (`[transport] handshake`),
+//! SYN-ACK round trip on a host pair's first job (`[transport] handshake`;
+//! on every flow with `reuse_connections = false`, and with the sender's
+//! ACK of the SYN-ACK with `handshake_ack = true`, as ns-3's sockets),
 //! as ATP pays its HELLO; EarlySend stops when the receiver's stop signal
 //! has crossed the network back to the sender.
 //!

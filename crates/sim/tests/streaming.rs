@@ -102,6 +102,53 @@ fn the_handshake_delays_only_the_first_job_of_a_pair() {
     );
 }
 
+/// `reuse_connections = false` (issue 12 item 4, ns-3's per-round
+/// sockets): every job of the pair pays its own SYN / SYN-ACK round trip.
+#[test]
+fn without_reuse_every_job_of_a_pair_handshakes() {
+    let text = pair("tcp", "none", 1.0, 3);
+    let reuse = run(&text, &[]);
+    let own = run(&text, &["transport.reuse_connections=false"]);
+    let none = run(&text, &["transport.handshake=false"]);
+    let jct = |b: &approxnet_sim::scenario::Built| -> Vec<u64> {
+        b.sim.jobs.iter().map(|j| j.jct().expect("done")).collect()
+    };
+    let (r, o, n) = (jct(&reuse), jct(&own), jct(&none));
+    assert_eq!(o.len(), 3);
+    assert_eq!(o[0], r[0]);
+    for i in 0..3 {
+        assert!(o[i] >= n[i] + 2 * ONE_WAY_NS, "{o:?} {n:?}");
+    }
+    assert_eq!(r[1..], n[1..]);
+    // three SYNs and three SYN-ACKs crossed the network: 6 packets x 2 hops
+    assert_eq!(own.sim.counters.hops, none.sim.counters.hops + 12);
+}
+
+/// `handshake_ack = true`: the sender's ACK of the SYN-ACK crosses the
+/// network once per connection (2 hops), is not answered, and goes out
+/// ahead of the first data.
+#[test]
+fn the_handshake_ack_is_one_more_packet_per_connection() {
+    let text = pair("tcp", "none", 1.0, 3);
+    let jct = |b: &approxnet_sim::scenario::Built| -> Vec<u64> {
+        b.sim.jobs.iter().map(|j| j.jct().expect("done")).collect()
+    };
+    for (reuse, conns) in [("true", 1), ("false", 3)] {
+        let r = format!("transport.reuse_connections={reuse}");
+        let without = run(&text, &[r.as_str()]);
+        let with = run(&text, &[r.as_str(), "transport.handshake_ack=true"]);
+        assert_eq!(
+            with.sim.counters.hops,
+            without.sim.counters.hops + 2 * conns,
+            "reuse {reuse}"
+        );
+        let (a, b) = (jct(&with), jct(&without));
+        // the first data waits behind the ACK on the sender's NIC
+        assert!(a[0] > b[0], "{a:?} {b:?}");
+        assert!(with.sim.jobs.iter().all(|j| j.done.is_some()));
+    }
+}
+
 #[test]
 fn streaming_runs_repeat_bit_for_bit() {
     let text = pair("dctcp-es", "fbkv", 0.5, 20);

@@ -22,6 +22,11 @@ pub(super) enum Conn {
 /// Connections by (scheme, sender, receiver).
 pub(super) type Conns = HashMap<(Scheme, u32, u32), Conn>;
 
+/// `seq` of the ACK that completes a handshake (`[transport]
+/// handshake_ack`): it travels as a header-only `Syn` packet, sender to
+/// receiver, which the receiver ignores (a SYN has `seq` 0).
+const HANDSHAKE_ACK_SEQ: u64 = 1;
+
 impl Simulator {
     /// A new flow starts sending once its host pair's connection is set up
     /// (at once when it already is, when handshakes are off, or for UDP).
@@ -29,6 +34,12 @@ impl Simulator {
         let f = &self.flows[fid as usize];
         if !self.tp.handshake || f.proto == Proto::Udp {
             self.open_flow(now, fid);
+            return;
+        }
+        if !self.tp.reuse_connections {
+            // a connection of its own: its SYN-ACK opens this flow only
+            self.flows[fid as usize].open = false;
+            self.send_syn(now, fid);
             return;
         }
         let key = (self.jobs[f.job as usize].scheme, f.src, f.dst);
@@ -73,6 +84,16 @@ impl Simulator {
         }
     }
 
+    /// The sender's ACK of the SYN-ACK, ahead of its first data, when
+    /// `[transport] handshake_ack` is on (as every real TCP sends it; ns-3's
+    /// too: in an incast these 54-byte packets between the first windows
+    /// shift which sender's packet finds room in a full queue).
+    fn handshake_ack(&mut self, now: Instant, fid: u32) {
+        if self.tp.handshake_ack {
+            self.send_control(now, fid, Kind::Syn, HANDSHAKE_ACK_SEQ);
+        }
+    }
+
     /// Puts a header-only control packet of flow `fid` on the wire: a SYN
     /// from the sender, the other kinds (answers, stop, credits) from the
     /// receiver; `seq` is echoed where the kind needs it.
@@ -102,11 +123,21 @@ impl Simulator {
     /// A control packet of flow `fid` arrived at its destination.
     pub(super) fn control_packet(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
         match hdr.kind {
+            Kind::Syn if hdr.seq == HANDSHAKE_ACK_SEQ => {}
             Kind::Syn => self.send_control(now, fid, Kind::SynAck, 0),
+            Kind::SynAck if !self.tp.reuse_connections => {
+                // a resent SYN may be answered twice: open once
+                if self.flows[fid as usize].open {
+                    return;
+                }
+                self.handshake_ack(now, fid);
+                self.open_flow(now, fid);
+            }
             Kind::SynAck => {
                 let f = &self.flows[fid as usize];
                 let key = (self.jobs[f.job as usize].scheme, f.src, f.dst);
                 if let Some(Conn::Opening(waiting)) = self.conns.insert(key, Conn::Open) {
+                    self.handshake_ack(now, fid);
                     for w in waiting {
                         self.open_flow(now, w);
                     }

@@ -366,6 +366,8 @@ fn transport_params(
         tp.init_cwnd_pkts = w;
     }
     tp.handshake = t.handshake.unwrap_or(true);
+    tp.reuse_connections = t.reuse_connections.unwrap_or(true);
+    tp.handshake_ack = t.handshake_ack.unwrap_or(false);
     tp.line_rate = rate;
     if let Some(kb) = t.tsq_kb {
         if !(kb >= 0.0 && kb.is_finite()) {

@@ -194,6 +194,13 @@ pub struct TransportFile {
     /// connection after one HELLO / HELLO_ACK round trip. A lost SYN or
     /// SYN-ACK is resent after the initial RTO. UDP never waits.
     pub handshake: Option<bool>,
+    /// With `handshake` (default true): later jobs on a host pair reuse
+    /// its connection; false: every flow handshakes on its own, as ns-3's
+    /// per-round sockets do.
+    pub reuse_connections: Option<bool>,
+    /// With `handshake` (default false): the sender answers the SYN-ACK
+    /// with a header-only ACK ahead of its first data, as Linux and ns-3.
+    pub handshake_ack: Option<bool>,
     /// Minimum RTO, microseconds.
     pub min_rto_us: Option<f64>,
     /// Initial RTO, microseconds.

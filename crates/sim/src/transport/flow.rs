@@ -35,6 +35,17 @@ pub struct TransportParams {
     /// reuse the connection. ATP pays its HELLO round trip the same way.
     /// UDP is connectionless and never waits.
     pub handshake: bool,
+    /// With `handshake`: later jobs on a host pair reuse its connection
+    /// (true, the default). False: every flow opens its own connection with
+    /// its own SYN / SYN-ACK round trip, as ns-3's applications do when
+    /// each opens a new socket (the incast rounds of docs/validation.md:
+    /// the 32 SYN-ACKs' serialisation spreads the first windows).
+    pub reuse_connections: bool,
+    /// With `handshake`: the sender answers the SYN-ACK with a header-only
+    /// ACK ahead of its first data (the third packet of TCP's handshake, as
+    /// Linux and ns-3 send it). Default false (the model before; the
+    /// incast bench of docs/validation.md sets it).
+    pub handshake_ack: bool,
     /// Host line rate: UDP senders pace at it.
     pub line_rate: Rate,
     /// TCP options of DCTCP and TCP (timestamps, limited transmit, SACK,
@@ -76,6 +87,8 @@ impl Default for TransportParams {
             pfabric_rto: Duration::from_micros(45),
             pfabric_bdp_bytes: 36_000,
             handshake: true,
+            reuse_connections: true,
+            handshake_ack: false,
             line_rate: Rate::gbps(10.0),
             tcp: TcpOptions::default(),
             tsq_bytes: 128 * 1024,
