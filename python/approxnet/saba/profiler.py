@@ -19,7 +19,7 @@ from ..testbed.layout import frame_bytes
 from ..testbed.lifecycle import Testbed
 from .model import SHARES, SensitivityModel, fit, slowdowns
 from .table import Entry, SensitivityTable
-from .workloads import Workload, worker_argv
+from .workloads import Workload, mark_rules, worker_argv
 
 __all__ = ["Profile", "cluster", "cap_hosts", "run_once", "run_together", "profile"]
 
@@ -68,6 +68,12 @@ def run_together(
     `tb`; their completion times (s), in order."""
     hosts = [h.name for h in tb.config.hosts]
     addrs = [tb.address(h) for h in hosts]
+    marked = [dscp for w, _, dscp in jobs if w.kind == "lr" and dscp]
+    if marked:
+        for h in hosts:
+            shell.run(
+                ["ip", "netns", "exec", tb.namespace(h), "nft", "-f", "-"], stdin=mark_rules(marked)
+            )
     procs = [
         [
             tb.exec(
