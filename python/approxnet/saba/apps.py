@@ -15,7 +15,9 @@ connected (a barrier), so process and library start-up are not counted.
   counts hash-partitioned to their reducers and merged — a map-heavy job
   with little communication. Dataset size = bytes of text.
 
-All data is generated from the worker's index (deterministic).
+All data is generated from the worker's index (deterministic). `ready`
+is called once the worker is set up, just before its start barrier (the
+start gate of several jobs run together).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 import time
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 import numpy as np
@@ -39,7 +41,13 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def logistic_regression(
-    index: int, hosts: Sequence[str], port: int, iterations: int, nbytes: int, features: int
+    index: int,
+    hosts: Sequence[str],
+    port: int,
+    iterations: int,
+    nbytes: int,
+    features: int,
+    ready: Callable[[], None] = lambda: None,
 ) -> tuple[float, float, dict[str, float]]:
     """One rank of data-parallel logistic regression over gloo."""
     import torch
@@ -62,6 +70,7 @@ def logistic_regression(
         truth = torch.randn(features, generator=torch.Generator().manual_seed(7))
         y = (x @ truth > 0).float()
         w = torch.zeros(features)
+        ready()
         dist.barrier()
         start = time.time()
         for _ in range(iterations):
@@ -95,7 +104,12 @@ def _unpack(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hash_join(
-    index: int, hosts: Sequence[str], port: int, nbytes: int, dscp: int = 0
+    index: int,
+    hosts: Sequence[str],
+    port: int,
+    nbytes: int,
+    dscp: int = 0,
+    ready: Callable[[], None] = lambda: None,
 ) -> tuple[float, float, dict[str, float]]:
     """One worker of a distributed hash join of tables A and B on the key."""
     n = len(hosts)
@@ -108,6 +122,7 @@ def hash_join(
         tables.append((keys, rng.integers(0, 256, (rows, ROW_BYTES - 8), dtype=np.uint8)))
     mesh = Mesh(index, hosts, port, dscp)
     try:
+        ready()
         mesh.barrier()
         start = time.time()
         mine: list[list[bytes]] = [[], []]
@@ -145,13 +160,19 @@ def _text(rng: np.random.Generator, nbytes: int) -> str:
 
 
 def word_count(
-    index: int, hosts: Sequence[str], port: int, nbytes: int, dscp: int = 0
+    index: int,
+    hosts: Sequence[str],
+    port: int,
+    nbytes: int,
+    dscp: int = 0,
+    ready: Callable[[], None] = lambda: None,
 ) -> tuple[float, float, dict[str, float]]:
     """One worker of a map / reduce word count."""
     n = len(hosts)
     text = _text(np.random.default_rng(3000 + index), nbytes)
     mesh = Mesh(index, hosts, port, dscp)
     try:
+        ready()
         mesh.barrier()
         start = time.time()
         counts = Counter(text.split())

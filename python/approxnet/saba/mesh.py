@@ -46,7 +46,7 @@ class Mesh:
         srv.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp << 2)  # accepted ones inherit it
         srv.bind(("0.0.0.0", port))
         srv.listen(n)
-        srv.settimeout(60)
+        srv.settimeout(240)
         # connect to the higher indices, accept the lower ones
         for j in range(index + 1, n):
             self.peers[j] = self._connect(hosts[j], port, dscp)
@@ -59,7 +59,7 @@ class Mesh:
         srv.close()
 
     def _connect(self, host: str, port: int, dscp: int) -> socket.socket:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 180
         while True:
             sock = socket.socket()
             sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp << 2)

@@ -43,8 +43,9 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 __all__ = ["Workload", "WORKLOADS", "KINDS", "MARK_GID", "mark_rules", "worker_argv"]
 
@@ -93,15 +94,20 @@ def mark_rules(dscps: Sequence[int]) -> str:
     return "\n".join([*lines, "  }", "}", ""])
 
 
-def worker_argv(w: Workload, index: int, hosts: list[str], port: int, dscp: int = 0) -> list[str]:
+def worker_argv(
+    w: Workload, index: int, hosts: list[str], port: int, dscp: int = 0, gate: str | None = None
+) -> list[str]:
     """The command line of worker `index`; its traffic carries `dscp`
-    (for ``lr`` through its group id and :func:`mark_rules`)."""
+    (for ``lr`` through its group id and :func:`mark_rules`); with `gate`
+    it waits at the start gate in that directory (:func:`gate`)."""
     argv = [
         sys.executable, "-m", "approxnet.saba.workloads", "--index", str(index),
         "--hosts", ",".join(hosts), "--port", str(port), "--rounds", str(w.rounds),
         "--bytes", str(w.bytes), "--compute-ms", str(w.compute_ms), "--dscp", str(dscp),
         "--kind", w.kind, "--features", str(w.features),
     ]  # fmt: skip
+    if gate is not None:
+        argv += ["--gate", gate]
     if w.kind == "lr" and dscp:
         return ["setpriv", f"--regid={MARK_GID + dscp}", "--clear-groups", "--", *argv]
     return argv
@@ -130,8 +136,35 @@ def _send(sock: socket.socket, n: int) -> None:
         n -= k
 
 
+def gate(directory: str | None, name: str) -> Callable[[], None]:
+    """The start gate of jobs run together: the returned callable writes
+    ``DIRECTORY/ready-NAME`` and returns when ``DIRECTORY/go`` exists (the
+    runner creates it once every worker is ready), at most 600 s later.
+    With no directory it returns at once."""
+
+    def wait() -> None:
+        if directory is None:
+            return
+        d = Path(directory)
+        (d / f"ready-{name}").touch()
+        deadline = time.monotonic() + 600
+        while not (d / "go").exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no start signal in {directory} within 600 s")
+            time.sleep(0.005)  # a file poll: the runner and workers share no other channel
+
+    return wait
+
+
 def run_worker(
-    index: int, hosts: list[str], port: int, rounds: int, nbytes: int, cms: float, dscp: int = 0
+    index: int,
+    hosts: list[str],
+    port: int,
+    rounds: int,
+    nbytes: int,
+    cms: float,
+    dscp: int = 0,
+    ready: Callable[[], None] = lambda: None,
 ) -> None:
     """One worker: accept the predecessor, connect to the successor, then
     `rounds` of compute + exchange."""
@@ -139,7 +172,7 @@ def run_worker(
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
     srv.listen(1)
-    srv.settimeout(60)
+    srv.settimeout(240)
     nxt = hosts[(index + 1) % len(hosts)]
 
     def marked() -> socket.socket:
@@ -149,7 +182,7 @@ def run_worker(
 
     srv.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp << 2)  # accepted ones inherit it
     out = marked()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 180
     while True:
         try:
             out.connect((nxt, port))
@@ -161,6 +194,7 @@ def run_worker(
             out = marked()
             time.sleep(0.02)
     inc, _ = srv.accept()
+    ready()
     # a barrier: one byte around the ring, so every worker starts together
     if index == 0:
         out.sendall(b"s")
@@ -193,10 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dscp", type=int, default=0, choices=range(64), metavar="0..63")
     ap.add_argument("--kind", default="ring", choices=KINDS)
     ap.add_argument("--features", type=int, default=0)
+    ap.add_argument("--gate", help="start gate directory (jobs run together)")
     a = ap.parse_args(argv)
     hosts = a.hosts.split(",")
+    ready = gate(a.gate, f"{a.port}-{a.index}")
     if a.kind == "ring":
-        run_worker(a.index, hosts, a.port, a.rounds, a.bytes, a.compute_ms, a.dscp)
+        run_worker(a.index, hosts, a.port, a.rounds, a.bytes, a.compute_ms, a.dscp, ready)
         return 0
     from . import apps
 
@@ -204,12 +240,12 @@ def main(argv: list[str] | None = None) -> int:
         if a.features < 1:
             ap.error("--features must be >= 1 for lr")
         start, end, info = apps.logistic_regression(
-            a.index, hosts, a.port, a.rounds, a.bytes, a.features
+            a.index, hosts, a.port, a.rounds, a.bytes, a.features, ready
         )
     elif a.kind == "join":
-        start, end, info = apps.hash_join(a.index, hosts, a.port, a.bytes, a.dscp)
+        start, end, info = apps.hash_join(a.index, hosts, a.port, a.bytes, a.dscp, ready)
     else:
-        start, end, info = apps.word_count(a.index, hosts, a.port, a.bytes, a.dscp)
+        start, end, info = apps.word_count(a.index, hosts, a.port, a.bytes, a.dscp, ready)
     print(json.dumps({"start": start, "end": end, **info}), flush=True)
     return 0
 
