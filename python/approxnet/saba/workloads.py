@@ -90,7 +90,9 @@ def mark_rules(dscps: Sequence[int]) -> str:
         "  chain out {",
         "    type filter hook output priority 0; policy accept;",
     ]
-    lines += [f"    meta skgid {MARK_GID + d} ip dscp set {d}" for d in sorted(set(dscps)) if d]
+    lines += [
+        f"    meta skgid {MARK_GID + d} ip dscp set {d} counter" for d in sorted(set(dscps)) if d
+    ]
     return "\n".join([*lines, "  }", "}", ""])
 
 
