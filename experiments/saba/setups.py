@@ -16,7 +16,11 @@ alternates between setups:
 * saba: the controller with the degree-`--degree` models of the
   sensitivity table (profiled at 1x data on 4 nodes) and the HTB
   backend; every job registered, its connections opened, its traffic
-  marked with its PL's DSCP.
+  marked with its PL's DSCP;
+* htb1 (a control, with `--modes baseline,saba,htb1`): the same
+  controller, backend and marking, but every app registered with the
+  same model, so all share one HTB queue — what Saba's qdiscs change
+  without its weights.
 
 Speed-up of a job = baseline time / Saba time; a setup's average speed-up
 is the mean over its jobs (Fig. 8b). Each setup is one JSON line in
@@ -53,6 +57,10 @@ from approxnet.saba.topology import TestbedTopology
 from approxnet.saba.workloads import WORKLOADS, Workload
 from approxnet.testbed import lifecycle, parse
 from approxnet.testbed.config import Config
+
+#: the model every app gets in the `htb1` control: identical models put
+#: every app in one PL, so one HTB queue holds them all
+FLAT = (2.0, -1.0)
 
 
 @dataclass(frozen=True)
@@ -113,7 +121,7 @@ def run(
     tb = lifecycle.up(cfg)
     try:
         dscp = {j.name: 0 for j in jobs}
-        if mode == "saba":
+        if mode in ("saba", "htb1"):
             ctl = Controller(
                 TestbedTopology(cfg),
                 backend=HtbBackend(cfg.namespace, leaf_bytes=args.leaf_bytes),
@@ -121,7 +129,12 @@ def run(
                 seed=args.seed,
             )
             for j in jobs:
-                ctl.register(j.name, list(table.get(j.workload, args.degree).model.coeffs))
+                coeffs = (
+                    list(table.get(j.workload, args.degree).model.coeffs)
+                    if mode == "saba"
+                    else list(FLAT)
+                )
+                ctl.register(j.name, coeffs)
                 for a, b in j.pairs():
                     ctl.open_connection(j.name, f"n{a}", f"n{b}")
             dscp = {j.name: ctl.app(j.name).dscp for j in jobs}
@@ -151,7 +164,11 @@ def main() -> None:
     ap.add_argument("--homogeneous", action="store_true", help="Fig. 9: all workloads, all hosts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("results/saba/setups.jsonl"))
+    ap.add_argument("--modes", default="baseline,saba", help="runs per setup (+ htb1)")
     args = ap.parse_args()
+    modes = args.modes.split(",")
+    if not {"baseline", "saba"} <= set(modes) <= {"baseline", "saba", "htb1"}:
+        ap.error("--modes: baseline and saba, optionally htb1")
     workloads = args.workloads.split(",")
     for w in workloads:
         if w not in WORKLOADS:
@@ -169,7 +186,7 @@ def main() -> None:
         else:
             rng = random.Random(args.seed * 1_000_003 + i)
             jobs = draw(rng, workloads, args.jobs, args.hosts, scales, (lo, hi))
-        order = ("baseline", "saba") if i % 2 == 0 else ("saba", "baseline")
+        order = tuple(modes) if i % 2 == 0 else tuple(reversed(modes))
         load0, t0 = os.getloadavg()[0], time.time()
         runs = {m: run(m, jobs, args.hosts, args, table) for m in order}
         speedup = {
@@ -185,6 +202,7 @@ def main() -> None:
             "jobs": [j.__dict__ for j in jobs],
             "baseline": runs["baseline"]["times"],
             "saba": runs["saba"]["times"],
+            "htb1": runs["htb1"]["times"] if "htb1" in runs else None,
             "dscp": runs["saba"]["dscp"],
             "speedup": speedup,
             "avg_speedup": sum(speedup.values()) / len(speedup),
