@@ -43,6 +43,7 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -188,7 +189,15 @@ def main() -> None:
             jobs = draw(rng, workloads, args.jobs, args.hosts, scales, (lo, hi))
         order = tuple(modes) if i % 2 == 0 else tuple(reversed(modes))
         load0, t0 = os.getloadavg()[0], time.time()
-        runs = {m: run(m, jobs, args.hosts, args, table) for m in order}
+        try:
+            runs = {m: run(m, jobs, args.hosts, args, table) for m in order}
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            # one failed setup (e.g. a worker starved past its timeout) is
+            # recorded and skipped, not retried: the study moves on
+            with args.out.open("a") as f:
+                f.write(json.dumps({"setup": i, "seed": args.seed, "error": str(e)}) + "\n")
+            print(f"setup {i}: failed: {e}", flush=True)
+            continue
         speedup = {
             j.name: runs["baseline"]["times"][j.name] / runs["saba"]["times"][j.name] for j in jobs
         }

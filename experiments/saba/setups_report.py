@@ -32,7 +32,9 @@ def main() -> None:
     ap.add_argument("results", nargs="+", type=Path)
     ap.add_argument("--plot", type=Path)
     args = ap.parse_args()
-    recs = [r for r in load(args.results) if not r.get("homogeneous")]
+    every_rec = load(args.results)
+    failed = [r for r in every_rec if "error" in r]
+    recs = [r for r in every_rec if "error" not in r and not r.get("homogeneous")]
     if not recs:
         raise SystemExit("no random setups in the files given")
     per: dict[str, list[float]] = defaultdict(list)
@@ -41,7 +43,9 @@ def main() -> None:
             per[j["workload"]].append(r["speedup"][j["name"]])
     avg = sorted(r["avg_speedup"] for r in recs)
     loads = [x for r in recs for x in (r["load_before"], r["load_after"])]
-    print(f"{len(recs)} setups, load average {min(loads):.1f}-{max(loads):.1f}")
+    print(
+        f"{len(recs)} setups ({len(failed)} failed), load average {min(loads):.1f}-{max(loads):.1f}"
+    )
     print("| workload | jobs | mean speed-up | geo. mean | min | max |")
     print("|---|---|---|---|---|---|")
     for w in sorted(per, key=lambda w: -geomean(per[w])):
@@ -61,6 +65,16 @@ def main() -> None:
         f"setup average speed-up: min {avg[0]:.3f}, p10 {q[0]:.3f}, median {q[1]:.3f}, "
         f"p90 {q[2]:.3f}, max {avg[-1]:.3f}; {slower} of {len(avg)} below 1"
     )
+    with_control = [r for r in recs if r.get("htb1")]
+    if with_control:
+        ctl = [r["htb1"][j["name"]] / r["saba"][j["name"]] for r in with_control for j in r["jobs"]]
+        base = [
+            r["baseline"][j["name"]] / r["htb1"][j["name"]] for r in with_control for j in r["jobs"]
+        ]
+        print(
+            f"control ({len(with_control)} setups, {len(ctl)} jobs): htb1 / saba geo. mean "
+            f"{geomean(ctl):.3f} (the weights), baseline / htb1 {geomean(base):.3f} (the qdiscs)"
+        )
     if args.plot:
         import matplotlib
 
