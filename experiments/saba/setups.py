@@ -165,6 +165,7 @@ def main() -> None:
     ap.add_argument("--homogeneous", action="store_true", help="Fig. 9: all workloads, all hosts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("results/saba/setups.jsonl"))
+    ap.add_argument("--budget-s", type=float, help="start no new setup after this many seconds")
     ap.add_argument("--modes", default="baseline,saba", help="runs per setup (+ htb1)")
     args = ap.parse_args()
     modes = args.modes.split(",")
@@ -181,7 +182,11 @@ def main() -> None:
     table = SensitivityTable(args.table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     count = 1 if args.homogeneous else args.setups
+    began = time.monotonic()
     for i in range(args.first, args.first + count):
+        if args.budget_s is not None and time.monotonic() - began > args.budget_s:
+            print(f"budget spent: stopped before setup {i}", flush=True)
+            break
         if args.homogeneous:
             jobs = homogeneous(workloads, args.hosts, scales[0])
         else:
