@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,13 @@ def main() -> None:
     print(
         f"| all | {len(every)} | {sum(every) / len(every):.3f} | {geomean(every):.3f} | "
         f"{min(every):.3f} | {max(every):.3f} |"
+    )
+    # a 95 % interval of the geometric mean over jobs (bootstrap, seeded)
+    rng = random.Random(0)
+    boots = sorted(geomean(rng.choices(every, k=len(every))) for _ in range(2000))
+    print(
+        f"geo. mean over all jobs {geomean(every):.3f}, 95 % bootstrap interval "
+        f"{boots[50]:.3f}-{boots[1949]:.3f}"
     )
     q = [avg[min(len(avg) - 1, int(p * len(avg)))] for p in (0.1, 0.5, 0.9)]
     slower = sum(1 for a in avg if a < 1.0)
