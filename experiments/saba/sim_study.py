@@ -9,6 +9,17 @@ workload, averaged by geometric mean (§8.1).
     .venv/bin/python experiments/saba/sim_study.py --scale full --seeds 1 2 3
     .venv/bin/python experiments/saba/sim_study.py --scale small --seeds 1 2 3
 
+Fig. 9's sensitivity (§7.3) in the same model: ``--degree K`` gives the
+controller the degree-K models; ``--comm-scale X`` runs every job with
+X times the communication it was profiled with (compute unchanged) — the
+flow model's profile is exactly ``a + (1 - a) / b``, so scaling compute
+and communication together (a plain dataset-size change) leaves it
+unchanged, and only a shift of the compute / communication balance makes
+the profile wrong.
+
+    .venv/bin/python experiments/saba/sim_study.py --scale small --seeds 1 \
+        --schemes saba8 --degree 1 --tag _k1
+
 Writes results/saba/sim_{scale}_models.csv (profiles, R²),
 results/saba/sim_{scale}_jct.csv (every job under every scheme and seed)
 and results/saba/sim_{scale}_speedup.csv (geometric means).
@@ -115,10 +126,10 @@ def workload_specs(seed: int = 7) -> list[Spec]:
     return specs
 
 
-def make_job(spec: Spec, hosts: Sequence[int]) -> Job:
+def make_job(spec: Spec, hosts: Sequence[int], comm_scale: float = 1.0) -> Job:
     n = len(hosts)
     pairs = tuple((i, (i + s) % n) for i in range(n) for s in spec.shifts if (i + s) % n != i)
-    per_flow = spec.comm_ms * 1e6 * BYTES_PER_NS / FANOUT
+    per_flow = spec.comm_ms * comm_scale * 1e6 * BYTES_PER_NS / FANOUT
     st = Stage(spec.compute_ms * 1e6, pairs, per_flow)
     return Job(spec.name, tuple(hosts), (st,) * spec.stages)
 
@@ -147,12 +158,13 @@ def profile(specs: list[Spec], routes: Routes, rack: int) -> dict[str, Profiled]
     return out
 
 
-def placement(specs: list[Spec], hosts: int, seed: int) -> list[Job]:
+def placement(specs: list[Spec], hosts: int, seed: int, comm_scale: float = 1.0) -> list[Job]:
     """Instances at random, one per server (§8.1)."""
     per = hosts // len(specs)
     perm = np.random.default_rng(seed).permutation(hosts)
     return [
-        make_job(s, [int(h) for h in perm[i * per : (i + 1) * per]]) for i, s in enumerate(specs)
+        make_job(s, [int(h) for h in perm[i * per : (i + 1) * per]], comm_scale)
+        for i, s in enumerate(specs)
     ]
 
 
@@ -186,7 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workload-seed", type=int, default=7)
     ap.add_argument("--tol", type=float, default=1e-6, help="sharing iteration tolerance")
     ap.add_argument("--tag", default="", help="suffix of the output files' names")
+    ap.add_argument("--degree", type=int, choices=(1, 2, 3), default=3, help="models' degree")
+    ap.add_argument(
+        "--comm-scale", type=float, default=1.0, help="runtime communication x the profiled"
+    )
     args = ap.parse_args(argv)
+    if not args.comm_scale > 0:
+        ap.error("--comm-scale must be > 0")
     sc = SCALES[args.scale]
     specs = workload_specs(args.workload_seed)
     hosts, rack = sc.hosts, sc.rack
@@ -216,12 +234,12 @@ def main(argv: list[str] | None = None) -> int:
                 + [f"{p.fits[k].r2:.4f}" for k in (1, 2, 3)]
                 + [f"{c:.6g}" for c in p.fits[3].padded()]
             )
-    models = {n: list(p.fits[3].coeffs) for n, p in prof.items()}
+    models = {n: list(p.fits[args.degree].coeffs) for n, p in prof.items()}
     schemes = [s for s in args.schemes.split(",") if s]
     jct_rows: list[list[object]] = []
     speed_rows: list[list[object]] = []
     for seed in args.seeds:
-        jobs = placement(specs, hosts, seed)
+        jobs = placement(specs, hosts, seed, args.comm_scale)
         sizes = [st.bytes for j in jobs for st in j.stages for _ in st.pairs]
         t0 = time.time()
         base = run(jobs, routes, FlowFair(), batch=args.batch, tol=args.tol)

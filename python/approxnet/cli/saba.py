@@ -158,8 +158,21 @@ def ports_cmd(url: str) -> None:
 @click.option("--scale", type=click.FloatRange(0.01, 100), default=1.0, help="dataset size x")
 @click.option("--table", "table_path", default="saba-sensitivity.db", show_default=True)
 @click.option("--out", "out_path", type=click.Path(), help="also write the profile as JSON")
+@click.option(
+    "--reps",
+    type=click.IntRange(1, 9),
+    default=1,
+    show_default=True,
+    help="runs per share (median)",
+)
 def profile_cmd(
-    workload: str, nodes: int, link: str, scale: float, table_path: str, out_path: str | None
+    workload: str,
+    nodes: int,
+    link: str,
+    scale: float,
+    table_path: str,
+    out_path: str | None,
+    reps: int,
 ) -> None:
     """Profile WORKLOAD on a fresh namespace testbed (root): completion time
     at each bandwidth share, slowdowns, eq. 1 fits of degree 1-3 with R²,
@@ -179,6 +192,7 @@ def profile_cmd(
             table=SensitivityTable(table_path),
             dataset=f"{scale:g}x",
             progress=lambda s, t: click.echo(f"share {s:4.2f}: {t:7.2f} s", err=True),
+            reps=reps,
         )
     finally:
         tb.down()
@@ -187,6 +201,8 @@ def profile_cmd(
         "nodes": nodes,
         "link": link,
         "scale": scale,
+        "reps": reps,
+        "load_average": os.getloadavg()[0],
         "times": {str(k): v for k, v in p.times.items()},
         "slowdowns": p.samples,
         "models": {str(k): {"coeffs": m.coeffs, "r2": m.r2} for k, m in p.models.items()},

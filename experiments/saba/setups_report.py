@@ -1,0 +1,110 @@
+"""Fig. 8a-b from `setups.py`'s JSON lines: per-workload speed-up (mean
+and geometric mean over every job of that workload) and the CDF of the
+setups' average speed-up, as a table on stdout and a plot.
+
+    .venv/bin/python experiments/saba/setups_report.py results/saba/setups.jsonl \\
+        --plot results/saba/setups.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+
+def load(paths: list[Path]) -> list[dict[str, Any]]:
+    recs = []
+    for p in paths:
+        recs += [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    return recs
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("results", nargs="+", type=Path)
+    ap.add_argument("--plot", type=Path)
+    args = ap.parse_args()
+    every_rec = load(args.results)
+    failed = [r for r in every_rec if "error" in r]
+    recs = [r for r in every_rec if "error" not in r and not r.get("homogeneous")]
+    if not recs:
+        raise SystemExit("no random setups in the files given")
+    per: dict[str, list[float]] = defaultdict(list)
+    for r in recs:
+        for j in r["jobs"]:
+            per[j["workload"]].append(r["speedup"][j["name"]])
+    avg = sorted(r["avg_speedup"] for r in recs)
+    loads = [x for r in recs for x in (r["load_before"], r["load_after"])]
+    print(
+        f"{len(recs)} setups ({len(failed)} failed), load average {min(loads):.1f}-{max(loads):.1f}"
+    )
+    print("| workload | jobs | mean speed-up | geo. mean | min | max |")
+    print("|---|---|---|---|---|---|")
+    for w in sorted(per, key=lambda w: -geomean(per[w])):
+        xs = per[w]
+        print(
+            f"| {w} | {len(xs)} | {sum(xs) / len(xs):.3f} | {geomean(xs):.3f} | "
+            f"{min(xs):.3f} | {max(xs):.3f} |"
+        )
+    every = [x for xs in per.values() for x in xs]
+    print(
+        f"| all | {len(every)} | {sum(every) / len(every):.3f} | {geomean(every):.3f} | "
+        f"{min(every):.3f} | {max(every):.3f} |"
+    )
+    # a 95 % interval of the geometric mean over jobs (bootstrap, seeded)
+    rng = random.Random(0)
+    boots = sorted(geomean(rng.choices(every, k=len(every))) for _ in range(2000))
+    print(
+        f"geo. mean over all jobs {geomean(every):.3f}, 95 % bootstrap interval "
+        f"{boots[50]:.3f}-{boots[1949]:.3f}"
+    )
+    q = [avg[min(len(avg) - 1, int(p * len(avg)))] for p in (0.1, 0.5, 0.9)]
+    slower = sum(1 for a in avg if a < 1.0)
+    print(
+        f"setup average speed-up: min {avg[0]:.3f}, p10 {q[0]:.3f}, median {q[1]:.3f}, "
+        f"p90 {q[2]:.3f}, max {avg[-1]:.3f}; {slower} of {len(avg)} below 1"
+    )
+    with_control = [r for r in recs if r.get("htb1")]
+    if with_control:
+        ctl = [r["htb1"][j["name"]] / r["saba"][j["name"]] for r in with_control for j in r["jobs"]]
+        base = [
+            r["baseline"][j["name"]] / r["htb1"][j["name"]] for r in with_control for j in r["jobs"]
+        ]
+        print(
+            f"control ({len(with_control)} setups, {len(ctl)} jobs): htb1 / saba geo. mean "
+            f"{geomean(ctl):.3f} (the weights), baseline / htb1 {geomean(base):.3f} (the qdiscs)"
+        )
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
+        names = sorted(per, key=lambda w: -geomean(per[w]))
+        a.bar(names, [geomean(per[w]) for w in names], color="tab:blue")
+        a.axhline(1.0, color="grey", lw=0.8)
+        a.set_ylabel("speed-up over baseline (geo. mean)")
+        a.set_title("(a) per workload")
+        ys = [(i + 1) / len(avg) for i in range(len(avg))]
+        b.step(avg, ys, where="post")
+        b.axvline(1.0, color="grey", lw=0.8)
+        b.set_xlabel("average speed-up of a setup")
+        b.set_ylabel("CDF")
+        b.set_title(f"(b) {len(avg)} random setups")
+        fig.tight_layout()
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(args.plot, dpi=120)
+
+
+if __name__ == "__main__":
+    main()
