@@ -54,6 +54,7 @@ fn control_job(value: &Json) -> Result<JobSpec, String> {
         dtype: Dtype::F16,
         data,
         deliver_fraction: 1.0,
+        protect_bits: 0,
     }))
 }
 
