@@ -98,6 +98,8 @@ pub(crate) struct Connection {
     window: DeliveryWindow,
     /// `Config::window_gain`, kept here for `wants_to_send`.
     window_gain: Option<f64>,
+    /// `Config::max_ack_delay`, for the cap's packet age (`cap_age`).
+    window_ack_delay: Duration,
     next_send: Instant,
     epoch: u64,
     epoch_start: Instant,
@@ -144,6 +146,7 @@ impl Connection {
             rate,
             window: DeliveryWindow::default(),
             window_gain: cfg.window_gain,
+            window_ack_delay: cfg.max_ack_delay,
             next_send: now,
             epoch: 0,
             epoch_start: now,

@@ -3,7 +3,7 @@
 
 use super::{Connection, Control, Out, State};
 use crate::config::Config;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::timer::Timer;
 use crate::wire::header::PacketTypeField;
 use crate::wire::{AckRepr, Flags, HeaderRepr, HelloRepr, PacketType, HEADER_LEN};
@@ -15,14 +15,71 @@ impl Connection {
             || (self.state == State::Established
                 && self.send.has_data()
                 && self.next_send <= now
-                && self.window_open())
+                && self.window_open(now))
     }
 
-    /// Whether the in-flight cap (`Config::window_gain`) lets one more
-    /// DATA packet leave.
-    pub(super) fn window_open(&self) -> bool {
+    /// Whether fewer packets are in flight than the in-flight cap
+    /// (`Config::window_gain`) allows, counting every one.
+    pub(super) fn below_cap(&self) -> bool {
         self.window_gain
             .is_none_or(|g| self.send.in_flight < self.window.cap(g))
+    }
+
+    /// Whether the in-flight cap lets one more DATA packet leave at `now`:
+    /// packets unacknowledged past [`Self::cap_age`] no longer count.
+    pub(super) fn window_open(&self, now: Instant) -> bool {
+        if self.below_cap() {
+            return true;
+        }
+        let (Some(g), Some(age)) = (self.window_gain, self.cap_age(now)) else {
+            return false;
+        };
+        let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
+        let young = self.send.sent_after(deadline).0;
+        young.min(self.send.in_flight) < self.window.cap(g)
+    }
+
+    /// How long a packet counts toward the in-flight cap at `now`: one
+    /// tail-probe timeout (two RTTs plus the peer's ACK delay, RFC 8985
+    /// section 7.2; see [`Self::cap_pto`] for which RTT), or half the time the peer has been silent if
+    /// that is longer. Past it the packet is presumed lost *for the cap*
+    /// only: loss detection, retransmission of precise data and the rate
+    /// control still wait for an ACK or the loss timer. Without it a path
+    /// that loses half its ACKs fills the cap with packets whose ACK never
+    /// comes, and only the loss timer (an RTO, backed off after spurious
+    /// timer losses) freed it: a SAP sender fell mute for up to 0.5 s and
+    /// was dropped as silent (docs/sap.md). The silence term backs the
+    /// release off as the RTO does: with the peer gone, batches of a cap
+    /// leave at doubling intervals, not one per PTO. `None` before the
+    /// RTT and a delivery rate are measured (the loss timer alone frees
+    /// the cap then).
+    pub(super) fn cap_age(&self, now: Instant) -> Option<Duration> {
+        let pto = self.cap_pto()?;
+        let silent = now.saturating_since(self.last_heard).as_nanos() / 2;
+        Some(pto.max(Duration::from_nanos(silent)))
+    }
+
+    /// When the in-flight cap next frees a slot by age, while it is full
+    /// at `now`: the oldest packet counted reaches [`Self::cap_age`] (at
+    /// `t`, `t - sent >= max(pto, (t - last_heard) / 2)`).
+    pub(super) fn window_frees_at(&self, now: Instant) -> Option<Instant> {
+        if self.window_open(now) {
+            return None;
+        }
+        let age = self.cap_age(now)?;
+        let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
+        let sent = self.send.sent_after(deadline).1?;
+        Some(sent + self.cap_pto()?.max(sent.saturating_since(self.last_heard)))
+    }
+
+    /// The PTO term of [`Self::cap_age`]: twice the longer of the
+    /// smoothed RTT and the RTT a full cap may see by its own queue
+    /// (`DeliveryWindow::full_cap_rtt`; early on the smoothed RTT has not
+    /// seen that queue yet), plus the ACK delay. `None` until both the RTT
+    /// and the delivery rate are measured.
+    fn cap_pto(&self) -> Option<Duration> {
+        let full = self.window.full_cap_rtt(self.window_gain?)?;
+        Some(self.srtt?.max(full).saturating_mul(2) + self.window_ack_delay)
     }
 
     pub(crate) fn poll_transmit(
@@ -34,7 +91,7 @@ impl Connection {
         if let Some(c) = self.control.pop_front() {
             return Some(self.emit_control(c, buf));
         }
-        if self.state != State::Established || now < self.next_send || !self.window_open() {
+        if self.state != State::Established || now < self.next_send || !self.window_open(now) {
             return None;
         }
         if buf.len() < cfg.mtu {
