@@ -31,7 +31,7 @@ impl Connection {
         if self.below_cap() {
             return true;
         }
-        let (Some(g), Some(age)) = (self.window_gain, self.cap_age(now)) else {
+        let (Some(g), Some(age)) = (self.window_gain, self.cap_age()) else {
             return false;
         };
         let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
@@ -39,47 +39,37 @@ impl Connection {
         young.min(self.send.in_flight) < self.window.cap(g)
     }
 
-    /// How long a packet counts toward the in-flight cap at `now`: one
-    /// tail-probe timeout (two RTTs plus the peer's ACK delay, RFC 8985
-    /// section 7.2; see [`Self::cap_pto`] for which RTT), or half the time the peer has been silent if
-    /// that is longer. Past it the packet is presumed lost *for the cap*
-    /// only: loss detection, retransmission of precise data and the rate
-    /// control still wait for an ACK or the loss timer. Without it a path
-    /// that loses half its ACKs fills the cap with packets whose ACK never
-    /// comes, and only the loss timer (an RTO, backed off after spurious
-    /// timer losses) freed it: a SAP sender fell mute for up to 0.5 s and
-    /// was dropped as silent (docs/sap.md). The silence term backs the
-    /// release off as the RTO does: with the peer gone, batches of a cap
-    /// leave at doubling intervals, not one per PTO. `None` before the
-    /// RTT and a delivery rate are measured (the loss timer alone frees
-    /// the cap then).
-    pub(super) fn cap_age(&self, now: Instant) -> Option<Duration> {
-        let pto = self.cap_pto()?;
-        let silent = now.saturating_since(self.last_heard).as_nanos() / 2;
-        Some(pto.max(Duration::from_nanos(silent)))
+    /// How long a packet counts toward the in-flight cap: one tail-probe
+    /// timeout (RFC 8985 section 7.2: two RTTs plus the peer's ACK delay)
+    /// where the RTT is the longer of the smoothed RTT and the RTT a full
+    /// cap may see by its own queue (`DeliveryWindow::full_cap_rtt`; early
+    /// on the smoothed RTT has not seen that queue, and a shorter age let
+    /// extra packets into a full bottleneck queue). Past it a packet is
+    /// presumed lost *for the cap* only: loss detection, retransmission of
+    /// precise data and the rate control still wait for an ACK or the loss
+    /// timer. Without it a path that loses half its ACKs filled the cap
+    /// with packets whose ACK never came, and only the loss timer (an RTO,
+    /// backed off after spurious timer losses) freed it: a SAP sender fell
+    /// mute and was dropped as silent (docs/sap.md). The age is at least
+    /// twice the time the cap takes to drain at the delivery rate, so
+    /// slots freed by age alone (a dead path) let out at most half that
+    /// rate, until the idle timeout ends the connection. `None` before
+    /// the RTT and a delivery rate are measured (the loss timer alone
+    /// frees the cap then).
+    pub(super) fn cap_age(&self) -> Option<Duration> {
+        let full = self.window.full_cap_rtt(self.window_gain?)?;
+        Some(self.srtt?.max(full).saturating_mul(2) + self.window_ack_delay)
     }
 
     /// When the in-flight cap next frees a slot by age, while it is full
-    /// at `now`: the oldest packet counted reaches [`Self::cap_age`] (at
-    /// `t`, `t - sent >= max(pto, (t - last_heard) / 2)`).
+    /// at `now`: the oldest packet counted reaches [`Self::cap_age`].
     pub(super) fn window_frees_at(&self, now: Instant) -> Option<Instant> {
         if self.window_open(now) {
             return None;
         }
-        let age = self.cap_age(now)?;
+        let age = self.cap_age()?;
         let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
-        let sent = self.send.sent_after(deadline).1?;
-        Some(sent + self.cap_pto()?.max(sent.saturating_since(self.last_heard)))
-    }
-
-    /// The PTO term of [`Self::cap_age`]: twice the longer of the
-    /// smoothed RTT and the RTT a full cap may see by its own queue
-    /// (`DeliveryWindow::full_cap_rtt`; early on the smoothed RTT has not
-    /// seen that queue yet), plus the ACK delay. `None` until both the RTT
-    /// and the delivery rate are measured.
-    fn cap_pto(&self) -> Option<Duration> {
-        let full = self.window.full_cap_rtt(self.window_gain?)?;
-        Some(self.srtt?.max(full).saturating_mul(2) + self.window_ack_delay)
+        Some(self.send.sent_after(deadline).1? + age)
     }
 
     pub(crate) fn poll_transmit(
