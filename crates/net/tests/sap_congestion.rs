@@ -124,10 +124,17 @@ fn a_capped_sender_on_a_path_that_loses_half_its_acks_is_not_taken_for_silent() 
     let rx = std::thread::spawn(move || {
         let mut s = listener.accept(Some(BOUND)).expect("a peer");
         let mut got = 0u32;
+        let (mut last, mut gap) = (std::time::Instant::now(), std::time::Duration::ZERO);
         loop {
             match s.recv(Some(BOUND)) {
-                Ok(_) => got += 1,
-                Err(e) => return (got, e),
+                Ok(_) => {
+                    got += 1;
+                    if got > 1 {
+                        gap = gap.max(last.elapsed());
+                    }
+                    last = std::time::Instant::now();
+                }
+                Err(e) => return (got, e, gap),
             }
         }
     });
@@ -152,8 +159,10 @@ fn a_capped_sender_on_a_path_that_loses_half_its_acks_is_not_taken_for_silent() 
     }
     // The FIN exchange itself may fail on this link; only the data matters.
     let _ = tx.close(std::time::Duration::from_secs(5));
-    let (got, end) = rx.join().unwrap();
-    eprintln!("{got} of {READINGS} readings delivered; the receiver ended with: {end}");
+    let (got, end, gap) = rx.join().unwrap();
+    eprintln!(
+        "{got} of {READINGS} readings delivered, longest gap {gap:?}; the receiver ended with: {end}"
+    );
     assert!(
         !matches!(end, RecvError::Lost(_)),
         "the receiver dropped the connection after {got} readings: {end}"

@@ -84,6 +84,7 @@ impl Connection {
             }
             if self.timers.expired(Timer::Control, now) {
                 self.control.push_back(Control::Hello(nonce));
+                self.hello_resent = true;
                 self.timers.set(Timer::Control, now + self.rto(cfg));
             }
             return;
