@@ -98,6 +98,8 @@ pub(crate) struct Connection {
     window: DeliveryWindow,
     /// `Config::window_gain`, kept here for `wants_to_send`.
     window_gain: Option<f64>,
+    /// `Config::max_ack_delay`, for the cap's packet age (`cap_age`).
+    window_ack_delay: Duration,
     next_send: Instant,
     epoch: u64,
     epoch_start: Instant,
@@ -105,6 +107,8 @@ pub(crate) struct Connection {
     /// When the handshake began (client) or the first JOB opened the
     /// connection (server).
     handshake_started: Instant,
+    /// Whether a HELLO was sent again (its answer gives no RTT sample).
+    hello_resent: bool,
     close_requested: bool,
     close_sent: Option<Instant>,
     pending_ack: Option<HeaderRepr>,
@@ -144,11 +148,13 @@ impl Connection {
             rate,
             window: DeliveryWindow::default(),
             window_gain: cfg.window_gain,
+            window_ack_delay: cfg.max_ack_delay,
             next_send: now,
             epoch: 0,
             epoch_start: now,
             last_heard: now,
             handshake_started: now,
+            hello_resent: false,
             close_requested: false,
             close_sent: None,
             pending_ack: None,
@@ -311,8 +317,13 @@ impl Connection {
         self.conn_id = conn_id;
         self.state = State::Established;
         self.last_heard = now;
-        let sample = now - self.handshake_started;
-        self.on_rtt_sample(sample);
+        // Karn's rule (RFC 6298 section 3): after a resent HELLO the answer
+        // may be to any of them. Counted from the first, the resends' RTOs
+        // made a SAP connection over a lossy link start with an 80 ms
+        // "RTT" and a 240 ms RTO, its first JOB resent only that often.
+        if !self.hello_resent {
+            self.on_rtt_sample(now - self.handshake_started);
+        }
         self.timers.stop(Timer::Control);
         self.events.push_back(Event::Connected);
         let ids: Vec<u32> = self.send.jobs.iter().map(|j| j.id).collect();

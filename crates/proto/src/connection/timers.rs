@@ -34,11 +34,10 @@ impl Connection {
     /// a tail when a timer-declared loss proved spurious in the last
     /// [`DOUBT_EPOCHS`] epochs (the RTO is known to be too short here).
     /// Data held back by a full in-flight cap (`Config::window_gain`) does
-    /// not flow: as at a tail, only the timer can free the window, so it
-    /// keeps the plain RTO (backed off, a SAP sender on a path losing half
-    /// its ACKs fell mute for 0.5 s at a time and its peer dropped it).
+    /// not flow: as at a tail, the timer keeps the plain RTO (the window
+    /// itself frees slots by age, `Connection::cap_age`).
     fn backs_off(&self) -> bool {
-        (self.send.has_needed_data() && self.window_open())
+        (self.send.has_needed_data() && self.below_cap())
             || self
                 .send
                 .spurious_timer_epoch
@@ -85,6 +84,7 @@ impl Connection {
             }
             if self.timers.expired(Timer::Control, now) {
                 self.control.push_back(Control::Hello(nonce));
+                self.hello_resent = true;
                 self.timers.set(Timer::Control, now + self.rto(cfg));
             }
             return;
@@ -217,8 +217,15 @@ impl Connection {
         } else {
             self.timers.stop(Timer::Keepalive);
         }
-        if self.state == State::Established && self.send.has_data() && self.next_send > now {
-            self.timers.set(Timer::Pacing, self.next_send);
+        // The pacing timer also wakes the sender when a full in-flight cap
+        // frees a slot by age (`window_frees_at`).
+        let frees = self.window_frees_at(now);
+        if self.state == State::Established
+            && self.send.has_data()
+            && (self.next_send > now || frees.is_some())
+        {
+            let at = frees.map_or(self.next_send, |t| t.max(self.next_send));
+            self.timers.set(Timer::Pacing, at);
         } else {
             self.timers.stop(Timer::Pacing);
         }

@@ -3,7 +3,7 @@
 
 use super::{Connection, Control, Out, State};
 use crate::config::Config;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::timer::Timer;
 use crate::wire::header::PacketTypeField;
 use crate::wire::{AckRepr, Flags, HeaderRepr, HelloRepr, PacketType, HEADER_LEN};
@@ -15,14 +15,61 @@ impl Connection {
             || (self.state == State::Established
                 && self.send.has_data()
                 && self.next_send <= now
-                && self.window_open())
+                && self.window_open(now))
     }
 
-    /// Whether the in-flight cap (`Config::window_gain`) lets one more
-    /// DATA packet leave.
-    pub(super) fn window_open(&self) -> bool {
+    /// Whether fewer packets are in flight than the in-flight cap
+    /// (`Config::window_gain`) allows, counting every one.
+    pub(super) fn below_cap(&self) -> bool {
         self.window_gain
             .is_none_or(|g| self.send.in_flight < self.window.cap(g))
+    }
+
+    /// Whether the in-flight cap lets one more DATA packet leave at `now`:
+    /// packets unacknowledged past [`Self::cap_age`] no longer count.
+    pub(super) fn window_open(&self, now: Instant) -> bool {
+        if self.below_cap() {
+            return true;
+        }
+        let (Some(g), Some(age)) = (self.window_gain, self.cap_age()) else {
+            return false;
+        };
+        let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
+        let young = self.send.sent_after(deadline).0;
+        young.min(self.send.in_flight) < self.window.cap(g)
+    }
+
+    /// How long a packet counts toward the in-flight cap: one tail-probe
+    /// timeout (RFC 8985 section 7.2: two RTTs plus the peer's ACK delay)
+    /// where the RTT is the longer of the smoothed RTT and the RTT a full
+    /// cap may see by its own queue (`DeliveryWindow::full_cap_rtt`; early
+    /// on the smoothed RTT has not seen that queue, and a shorter age let
+    /// extra packets into a full bottleneck queue). Past it a packet is
+    /// presumed lost *for the cap* only: loss detection, retransmission of
+    /// precise data and the rate control still wait for an ACK or the loss
+    /// timer. Without it a path that loses half its ACKs filled the cap
+    /// with packets whose ACK never came, and only the loss timer (an RTO,
+    /// backed off after spurious timer losses) freed it: a SAP sender fell
+    /// mute and was dropped as silent (docs/sap.md). The age is at least
+    /// twice the time the cap takes to drain at the delivery rate, so
+    /// slots freed by age alone (a dead path) let out at most half that
+    /// rate, until the idle timeout ends the connection. `None` before
+    /// the RTT and a delivery rate are measured (the loss timer alone
+    /// frees the cap then).
+    pub(super) fn cap_age(&self) -> Option<Duration> {
+        let full = self.window.full_cap_rtt(self.window_gain?)?;
+        Some(self.srtt?.max(full).saturating_mul(2) + self.window_ack_delay)
+    }
+
+    /// When the in-flight cap next frees a slot by age, while it is full
+    /// at `now`: the oldest packet counted reaches [`Self::cap_age`].
+    pub(super) fn window_frees_at(&self, now: Instant) -> Option<Instant> {
+        if self.window_open(now) {
+            return None;
+        }
+        let age = self.cap_age()?;
+        let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
+        Some(self.send.sent_after(deadline).1? + age)
     }
 
     pub(crate) fn poll_transmit(
@@ -34,7 +81,7 @@ impl Connection {
         if let Some(c) = self.control.pop_front() {
             return Some(self.emit_control(c, buf));
         }
-        if self.state != State::Established || now < self.next_send || !self.window_open() {
+        if self.state != State::Established || now < self.next_send || !self.window_open(now) {
             return None;
         }
         if buf.len() < cfg.mtu {

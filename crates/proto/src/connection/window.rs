@@ -33,6 +33,11 @@ pub(crate) struct DeliveryWindow {
     /// Packets per second delivered in each of the last epochs (ring).
     rates: [f64; RATE_EPOCHS],
     next: usize,
+    /// The same for the last epochs that delivered anything (for
+    /// `full_cap_rtt`: a sparse sender's or a silent path's empty epochs
+    /// must not stretch the drain time without bound).
+    busy_rates: [f64; RATE_EPOCHS],
+    busy_next: usize,
 }
 
 impl DeliveryWindow {
@@ -52,6 +57,15 @@ impl DeliveryWindow {
         }
         self.rates[self.next] = acked as f64 / len;
         self.next = (self.next + 1) % RATE_EPOCHS;
+        if acked > 0 {
+            self.busy_rates[self.busy_next] = acked as f64 / len;
+            self.busy_next = (self.busy_next + 1) % RATE_EPOCHS;
+        }
+    }
+
+    /// The highest delivery rate of the recent epochs (packets/s).
+    fn best_rate(&self) -> f64 {
+        self.rates.iter().copied().fold(0.0, f64::max)
     }
 
     /// Packets allowed in flight at `gain`.
@@ -59,10 +73,24 @@ impl DeliveryWindow {
         let Some(rtt) = self.min_rtt else {
             return MIN_WINDOW;
         };
-        let best = self.rates.iter().copied().fold(0.0, f64::max);
-        let bdp = best * rtt.as_secs_f64();
+        let bdp = self.best_rate() * rtt.as_secs_f64();
         // `as` saturates: a huge estimate is a huge cap, never a wrap.
         ((gain * bdp).ceil() as u64).max(MIN_WINDOW)
+    }
+
+    /// The round trip the last packet of a full cap at `gain` may take
+    /// when the sender alone queues at the bottleneck: the lowest RTT plus
+    /// the time the best delivery rate of the last epochs that delivered
+    /// anything takes to drain the cap. `None` before both are measured.
+    pub(crate) fn full_cap_rtt(&self, gain: f64) -> Option<Duration> {
+        let rtt = self.min_rtt?;
+        let best = self.busy_rates.iter().copied().fold(0.0, f64::max);
+        if best <= 0.0 {
+            return None;
+        }
+        // `as` saturates: a tiny rate is a very long drain, never a wrap.
+        let drain = (self.cap(gain) as f64 / best * 1e9) as u64;
+        Some(rtt + Duration::from_nanos(drain))
     }
 }
 
@@ -96,6 +124,14 @@ mod tests {
             "the fast epoch aged out: 5,000/s x 2 ms x 2"
         );
         assert_eq!(w.cap(1.0), MIN_WINDOW, "never below the initial window");
+        // 20 packets drain in 4 ms at 5,000/s, after the 2 ms min RTT.
+        assert_eq!(w.full_cap_rtt(2.0), Some(Duration::from_millis(6)));
+        // Empty epochs lower the cap but do not stretch the drain time.
+        for i in 0..RATE_EPOCHS as u64 {
+            w.on_epoch(0, ms(100 + 5 * i), ms(105 + 5 * i));
+        }
+        assert_eq!(w.cap(2.0), MIN_WINDOW);
+        assert_eq!(w.full_cap_rtt(2.0), Some(Duration::from_millis(4)));
     }
 
     #[test]
@@ -106,5 +142,6 @@ mod tests {
         w.on_rtt(Duration::from_millis(1));
         w.on_epoch(100, ms(3), ms(3));
         assert_eq!(w.cap(2.0), MIN_WINDOW);
+        assert_eq!(w.full_cap_rtt(2.0), None, "no delivery rate yet");
     }
 }

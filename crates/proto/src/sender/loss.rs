@@ -37,6 +37,17 @@ impl SendSide {
             .map(|f| f.sent)
     }
 
+    /// Packets sent after `t` (in flight or resolved since: an upper bound
+    /// on those still in flight) and the send time of the oldest of them.
+    /// O(log n): the flight list is in send order.
+    pub(crate) fn sent_after(&self, t: Instant) -> (u64, Option<Instant>) {
+        let i = self.flights.partition_point(|f| f.sent <= t);
+        (
+            (self.flights.len() - i) as u64,
+            self.flights.get(i).map(|f| f.sent),
+        )
+    }
+
     /// Declares lost every in-flight packet sent at or before `deadline`
     /// (timer); returns how many.
     pub(crate) fn detect_timeout(
