@@ -29,16 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 from approxnet.saba.fluidshare import Entries, allocate  # noqa: E402
-from approxnet.saba.sim_backend import routes_from_sim  # noqa: E402
+from approxnet.saba.sim_backend import PAPER_SPINE_LEAF, routes_from_sim  # noqa: E402
 
-TOPOLOGY: dict[str, object] = {
-    "kind": "spine_leaf3",
-    "spines": 54,
-    "leaves": 102,
-    "tors": 108,
-    "hosts_per_tor": 18,
-    "host_gbps": 56.0,
-}
+TOPOLOGY = PAPER_SPINE_LEAF  # seed 003 §8.1
 
 
 def main() -> None:

@@ -40,6 +40,7 @@ import numpy as np
 
 from approxnet.saba.model import SHARES, SensitivityModel, fit, slowdowns
 from approxnet.saba.sim_backend import (
+    PAPER_SPINE_LEAF,
     CoflowOrder,
     FlowFair,
     Job,
@@ -84,14 +85,7 @@ class Scale:
 #: seed 003 §8.1: 54 spine, 102 leaf, 108 ToR switches x 18 servers, 56 Gbps
 SCALES = {
     "full": Scale(
-        {
-            "kind": "spine_leaf3",
-            "spines": 54,
-            "leaves": 102,
-            "tors": 108,
-            "hosts_per_tor": 18,
-            "host_gbps": 56.0,
-        },
+        PAPER_SPINE_LEAF,
         1944,
         18,
     ),

@@ -49,6 +49,7 @@ from .store import Store
 from .topology import Port
 
 __all__ = [
+    "PAPER_SPINE_LEAF",
     "Routes",
     "routes_from_sim",
     "SimTopology",
@@ -64,6 +65,17 @@ __all__ = [
     "RunResult",
     "run",
 ]
+
+PAPER_SPINE_LEAF: dict[str, object] = {
+    "kind": "spine_leaf3",
+    "spines": 54,
+    "leaves": 102,
+    "tors": 108,
+    "hosts_per_tor": 18,
+    "host_gbps": 56.0,
+}
+"""Seed 003 §8.1's fabric: 54 spine, 102 leaf, 108 ToR switches x 18
+servers (1,944), 56 Gbps — the ``[topology]`` table of approxnet-sim."""
 
 I64 = NDArray[np.int64]
 F64 = NDArray[np.float64]
