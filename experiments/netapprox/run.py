@@ -29,6 +29,7 @@ production gap, 39 / 78 / 156 us).
 
 import argparse
 import csv
+import fcntl
 import functools
 import os
 import sys
@@ -42,6 +43,23 @@ ALL = ["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14", "dml
 
 def num(v):
     return float("nan") if v in ("", None) else float(v)
+
+
+def claim(tag):
+    """Hold an exclusive lock on the sweep's tag for this process's life.
+
+    Two sweeps with one tag would share a tmp folder and overwrite each
+    other's results file; the second one is refused instead.
+    """
+    lock_dir = os.path.join(ROOT, "results", "tmp", "netapprox")
+    os.makedirs(lock_dir, exist_ok=True)
+    f = open(os.path.join(lock_dir, f"{tag}.lock"), "w")  # noqa: SIM115 (held until exit)
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        sys.exit(f"run.py: another sweep is writing {tag} now; wait for it or pick another --tag")
+    return f
 
 
 def report(tag, label, rows):
@@ -87,6 +105,7 @@ def main():
         sim = str(binaries.build("approxnet-sim"))
     for fig in ALL if a.fig == "all" else [a.fig]:
         tag = fig + ("-quick" if a.quick else "") + (f"-{a.tag}" if a.tag else "")
+        held = claim(tag)
         out = os.path.join(ROOT, "results", "tmp", "netapprox", tag)
         res = repro.run_figure(
             fig,
@@ -114,6 +133,7 @@ def main():
             w.writeheader()
             w.writerows(rows)
         print(f"written {os.path.relpath(path, ROOT)}")
+        held.close()
 
 
 if __name__ == "__main__":
