@@ -74,7 +74,14 @@ impl Connection {
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant, cfg: &Config) {
-        if self.state == State::Closed {
+        // The pacing timer only makes the connection ready to send, which
+        // the endpoint asks `wants_to_send` about after this call: when no
+        // other timer is due there is nothing to do here. (The table is
+        // current: the endpoint recomputes it with `poll_timeout` after
+        // every call into the connection, and every check below is guarded
+        // by a timer — `Idle` covers the silence and receiver-job expiry
+        // checks.) Most timeouts of a paced sender are this case.
+        if self.state == State::Closed || !self.timers.any_due_except(Timer::Pacing, now) {
             return;
         }
         if let State::Handshaking { nonce } = self.state {
