@@ -70,8 +70,6 @@ impl DeliveryWindow {
         self.busy_best = self.busy_rates.iter().copied().fold(0.0, f64::max);
     }
 
-    /// The highest delivery rate of the recent epochs (packets/s).
-
     /// Packets allowed in flight at `gain`.
     pub(crate) fn cap(&self, gain: f64) -> u64 {
         let Some(rtt) = self.min_rtt else {
