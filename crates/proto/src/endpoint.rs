@@ -47,6 +47,13 @@ impl Hasher for IdHasher {
 }
 use thiserror::Error;
 
+/// `q.reserve(n)` kept out of `Endpoint::touched`'s hot path.
+#[cold]
+#[inline(never)]
+fn reserve_cold<T>(q: &mut VecDeque<T>, n: usize) {
+    q.reserve(n);
+}
+
 /// Names one connection of an endpoint. Stale handles (of a connection that
 /// was closed and forgotten) are refused, never aliased.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -385,6 +392,11 @@ impl Endpoint {
         let Some(c) = self.conns[i].as_mut() else {
             return;
         };
+        // One reservation for a burst (a FIN's abandoned messages): the
+        // queue grows once instead of doubling, copying, per event.
+        if c.events.len() > 1 {
+            reserve_cold(&mut self.events, c.events.len());
+        }
         while let Some(e) = c.events.pop_front() {
             self.events.push_back((h, e));
         }
