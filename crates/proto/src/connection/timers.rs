@@ -198,7 +198,15 @@ impl Connection {
         }
     }
 
+    /// Whether the last `poll_timeout` ran at `now`: then, after a call
+    /// that changed none of its inputs (sending a control packet), its
+    /// deadline still holds and need not be derived again.
+    pub(crate) fn timers_current(&self, now: Instant) -> bool {
+        self.timers_now == Some(now)
+    }
+
     pub(crate) fn poll_timeout(&mut self, now: Instant, cfg: &Config) -> Option<Instant> {
+        self.timers_now = Some(now);
         if self.state == State::Closed {
             return None;
         }

@@ -143,6 +143,7 @@ impl Connection {
             queue,
             precise_len: precise,
             extra,
+            control: false,
         })
     }
 
@@ -225,6 +226,7 @@ impl Connection {
             queue: 0,
             precise_len: n,
             extra: false,
+            control: true,
         }
     }
 }
