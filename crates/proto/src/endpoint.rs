@@ -386,6 +386,10 @@ impl Endpoint {
 
     /// After any call into connection `i`: hand its events out, re-arm its
     /// deadline, queue it if it can send, forget it once closed.
+    // Inlined into its callers: four calls per DATA packet, and the call
+    // boundary (saving and restoring registers around the connection's
+    // `poll_timeout`) cost ~15 instructions each.
+    #[inline(always)]
     fn touched(&mut self, i: usize) {
         let h = self.handle(i);
         let now = self.now;
