@@ -2,11 +2,13 @@
 //! and prints the wall time per DATA packet (sender emit + receiver parse,
 //! deliver and ACK + sender ACK processing, timers included).
 //!
-//! Run: `cargo run --release -p approxnet-proto --example endpoint_cost [jobs] [packets]`
+//! Run: `cargo run --release -p approxnet-proto --example endpoint_cost [jobs] [packets] [packets per message]`
 //! Under callgrind for exact instruction counts:
 //! `valgrind --tool=callgrind target/release/examples/endpoint_cost 3 2000`
+//! (one-packet messages at MSR 0.5); `... endpoint_cost 3 2024 46` sends
+//! 64 KiB-class messages of 46 packets at MSR 1, as the veth bench does.
 
-use approxnet_proto::harness::direct::{connected, pump};
+use approxnet_proto::harness::direct::{connected_messages, pump};
 use approxnet_proto::time::Duration;
 use approxnet_proto::{Config, Rate};
 
@@ -14,6 +16,9 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let jobs: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(50);
     let packets: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let per_message: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
+    // one-packet messages at MSR 0.5 (the original case); whole messages at MSR 1
+    let msr = if per_message > 1 { 1.0 } else { 0.5 };
     let mut total = 0u64;
     let mut spent = std::time::Duration::ZERO;
     for _ in 0..jobs {
@@ -23,7 +28,7 @@ fn main() {
             idle_timeout: Duration::from_secs(60),
             ..Config::default()
         };
-        let (mut a, mut b, now) = connected(cfg, 0.5, packets);
+        let (mut a, mut b, now) = connected_messages(cfg, msr, packets, per_message);
         let t = std::time::Instant::now();
         total += pump(&mut a, &mut b, now);
         spent += t.elapsed();

@@ -60,6 +60,15 @@ impl TimerTable {
     pub(crate) fn expired(&self, t: Timer, now: Instant) -> bool {
         self.armed & (1 << t as u8) != 0 && self.at[t as usize] <= now.as_nanos()
     }
+    /// Whether any armed timer other than `except` is due at `now`.
+    pub(crate) fn any_due_except(&self, except: Timer, now: Instant) -> bool {
+        // Unarmed entries read `u64::MAX`: they can only look due at
+        // `now == u64::MAX`, where the armed mask rules them out.
+        let mut at = self.at;
+        at[except as usize] = u64::MAX;
+        let min = at.iter().fold(u64::MAX, |m, &x| m.min(x));
+        min <= now.as_nanos() && self.armed & !(1 << except as u8) != 0
+    }
     pub(crate) fn next(&self) -> Option<Instant> {
         let min = self.at.iter().fold(u64::MAX, |m, &x| m.min(x));
         (self.armed != 0).then(|| Instant::from_nanos(min))
@@ -80,6 +89,9 @@ mod tests {
         t.set(Timer::Pacing, Instant::from_nanos(20));
         t.set(Timer::Keepalive, Instant::from_nanos(90));
         assert_eq!(t.next(), Some(Instant::from_nanos(20)));
+        assert!(!t.any_due_except(Timer::Pacing, Instant::from_nanos(49)));
+        assert!(t.any_due_except(Timer::Pacing, Instant::from_nanos(50)));
+        assert!(t.any_due_except(Timer::Loss, Instant::from_nanos(20)));
         assert!(t.expired(Timer::Pacing, Instant::from_nanos(20)));
         assert!(!t.expired(Timer::Loss, Instant::from_nanos(49)));
         t.stop(Timer::Pacing);

@@ -70,6 +70,9 @@ pub(crate) struct Out {
     pub(crate) queue: u8,
     pub(crate) precise_len: usize,
     pub(crate) extra: bool,
+    /// A control packet (ACK, JOB, FIN...): sending it changed nothing the
+    /// timers are derived from (see `Connection::timers_current`).
+    pub(crate) control: bool,
 }
 
 pub(crate) struct Connection {
@@ -116,6 +119,10 @@ pub(crate) struct Connection {
     pending_satisfied: bool,
     /// When the last keepalive (a resent JOB) left.
     last_keepalive: Instant,
+    /// The `now` of the last `poll_timeout`: the derived timers (idle,
+    /// keepalive, pacing) are current at that instant until the
+    /// connection changes.
+    timers_now: Option<Instant>,
     unacked: u32,
     last_sent: Instant,
 }
@@ -160,6 +167,7 @@ impl Connection {
             pending_ack: None,
             pending_satisfied: false,
             last_keepalive: now,
+            timers_now: None,
             unacked: 0,
             last_sent: now,
         };

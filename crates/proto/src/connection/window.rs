@@ -38,6 +38,11 @@ pub(crate) struct DeliveryWindow {
     /// must not stretch the drain time without bound).
     busy_rates: [f64; RATE_EPOCHS],
     busy_next: usize,
+    /// The largest of `rates` and of `busy_rates`, kept up to date by
+    /// `on_epoch`: `cap` is asked several times per packet (every
+    /// `window_open`), the rates change once per epoch.
+    best: f64,
+    busy_best: f64,
 }
 
 impl DeliveryWindow {
@@ -61,11 +66,8 @@ impl DeliveryWindow {
             self.busy_rates[self.busy_next] = acked as f64 / len;
             self.busy_next = (self.busy_next + 1) % RATE_EPOCHS;
         }
-    }
-
-    /// The highest delivery rate of the recent epochs (packets/s).
-    fn best_rate(&self) -> f64 {
-        self.rates.iter().copied().fold(0.0, f64::max)
+        self.best = self.rates.iter().copied().fold(0.0, f64::max);
+        self.busy_best = self.busy_rates.iter().copied().fold(0.0, f64::max);
     }
 
     /// Packets allowed in flight at `gain`.
@@ -73,7 +75,7 @@ impl DeliveryWindow {
         let Some(rtt) = self.min_rtt else {
             return MIN_WINDOW;
         };
-        let bdp = self.best_rate() * rtt.as_secs_f64();
+        let bdp = self.best * rtt.as_secs_f64();
         // `as` saturates: a huge estimate is a huge cap, never a wrap.
         ((gain * bdp).ceil() as u64).max(MIN_WINDOW)
     }
@@ -84,7 +86,7 @@ impl DeliveryWindow {
     /// anything takes to drain the cap. `None` before both are measured.
     pub(crate) fn full_cap_rtt(&self, gain: f64) -> Option<Duration> {
         let rtt = self.min_rtt?;
-        let best = self.busy_rates.iter().copied().fold(0.0, f64::max);
+        let best = self.busy_best;
         if best <= 0.0 {
             return None;
         }

@@ -13,6 +13,18 @@ use crate::time::Instant;
 /// synthetic messages at `msr` queued at the client. `cfg` is used on both
 /// sides.
 pub fn connected(cfg: Config, msr: f64, packets: usize) -> (Endpoint, Endpoint, Instant) {
+    connected_messages(cfg, msr, packets, 1)
+}
+
+/// As [`connected`], with messages of `per_message` full packets each
+/// (`packets` in all): the multi-packet messages of a bulk transfer, whose
+/// scheduler key changes with every packet sent and acknowledged.
+pub fn connected_messages(
+    cfg: Config,
+    msr: f64,
+    packets: usize,
+    per_message: usize,
+) -> (Endpoint, Endpoint, Instant) {
     let mut a = Endpoint::new(cfg, 1).expect("valid config");
     let mut b = Endpoint::new(cfg, 2).expect("valid config");
     let mut buf = vec![0u8; cfg.mtu.max(2048)];
@@ -24,8 +36,9 @@ pub fn connected(cfg: Config, msr: f64, packets: usize) -> (Endpoint, Endpoint, 
     while let Some(t) = b.poll_transmit(now, &mut buf) {
         a.handle_datagram(now, SERVER_ADDR, &buf[..t.len]);
     }
-    let size = cfg.max_payload() - 4;
-    let job = JobSpec::uniform(msr, &vec![size; packets]).expect("valid MSR");
+    let per_message = per_message.max(1);
+    let size = (cfg.max_payload() - 4) * per_message;
+    let job = JobSpec::uniform(msr, &vec![size; packets / per_message]).expect("valid MSR");
     a.send_job(now, h, job).expect("job accepted");
     while a.poll_event().is_some() {}
     (a, b, now)

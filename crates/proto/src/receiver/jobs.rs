@@ -157,7 +157,15 @@ impl RecvSide {
         };
         let job = self.jobs.remove(ji);
         let mut failure = None;
-        let mut groups = Vec::new();
+        let mut groups = Vec::with_capacity(job.groups.len());
+        // one MessageAbandoned per missing message (pushed below anyway):
+        // one reservation instead of a doubling queue
+        let missing: usize = job
+            .groups
+            .iter()
+            .map(|g| g.messages.saturating_sub(g.delivered) as usize)
+            .sum();
+        events.reserve(missing + 2);
         for g in &job.groups {
             for m in 0..g.messages {
                 if !g.done.get(m as usize) {

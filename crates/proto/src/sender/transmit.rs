@@ -25,13 +25,14 @@ impl SendSide {
         if key == m.key {
             return; // queued under the same key already (or not at all)
         }
-        if let Some(k) = m.key.take() {
-            sched.remove(&(k, order(job.id, mi as u32)));
+        let o = order(job.id, mi as u32);
+        match (m.key, key) {
+            (Some(old), Some(new)) => sched.replace(&(old, o), (new, o)),
+            (Some(old), None) => sched.remove(&(old, o)),
+            (None, Some(new)) => sched.insert((new, o)),
+            (None, None) => {}
         }
-        if let Some(k) = key {
-            m.key = Some(k);
-            sched.insert((k, order(job.id, mi as u32)));
-        }
+        m.key = key;
     }
 
     /// Message `mi`'s scheduler key, `None` when it has nothing to send.
@@ -72,20 +73,6 @@ impl SendSide {
         } else {
             sched.append_sorted(new);
         }
-    }
-
-    /// Takes the scheduler's first entry off the queue: (job id, message
-    /// index). The message's `key` is cleared to match; `reschedule` puts
-    /// it back if it still has something to send.
-    fn pop_first(&mut self) -> Option<(u32, usize)> {
-        let (_, ord) = self.sched.pop_first()?;
-        let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
-        if let Some(ji) = self.job_index(job_id) {
-            if let Some(m) = self.jobs[ji].msgs.get_mut(mi) {
-                m.key = None;
-            }
-        }
-        Some((job_id, mi))
     }
 
     /// Whether the packet `next_packet` just chose is a bundle.
@@ -131,8 +118,15 @@ impl SendSide {
             return None;
         }
         let np = loop {
-            let (job_id, mi) = self.pop_first()?;
-            let ji = self.job_index(job_id)?;
+            // The first message stays queued while its packet is taken:
+            // `reschedule` then moves its key in place (a message that
+            // keeps the smallest key stays the head; no tree operation).
+            let &(_, ord) = self.sched.first()?;
+            let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
+            let Some(ji) = self.job_index(job_id) else {
+                self.sched.pop_first();
+                return None;
+            };
             let job = &mut self.jobs[ji];
             let Some((pkt, retx)) = Self::take_packet(&mut job.msgs[mi]) else {
                 Self::reschedule(&mut self.sched, job, mi, pol);
