@@ -97,6 +97,14 @@ class SabaClient:
         """Renews a connection's lease."""
         self._call("POST", f"/connections/{conn_id}/renew", {})
 
+    def hosts(self) -> list[dict[str, Any]]:
+        """The topology's hosts: ``[{"name", "addresses"}]``."""
+        return list(self._call("GET", "/hosts"))
+
+    def health(self) -> dict[str, Any]:
+        """``{"ok": true, "lease_s": seconds or null}``."""
+        return dict(self._call("GET", "/health"))
+
     def ports(self) -> dict[str, Any]:
         """The per-port configuration (the JSON export)."""
         return dict(self._call("GET", "/ports"))
