@@ -14,7 +14,7 @@ from ..saba import Entry, SensitivityTable, default_floors, fit, slowdowns, solv
 from ..saba.controller import Controller
 from ..saba.enforce import Backend, HtbBackend, JsonBackend, NullBackend
 from ..saba.service import Service, serve
-from ..saba.store import Store
+from ..saba.store import open_store
 from ..saba.topology import TestbedTopology
 from ..saba.workloads import WORKLOADS
 
@@ -85,7 +85,14 @@ def solve_cmd(models: tuple[str, ...], capacity: float, solver: str) -> None:
 
 @group.command("controller")
 @click.option("--topology", "topology_path", required=True, type=click.Path(exists=True))
-@click.option("--db", default="saba-state.db", show_default=True, help="state store (SQLite)")
+@click.option(
+    "--store",
+    "--db",
+    "db",
+    default="saba-state.db",
+    show_default=True,
+    help="state store: a SQLite file, or postgresql://user@host:port/dbname",
+)
 @click.option("--table", "table_path", help="sensitivity table for registration by workload")
 @click.option(
     "--enforce",
@@ -129,7 +136,7 @@ def controller_cmd(
         backend = JsonBackend(Path(export_path))
     ctl = Controller(
         TestbedTopology(config),
-        Store(db),
+        open_store(db),
         backend,
         levels=levels,
         queues=queues,

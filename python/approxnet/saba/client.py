@@ -81,6 +81,10 @@ class SabaClient:
         """An app's current PL and DSCP."""
         return dict(self._call("GET", f"/apps/{name}"))
 
+    def apps(self) -> list[dict[str, Any]]:
+        """Every registered app."""
+        return list(self._call("GET", "/apps"))
+
     def deregister(self, name: str) -> list[str]:
         """Deregisters an app; returns the ports re-allocated."""
         return list(self._call("DELETE", f"/apps/{name}")["ports"])
