@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from approxnet.saba.enforce import MemoryBackend
 from approxnet.saba.errors import TopologyError
 from approxnet.saba.runner import SETUP_FAILED, RunSpec, run
 from approxnet.saba.service import Service
-from approxnet.saba.sockets import Conn, parse_table
+from approxnet.saba.sockets import Conn, ConnWatch, parse_table
 from approxnet.saba.topology import Port
 
 TCP_TABLE = """\
@@ -42,6 +43,37 @@ TCP6_TABLE = """\
 def test_parse_table_reads_established_ipv4_and_mapped_ipv6() -> None:
     assert parse_table(TCP_TABLE) == {4242: Conn("10.254.0.1", 54321, "10.254.0.2", 5001)}
     assert parse_table(TCP6_TABLE) == {77: Conn("10.254.0.1", 54322, "10.254.0.2", 5001)}
+
+
+def test_conn_watch_reads_the_tables_only_when_needed() -> None:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    port = srv.getsockname()[1]
+    me = [os.getpid()]
+    watch = ConnWatch(recheck=3)
+    peer_code = f"import socket, sys; s = socket.create_connection(('127.0.0.1', {port}))\n"
+    peer_code += "print(s.getsockname()[1], flush=True); sys.stdin.read(1); s.close()"
+    peer = subprocess.Popen(
+        [sys.executable, "-c", peer_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert watch.poll(me) == set() and watch.reads == 1
+        a, _ = srv.accept()
+        assert peer.stdout is not None
+        theirs = int(peer.stdout.readline())
+        mine = {Conn("127.0.0.1", port, "127.0.0.1", theirs)}
+        assert watch.poll(me) == mine and watch.reads == 2  # a new descriptor
+        assert watch.poll(me) == mine and watch.reads == 3  # the 3rd poll: a recheck
+        assert watch.poll(me) == mine and watch.reads == 3  # nothing changed: no read
+        peer.communicate(b"x", timeout=20)  # the peer closes; our descriptor stays open
+        assert watch.poll(me) == mine and watch.reads == 3  # not seen until ...
+        assert watch.poll(me) == set() and watch.reads == 4  # ... the recheck
+        a.close()
+    finally:
+        peer.kill()
+        peer.wait()
+        srv.close()
 
 
 def test_cgroup2_mount_found_or_refused_with_the_reason() -> None:

@@ -39,7 +39,7 @@ from .cgroup import Cgroup, RunError
 from .client import SabaClient
 from .errors import SabaError
 from .nftmark import CgroupMark, netns_prefix
-from .sockets import Conn, established
+from .sockets import Conn, ConnWatch
 
 __all__ = ["RunSpec", "run", "SETUP_FAILED"]
 
@@ -87,9 +87,10 @@ class _Watch:
         self.reported: dict[Conn, str] = {}
         self.ignored: set[Conn] = set()
         self.renewed = time.monotonic()
+        self.conns = ConnWatch()
 
     def step(self) -> None:
-        now = established(self.cg.pids())
+        now = self.conns.poll(self.cg.pids())
         for conn in sorted(now - self.reported.keys() - self.ignored):
             src, dst = self.host_of.get(conn.local), self.host_of.get(conn.remote)
             if src is None or dst is None or src == dst:
