@@ -330,6 +330,15 @@ def test_saba_run_passes_a_signal_on_and_cleans_up(
 
 
 @root
+def test_saba_run_refuses_a_user_who_is_not_root(tmp_path: Path) -> None:
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable]
+    argv += ["-m", "approxnet", "saba", "run", "--app", "x", "--model", "2,-1", "--", "true"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == SETUP_FAILED
+    assert "saba run needs root" in done.stderr
+
+
+@root
 def test_saba_run_refuses_a_missing_netns_and_registers_nothing(
     controller: tuple[Controller, MemoryBackend, str],
 ) -> None:
