@@ -163,7 +163,9 @@ def _plot(p: Preset, df: pd.DataFrame, path: Path) -> Path | None:
         for k, g in df.groupby("degree"):
             ax.plot(g.apps, g.fast_p99_s, marker="o", label=f"fast p99, degree {k}")
             ref = g.dropna(subset=["ref_p99_s"])
-            ax.plot(ref.apps, ref.ref_p99_s, marker="x", ls="--", label=f"SLSQP p99, degree {k}")
+            ax.plot(
+                ref.apps, ref.ref_p99_s, marker="x", ls="--", label=f"SLSQP p99 (est.), degree {k}"
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("active apps")
