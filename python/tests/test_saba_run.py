@@ -6,6 +6,7 @@ and remove them afterwards; each run is bounded in time."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -190,12 +191,26 @@ def _until(pred: Callable[[], bool], timeout: float = 20.0) -> bool:
     return pred()
 
 
-def _saba_run(url: str, app: str, netns: str, argv: list[str]) -> subprocess.Popen[bytes]:
+def _saba_run(
+    url: str, app: str, netns: str, argv: list[str], model: str = "6,-10,5"
+) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "approxnet", "saba", "run", "--app", app, "--controller", url]
-    cmd += ["--model", "6,-10,5", "--netns", netns, "--poll", "0.05", "--", *argv]
+    cmd += ["--model", model, "--netns", netns, "--poll", "0.05", "--", *argv]
     return subprocess.Popen(
         cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
+
+
+def _stop(wrapper: subprocess.Popen[bytes]) -> None:
+    """Ends a wrapper left running by a failed assertion the way that lets
+    it clean up (SIGTERM), and only then by SIGKILL."""
+    if wrapper.poll() is None:
+        wrapper.terminate()
+        try:
+            wrapper.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            wrapper.kill()
+    wrapper.communicate()
 
 
 def _members(app: str, wrapper: subprocess.Popen[bytes]) -> list[str]:
@@ -258,7 +273,7 @@ def test_saba_run_marks_reports_and_cleans_up(
             dscp = ctl.app("app1").dscp if seen else -1
             _, err = wrapper.communicate(input=b"x", timeout=30)
         finally:
-            wrapper.kill()
+            _stop(wrapper)
         assert seen, err.decode()
         assert wrapper.returncode == 0, err.decode()
         assert rx.communicate(timeout=20)[0].strip() == "2000000"
@@ -302,7 +317,7 @@ def test_saba_run_cleans_up_whatever_way_the_program_ends(
     try:
         _, err = wrapper.communicate(timeout=30)
     finally:
-        wrapper.kill()
+        _stop(wrapper)
     assert wrapper.returncode == status, err.decode()
     assert ctl.apps() == [], err.decode()
     cgroup, tables = _left_behind("app2", wrapper, na)
@@ -322,11 +337,51 @@ def test_saba_run_passes_a_signal_on_and_cleans_up(
         wrapper.terminate()
         _, err = wrapper.communicate(timeout=30)
     finally:
-        wrapper.kill()
+        _stop(wrapper)
     assert wrapper.returncode == 128 + 15, err.decode()
     assert ctl.apps() == []
     cgroup, tables = _left_behind("app3", wrapper, na)
     assert not cgroup and "saba_run" not in tables, tables
+
+
+def _marks(ns: str, wrapper: subprocess.Popen[bytes]) -> set[int]:
+    """The DSCP values the wrapper's nftables rules set."""
+    table = f"saba_run_{wrapper.pid}"
+    done = subprocess.run(
+        ["ip", "netns", "exec", ns, "nft", "-n", "-j", "list", "table", "inet", table],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    if done.returncode != 0:
+        return set()
+    found = set()
+    for item in json.loads(done.stdout)["nftables"]:
+        for expr in item.get("rule", {}).get("expr", []):
+            if "mangle" in expr and expr["mangle"]["key"]["payload"]["field"] == "dscp":
+                found.add(int(expr["mangle"]["value"]))
+    return found
+
+
+@root
+def test_saba_run_re_marks_when_the_apps_pl_moves(
+    pair: tuple[str, str], controller: tuple[Controller, MemoryBackend, str]
+) -> None:
+    na, _ = pair
+    ctl, _, url = controller
+    wrapper = _saba_run(url, "mild", na, ["sleep", "600"], model="1.1,-0.1")
+    try:
+        assert _until(lambda: bool(_members("mild", wrapper)))
+        assert _marks(na, wrapper) == {1}  # alone: PL 0
+        ctl.register("steep", [5.0, -8.0, 3.0])  # more sensitive: takes PL 0
+        assert ctl.app("mild").dscp == 2
+        assert _until(lambda: _marks(na, wrapper) == {2})
+        wrapper.terminate()
+        _, err = wrapper.communicate(timeout=30)
+    finally:
+        _stop(wrapper)
+    assert "packets now marked with DSCP 2" in err.decode()
+    assert [a.name for a in ctl.apps()] == ["steep"]
 
 
 @root

@@ -159,7 +159,7 @@ def ports_cmd(url: str) -> None:
     click.echo(json.dumps(SabaClient(url).ports(), indent=1))
 
 
-@group.command("run", context_settings={"ignore_unknown_options": True})
+@group.command("run")
 @click.option("--app", required=True, help="the app's name at the controller")
 @click.option("--controller", "url", default="http://127.0.0.1:7800", show_default=True)
 @click.option("--model", help="the app's eq. 1 coefficients c0,c1,... (lowest power first)")

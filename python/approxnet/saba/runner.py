@@ -104,7 +104,10 @@ class _Watch:
             self.client.close(cid)
             self.spec.log(f"connection {cid} closed")
         self.ignored &= now
-        self.mark.set_dscp(int(self.client.app(self.spec.app)["dscp"]))
+        dscp = int(self.client.app(self.spec.app)["dscp"])
+        if dscp != self.mark.dscp:
+            self.mark.set_dscp(dscp)
+            self.spec.log(f"the app's PL moved: packets now marked with DSCP {dscp}")
         if self.lease_s and time.monotonic() - self.renewed >= float(self.lease_s) / 4:
             for cid in self.reported.values():
                 self.client.renew(cid)
