@@ -77,6 +77,7 @@ def preset(name: str, quick: bool = False, path: Path = PRESETS_FILE) -> Preset:
         raise SabaError(f"preset {key}: kind must be one of {_KINDS}, got {kind!r}")
     if quick:
         d.update(quick_table)
+        title = f"{key} --quick (CI size, not the study's)"
     return Preset(f"saba/{key}", kind, title, d)
 
 
