@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from approxnet import testbed as tb
 from approxnet.saba.cgroup import PARENT, RunError, cgroup2_mount
 from approxnet.saba.client import SabaClient
 from approxnet.saba.controller import Controller
@@ -382,6 +383,34 @@ def test_saba_run_re_marks_when_the_apps_pl_moves(
         _stop(wrapper)
     assert "packets now marked with DSCP 2" in err.decode()
     assert [a.name for a in ctl.apps()] == ["steep"]
+
+
+@root
+def test_saba_run_cleans_up_locally_when_the_controller_is_gone(pair: tuple[str, str]) -> None:
+    na, _ = pair
+    dumbbell = Path(tb.__file__).resolve().parent / "examples" / "dumbbell.toml"
+    argv = [sys.executable, "-m", "approxnet", "saba", "controller", "--topology"]
+    argv += [str(dumbbell), "--store", ":memory:", "--port", "0"]
+    ctl = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        assert ctl.stderr is not None
+        url = ctl.stderr.readline().split()[3]  # "saba controller on URL (...)"
+        wrapper = _saba_run(url, "orphan", na, ["sleep", "600"])
+        try:
+            assert _until(lambda: bool(_members("orphan", wrapper)))
+            ctl.kill()  # the controller dies while the program runs
+            ctl.wait()
+            wrapper.terminate()
+            _, err = wrapper.communicate(timeout=30)
+        finally:
+            _stop(wrapper)
+    finally:
+        ctl.kill()
+        ctl.communicate()
+    assert wrapper.returncode == 128 + 15, err.decode()
+    assert "cleanup: cannot deregister" in err.decode()
+    cgroup, tables = _left_behind("orphan", wrapper, na)
+    assert not cgroup and "saba_run" not in tables, tables
 
 
 @root

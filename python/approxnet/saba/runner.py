@@ -164,11 +164,15 @@ def run(spec: RunSpec, client: SabaClient) -> int:
             return SETUP_FAILED
         for signum in pending:  # arrived while it was being started
             child.send_signal(signum)
+        last_warning = ""
         while child.poll() is None:
             try:
                 watch.step()
-            except SabaError as e:  # the controller went away: the program goes on
-                spec.log(f"warning: {e}")
+                last_warning = ""
+            except SabaError as e:  # e.g. the controller went away: the program goes on
+                if str(e) != last_warning:  # once, not every poll
+                    spec.log(f"warning: {e} (retrying every poll)")
+                last_warning = str(e)
             try:
                 child.wait(timeout=spec.poll_s)
             except subprocess.TimeoutExpired:
