@@ -53,6 +53,10 @@ grep -q "atp-full-0.5-L0.2,fbkv,atp-full" "$out/repro/table.csv"
 grep -q "interconnect/fig6" "$out/list.txt"
 "$ax" repro interconnect/fig9 --quick --out "$out/ic" >/dev/null
 grep -q "^9,cg,conventional" "$out/ic/table.csv"
+# seed 003's studies are package data too (the controller-time preset needs no simulator)
+grep -q "saba/flow-small" "$out/list.txt"
+"$ax" repro saba/controller-time --quick --out "$out/saba" >/dev/null
+grep -q "^10,3,2," "$out/saba/table.csv"
 "$ax" sim run netapprox/demo --set duration_ms=0.5 --set jobs.0.stop_ms=0.3 -q --out "$out/demo" >/dev/null
 # a seed 001 figure (two of its runs) from the packaged dml study
 "$ax" repro dml-table1 --quick --only mf-ps-tcp,mf-ps-dctcp -j 1 -q --out "$out/dml" >/dev/null

@@ -25,7 +25,7 @@ from approxnet.saba.client import SabaClient
 from approxnet.saba.controller import Controller
 from approxnet.saba.enforce import MemoryBackend
 from approxnet.saba.service import Service
-from approxnet.saba.store import Store
+from approxnet.saba.store import open_store
 from approxnet.saba.topology import TestbedTopology
 from approxnet.testbed import parse
 
@@ -49,11 +49,15 @@ def main() -> None:
     ap.add_argument("--apps", type=int, default=1000)
     ap.add_argument("--events", type=int, default=5000)
     ap.add_argument("--clients", type=int, default=4)
-    ap.add_argument("--db", default=":memory:", help="state store (a file measures SQLite too)")
+    ap.add_argument(
+        "--db",
+        default=":memory:",
+        help="state store: a SQLite file (measures SQLite too) or a postgresql:// URL",
+    )
     ap.add_argument("--out", type=Path, default=Path("results/saba/service_load.json"))
     args = ap.parse_args()
     rng = random.Random(1)
-    ctl = Controller(topology(), Store(args.db), MemoryBackend())
+    ctl = Controller(topology(), open_store(args.db), MemoryBackend())
     svc = Service(ctl)
     svc.start()
     try:

@@ -4,6 +4,7 @@ reallocation per port, bad input, and recovery from the store."""
 from __future__ import annotations
 
 import http.client
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,7 +212,16 @@ def test_malformed_bodies_keep_the_connection_usable(
         conn.request("POST", "/connections/c1/renew", body=b'{"ignored": 1}')
         assert b"no open connection" in conn.getresponse().read()
         conn.request("GET", "/health")  # the same kept-alive connection still works
-        assert conn.getresponse().read() == b'{"ok": true}'
+        assert json.loads(conn.getresponse().read()) == {"ok": True, "lease_s": None}
     finally:
         conn.close()
     assert ctl.apps() == []
+
+
+def test_hosts_and_health_tell_a_wrapper_what_it_needs(
+    service: tuple[SabaClient, Controller, MemoryBackend],
+) -> None:
+    client, _, _ = service
+    hosts = {h["name"]: h["addresses"] for h in client.hosts()}
+    assert hosts == {f"h{i}": [f"10.77.{i}.2"] for i in range(1, 5)}
+    assert client.health() == {"ok": True, "lease_s": None}

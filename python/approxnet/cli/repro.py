@@ -91,6 +91,8 @@ def command(
       approxnet repro netapprox/fig6_fbhd --quick --only atp-full-0.5-L0.5,dctcp-es-0.5-L0.5
       approxnet repro netapprox/demo --out results/repro/demo
       approxnet repro interconnect/fig6 --quick
+      approxnet repro saba/flow-small --quick
+      approxnet repro saba/controller-time
       approxnet repro fig5_fbkv -p jobs.0.scheme=atp-full,dctcp-ss \\
           -p jobs.0.msr=0.25,0.5,1 --set topology.k=4 --set topology.hosts=16
     """
@@ -116,6 +118,8 @@ def command(
                 ft.add_row(f.name, f.study, str(len(figlib.plan(f.name))), f.title)
             for name, title in _ic_figures().items():
                 ft.add_row(f"interconnect/{name}", "interconnect/study", "-", title)
+            for name, title in _saba_presets().items():
+                ft.add_row(name, "saba/presets", "-", title)
             console.print(ft)
         else:
             for s in found:
@@ -124,6 +128,8 @@ def command(
                 click.echo(f"{f.name}\t{f.title}")
             for name, title in _ic_figures().items():
                 click.echo(f"interconnect/{name}\t{title}")
+            for name, title in _saba_presets().items():
+                click.echo(f"{name}\t{title}")
         if study is None and not list_:
             click.echo("run one with: approxnet repro STUDY (see --help)")
         return
@@ -134,6 +140,14 @@ def command(
                 "takes --quick and --out (its points are in interconnect/study.toml)"
             )
         _interconnect(study.removeprefix("interconnect/"), out, quick)
+        return
+    if study.startswith("saba/"):
+        if params or sets or only:
+            raise click.UsageError(
+                "-p / --set / --only apply to simulator studies; a Saba preset takes "
+                "--quick and --out (its parameters are in saba/presets.toml)"
+            )
+        _saba(study, out, quick, quiet)
         return
     fig = figlib.FIGURES.get(study)
     if fig is None and not params:
@@ -233,6 +247,30 @@ def _interconnect(name: str, out: str | None, quick: bool) -> None:
     except (RuntimeError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     click.echo(res.report)
+    click.echo(f"table: {res.table_csv} ({res.table_md.name})")
+    if res.plot_png is not None:
+        click.echo(f"plot:  {res.plot_png}")
+
+
+def _saba_presets() -> dict[str, str]:
+    from ..saba.presets import presets
+
+    return presets()
+
+
+def _saba(name: str, out: str | None, quick: bool, quiet: bool) -> None:
+    """Seed 003's studies (approxnet.saba.presets)."""
+    from ..saba.errors import SabaError
+    from ..saba.presets import run_preset
+
+    tag = name.replace("/", "-") + ("-quick" if quick else "")
+    dest = Path(out) if out else Path("results/repro") / tag
+    log = (lambda _m: None) if quiet else (lambda m: click.echo(m, err=True))
+    try:
+        res = run_preset(name, dest, quick=quick, log=log)
+    except SabaError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(res.table_md.read_text())
     click.echo(f"table: {res.table_csv} ({res.table_md.name})")
     if res.plot_png is not None:
         click.echo(f"plot:  {res.plot_png}")

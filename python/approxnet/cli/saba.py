@@ -14,7 +14,7 @@ from ..saba import Entry, SensitivityTable, default_floors, fit, slowdowns, solv
 from ..saba.controller import Controller
 from ..saba.enforce import Backend, HtbBackend, JsonBackend, NullBackend
 from ..saba.service import Service, serve
-from ..saba.store import Store
+from ..saba.store import open_store
 from ..saba.topology import TestbedTopology
 from ..saba.workloads import WORKLOADS
 
@@ -39,6 +39,7 @@ def group() -> None:
       approxnet saba controller --topology python/approxnet/testbed/examples/dumbbell.toml
       approxnet saba ports --url http://127.0.0.1:7800
       approxnet saba profile shuffle --nodes 4 --out results/saba/profile_shuffle.json
+      approxnet saba run --app sort --model 5,-8,3 --netns h1 -- ./sort --input data
     """
 
 
@@ -84,7 +85,14 @@ def solve_cmd(models: tuple[str, ...], capacity: float, solver: str) -> None:
 
 @group.command("controller")
 @click.option("--topology", "topology_path", required=True, type=click.Path(exists=True))
-@click.option("--db", default="saba-state.db", show_default=True, help="state store (SQLite)")
+@click.option(
+    "--store",
+    "--db",
+    "db",
+    default="saba-state.db",
+    show_default=True,
+    help="state store: a SQLite file, or postgresql://user@host:port/dbname",
+)
 @click.option("--table", "table_path", help="sensitivity table for registration by workload")
 @click.option(
     "--enforce",
@@ -128,7 +136,7 @@ def controller_cmd(
         backend = JsonBackend(Path(export_path))
     ctl = Controller(
         TestbedTopology(config),
-        Store(db),
+        open_store(db),
         backend,
         levels=levels,
         queues=queues,
@@ -149,6 +157,51 @@ def ports_cmd(url: str) -> None:
     from ..saba.client import SabaClient
 
     click.echo(json.dumps(SabaClient(url).ports(), indent=1))
+
+
+@group.command("run")
+@click.option("--app", required=True, help="the app's name at the controller")
+@click.option("--controller", "url", default="http://127.0.0.1:7800", show_default=True)
+@click.option("--model", help="the app's eq. 1 coefficients c0,c1,... (lowest power first)")
+@click.option("--workload", help="or: a workload of the controller's sensitivity table")
+@click.option("--degree", type=click.IntRange(1, 3), default=3, show_default=True)
+@click.option("--netns", help="run the program in this network namespace (/run/netns/NAME)")
+@click.option(
+    "--poll",
+    type=click.FloatRange(0, min_open=True),
+    default=0.2,
+    show_default=True,
+    help="seconds between looks at the program's connections",
+)
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
+def run_cmd(
+    app: str,
+    url: str,
+    model: str | None,
+    workload: str | None,
+    degree: int,
+    netns: str | None,
+    poll: float,
+    argv: tuple[str, ...],
+) -> None:
+    """Run CMD as a Saba app (root): register it, mark its packets with its
+    PL's DSCP (its own cgroup v2 + an nftables rule), report its TCP
+    connections, deregister and clean up when it ends. Exits with CMD's
+    status (128 + N after signal N; 125 if the set-up failed).
+
+    \b
+    approxnet saba run --app NAME [--model c0,c1,...|--workload W] -- CMD ARGS...
+    """
+    import sys
+
+    from ..saba.client import SabaClient
+    from ..saba.runner import RunSpec, run
+
+    coeffs = _floats(model, "--model") if model is not None else None
+    spec = RunSpec(app, argv, coeffs, workload, degree, netns, poll)
+    with SabaClient(url) as client:
+        status = run(spec, client)
+    sys.exit(status)
 
 
 @group.command("profile")

@@ -81,6 +81,10 @@ class SabaClient:
         """An app's current PL and DSCP."""
         return dict(self._call("GET", f"/apps/{name}"))
 
+    def apps(self) -> list[dict[str, Any]]:
+        """Every registered app."""
+        return list(self._call("GET", "/apps"))
+
     def deregister(self, name: str) -> list[str]:
         """Deregisters an app; returns the ports re-allocated."""
         return list(self._call("DELETE", f"/apps/{name}")["ports"])
@@ -96,6 +100,14 @@ class SabaClient:
     def renew(self, conn_id: str) -> None:
         """Renews a connection's lease."""
         self._call("POST", f"/connections/{conn_id}/renew", {})
+
+    def hosts(self) -> list[dict[str, Any]]:
+        """The topology's hosts: ``[{"name", "addresses"}]``."""
+        return list(self._call("GET", "/hosts"))
+
+    def health(self) -> dict[str, Any]:
+        """``{"ok": true, "lease_s": seconds or null}``."""
+        return dict(self._call("GET", "/health"))
 
     def ports(self) -> dict[str, Any]:
         """The per-port configuration (the JSON export)."""

@@ -12,7 +12,8 @@ GET    /connections                                           200 [ConnectionInf
 POST   /connections/ID/renew   (with a lease: keeps it open)   200 {"id"}
 DELETE /connections/ID                                        200 {"ports"}
 GET    /ports                                                 200 the JSON export
-GET    /health                                                200 {"ok": true}
+GET    /hosts                                                 200 [{"name", "addresses"}]
+GET    /health                                                200 {"ok": true, "lease_s"}
 ```
 
 Errors are ``{"error": message}`` with 400 (bad JSON, a missing or
@@ -166,7 +167,12 @@ class Service:
         c = self.controller
         match method, parts:
             case "GET", ["health"]:
-                return HTTPStatus.OK, {"ok": True}
+                return HTTPStatus.OK, {"ok": True, "lease_s": c.lease_s}
+            case "GET", ["hosts"]:
+                addresses: dict[str, list[str]] = getattr(c.topology, "addresses", dict)()
+                return HTTPStatus.OK, [
+                    {"name": h, "addresses": list(addresses.get(h, []))} for h in c.topology.hosts()
+                ]
             case "GET", ["apps"]:
                 return HTTPStatus.OK, [vars(a) for a in c.apps()]
             case "GET", ["apps", name]:

@@ -1,8 +1,10 @@
-"""The controller's state in SQLite, so that a restarted controller
+"""The controller's state in SQLite (a file, by default) or PostgreSQL
+(``postgresql://`` URL: :mod:`.store_pg`), so that a restarted controller
 recovers its registered apps and open connections (the allocation itself
-is recomputed from them).
+is recomputed from them). :func:`open_store` picks by the argument.
 
-Schema::
+Schema (the same tables and columns in both; REAL is PostgreSQL's DOUBLE
+PRECISION)::
 
     apps(name TEXT PRIMARY KEY, coeffs TEXT  -- JSON list, lowest power first
          , registered REAL)                  -- Unix time
@@ -22,23 +24,27 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
-__all__ = ["AppRow", "ConnectionRow", "Store"]
+__all__ = ["AppRow", "ConnectionRow", "Store", "Tx", "open_store", "schema"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS apps (
-    name TEXT PRIMARY KEY, coeffs TEXT NOT NULL, registered REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS connections (
-    id TEXT PRIMARY KEY, app TEXT NOT NULL REFERENCES apps(name),
-    src TEXT NOT NULL, dst TEXT NOT NULL, opened REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS pl_map (app TEXT PRIMARY KEY, pl INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS pl_centroids (pl INTEGER PRIMARY KEY, coeffs TEXT NOT NULL);
-"""
+
+def schema(real: str = "REAL") -> list[str]:
+    """The CREATE statements, with `real` as the floating-point type."""
+    return [
+        "CREATE TABLE IF NOT EXISTS apps ("
+        f"name TEXT PRIMARY KEY, coeffs TEXT NOT NULL, registered {real} NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS connections ("
+        "id TEXT PRIMARY KEY, app TEXT NOT NULL REFERENCES apps(name), "
+        f"src TEXT NOT NULL, dst TEXT NOT NULL, opened {real} NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS pl_map (app TEXT PRIMARY KEY, pl INTEGER NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS pl_centroids (pl INTEGER PRIMARY KEY, coeffs TEXT NOT NULL)",
+    ]
 
 
 @dataclass(frozen=True)
@@ -59,64 +65,91 @@ class ConnectionRow:
     dst: str
 
 
+class Tx(Protocol):
+    """One open transaction: statements with ``?`` placeholders."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Runs one statement; its rows (none for a change)."""
+        ...
+
+
+class _SqliteTx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.execute(sql, tuple(params)).fetchall()
+
+
 class Store:
-    """State in one SQLite file (``":memory:"`` for none)."""
+    """State in one SQLite file (``":memory:"`` for none). Subclasses
+    (:class:`.store_pg.PgStore`) give :meth:`transaction` another database;
+    every method below goes through it."""
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.executescript(_SCHEMA)
+        for stmt in schema():
+            self._db.execute(stmt)
         self._lock = threading.Lock()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Tx]:
         """One atomic change: committed on success, rolled back on error."""
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                yield self._db
+                yield _SqliteTx(self._db)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 
-    def add_app(self, db: sqlite3.Connection, app: AppRow) -> None:
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.transaction() as db:
+            return db.execute(sql, params)
+
+    def add_app(self, db: Tx, app: AppRow) -> None:
         """Within a transaction: a new app."""
         db.execute(
             "INSERT INTO apps VALUES (?, ?, ?)", (app.name, json.dumps(app.coeffs), time.time())
         )
 
-    def remove_app(self, db: sqlite3.Connection, name: str) -> None:
+    def remove_app(self, db: Tx, name: str) -> None:
         """Within a transaction: an app and its connections."""
         db.execute("DELETE FROM connections WHERE app = ?", (name,))
         db.execute("DELETE FROM apps WHERE name = ?", (name,))
 
-    def add_connection(self, db: sqlite3.Connection, c: ConnectionRow) -> None:
+    def add_connection(self, db: Tx, c: ConnectionRow) -> None:
         """Within a transaction: a new connection."""
         db.execute(
             "INSERT INTO connections VALUES (?, ?, ?, ?, ?)",
             (c.id, c.app, c.src, c.dst, time.time()),
         )
 
-    def remove_connection(self, db: sqlite3.Connection, conn_id: str) -> None:
+    def remove_connection(self, db: Tx, conn_id: str) -> None:
         """Within a transaction: a closed connection."""
         db.execute("DELETE FROM connections WHERE id = ?", (conn_id,))
 
-    def next_id(self, db: sqlite3.Connection) -> str:
+    def next_id(self, db: Tx) -> str:
         """Within a transaction: a fresh connection id (``c1``, ``c2``, ...)."""
-        row = db.execute("SELECT value FROM meta WHERE key = 'next_connection'").fetchone()
-        n = int(row[0]) if row else 1
-        db.execute("INSERT OR REPLACE INTO meta VALUES ('next_connection', ?)", (str(n + 1),))
+        rows = db.execute("SELECT value FROM meta WHERE key = 'next_connection'")
+        n = int(rows[0][0]) if rows else 1
+        db.execute(
+            "INSERT INTO meta VALUES ('next_connection', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(n + 1),),
+        )
         return f"c{n}"
 
     def apps(self) -> list[AppRow]:
         """Every registered app, in registration order."""
-        rows = self._db.execute("SELECT name, coeffs FROM apps ORDER BY registered, name")
+        rows = self._query("SELECT name, coeffs FROM apps ORDER BY registered, name")
         return [AppRow(n, tuple(json.loads(c))) for n, c in rows]
 
     def connections(self) -> list[ConnectionRow]:
         """Every open connection, in the order opened."""
-        rows = self._db.execute("SELECT id, app, src, dst FROM connections ORDER BY opened, id")
+        rows = self._query("SELECT id, app, src, dst FROM connections ORDER BY opened, id")
         return [ConnectionRow(*r) for r in rows]
 
     def publish_pls(self, pl_of: dict[str, int], centroids: list[list[float]]) -> None:
@@ -124,18 +157,29 @@ class Store:
         with self.transaction() as db:
             db.execute("DELETE FROM pl_map")
             db.execute("DELETE FROM pl_centroids")
-            db.executemany("INSERT INTO pl_map VALUES (?, ?)", sorted(pl_of.items()))
-            db.executemany(
-                "INSERT INTO pl_centroids VALUES (?, ?)",
-                [(i, json.dumps(c)) for i, c in enumerate(centroids)],
-            )
+            for app, pl in sorted(pl_of.items()):
+                db.execute("INSERT INTO pl_map VALUES (?, ?)", (app, pl))
+            for i, c in enumerate(centroids):
+                db.execute("INSERT INTO pl_centroids VALUES (?, ?)", (i, json.dumps(c)))
 
     def read_pls(self) -> tuple[dict[str, int], list[list[float]]]:
         """The shared app -> PL mapping and the PL centroids."""
-        pl_of = dict(self._db.execute("SELECT app, pl FROM pl_map").fetchall())
-        rows = self._db.execute("SELECT coeffs FROM pl_centroids ORDER BY pl").fetchall()
+        with self.transaction() as db:
+            pl_of = {str(a): int(p) for a, p in db.execute("SELECT app, pl FROM pl_map")}
+            rows = db.execute("SELECT coeffs FROM pl_centroids ORDER BY pl")
         return pl_of, [json.loads(r[0]) for r in rows]
 
     def close(self) -> None:
-        """Closes the file."""
+        """Closes the database."""
         self._db.close()
+
+
+def open_store(where: str | Path) -> Store:
+    """A ``postgresql://`` (or ``postgres://``) URL: :class:`.store_pg.PgStore`;
+    anything else: a SQLite file."""
+    text = str(where)
+    if text.startswith(("postgresql://", "postgres://")):
+        from .store_pg import PgStore
+
+        return PgStore(text)
+    return Store(text)

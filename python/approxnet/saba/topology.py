@@ -46,6 +46,10 @@ class Topology(Protocol):
         ...
 
 
+# A topology may also have ``addresses() -> {host: [address, ...]}`` (the
+# service's GET /hosts; ``saba run`` maps a socket's ends to hosts with it).
+
+
 class TestbedTopology:
     """The routes of a namespace testbed configuration."""
 
@@ -56,6 +60,10 @@ class TestbedTopology:
 
     def hosts(self) -> Sequence[str]:
         return [h.name for h in self.config.hosts]
+
+    def addresses(self) -> dict[str, list[str]]:
+        """Each host's addresses (how ``saba run`` names a connection's ends)."""
+        return {h: [layout.host_address(self.config, h)] for h in self.hosts()}
 
     def path(self, src: str, dst: str) -> list[Port]:
         for field, host in (("source", src), ("destination", dst)):
