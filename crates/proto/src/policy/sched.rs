@@ -16,6 +16,14 @@ pub struct SchedKey {
 pub trait Scheduler: Send {
     /// Smaller sends first.
     fn key(&self, m: &SchedKey) -> u64;
+    /// When a packet is lost and its group may still give a message up,
+    /// whether the message given up is the group's open one with the most
+    /// packets left unacknowledged (if it has more than the lost packet's
+    /// message) rather than the message that lost the packet, whose packet
+    /// is then sent again. Default: the message that lost the packet.
+    fn gives_up_largest(&self) -> bool {
+        false
+    }
 }
 
 /// Minimal-remaining-data-first (seed 000 §4.3): the message with the least
@@ -27,6 +35,14 @@ pub struct Mrdf;
 impl Scheduler for Mrdf {
     fn key(&self, m: &SchedKey) -> u64 {
         m.remaining_bytes
+    }
+    /// MRDF sends the message with the least data left first and the one
+    /// with the most last, so slack that lets one message go is spent on
+    /// the latter: a lost packet of a nearly delivered message is sent
+    /// again (§4.3: "ATP can choose both un-acknowledged packets and new
+    /// packets") instead of throwing away what already arrived.
+    fn gives_up_largest(&self) -> bool {
+        true
     }
 }
 

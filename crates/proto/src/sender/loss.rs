@@ -2,7 +2,7 @@
 //! selective retransmit-or-abandon rule, the remembered losses (and
 //! their forgetting), and the tail loss probe.
 
-use super::{Fate, LostRecord, MsgState, SendSide, MAX_RECENT_LOST};
+use super::{Fate, LostRecord, MsgState, SendJob, SendSide, MAX_RECENT_LOST};
 use crate::config::{Config, RetransmitPolicy};
 use crate::policy::Policies;
 use crate::seq;
@@ -161,17 +161,54 @@ impl SendSide {
                 RetransmitPolicy::WhenNeeded => waits_for_production,
                 RetransmitPolicy::FastOnly => fast,
             };
-        if retransmit {
+        // Which message the slack is spent on: the lost packet's, or with
+        // MRDF the open one with the most packets left (Scheduler::
+        // gives_up_largest), whose unsent data is then never sent.
+        let (left, gi) = (m.pkt_count - m.acked_count, m.group);
+        let instead = (!retransmit && pol.scheduler.gives_up_largest() && j.max_pkts > left)
+            .then(|| Self::most_left(j, gi, left))
+            .flatten();
+        let gi = usize::from(gi);
+        let give_up = if retransmit {
+            None
+        } else {
+            Some(instead.unwrap_or(mi as usize))
+        };
+        if give_up != Some(mi as usize) {
+            let m = &mut j.msgs[mi as usize];
             if !m.retx.contains(&pkt) {
                 m.retx.push_back(pkt);
             }
-        } else {
-            m.state = MsgState::Abandoned;
-            m.retx.clear();
+        }
+        if let Some(b) = give_up {
+            let o = &mut j.msgs[b];
+            let fresh = o.next_new == 0 && o.retx.is_empty();
+            o.state = MsgState::Abandoned;
+            o.retx.clear();
+            let g = &mut j.groups[gi];
             g.abandoned += 1;
+            if fresh && b != mi as usize {
+                g.fresh = g.fresh.saturating_sub(1);
+            }
             j.unresolved -= 1;
+            if b != mi as usize {
+                Self::reschedule(&mut self.sched, j, b, pol);
+            }
         }
         Self::reschedule(&mut self.sched, j, mi as usize, pol);
+    }
+
+    /// The open message of group index `group` with the most packets not
+    /// yet acknowledged, if it has more than `than` (the first such one).
+    fn most_left(j: &SendJob, group: u16, than: u16) -> Option<usize> {
+        let mut best: Option<(usize, u16)> = None;
+        for (i, o) in j.msgs.iter().enumerate() {
+            let n = o.pkt_count - o.acked_count;
+            if o.group == group && o.state == MsgState::Open && n > best.map_or(than, |b| b.1) {
+                best = Some((i, n));
+            }
+        }
+        best.map(|b| b.0)
     }
 
     /// The oldest remembered loss: the lowest number at or above

@@ -146,6 +146,9 @@ pub(crate) struct SendJob {
     pub(crate) id: u32,
     pub(crate) groups: Vec<SendGroup>,
     msgs: Vec<SendMsg>,
+    /// The most packets any of `msgs` has (lets the give-up rule skip its
+    /// scan when no message can have more left than the lost one's).
+    max_pkts: u16,
     pub(crate) repr: JobRepr,
     pub(crate) started: Instant,
     /// The receiver said it holds `ceil(MSR * N)` of every group (an ACK

@@ -172,6 +172,7 @@ impl SendSide {
         let mut job = SendJob {
             id,
             groups,
+            max_pkts: msgs.iter().map(|m| m.pkt_count).max().unwrap_or(0),
             msgs,
             repr: JobRepr {
                 tensor: tensor_desc,

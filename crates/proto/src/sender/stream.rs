@@ -102,6 +102,7 @@ impl SendSide {
             j.bytes += m.payload.len() as u64;
             j.msgs.push(SendMsg::new(gi, msg_id, m, per_packet, None));
             let mi = j.msgs.len() - 1;
+            j.max_pkts = j.max_pkts.max(j.msgs[mi].pkt_count);
             Self::reschedule(&mut self.sched, j, mi, pol);
         }
         Ok(Pushed::Queued(n))

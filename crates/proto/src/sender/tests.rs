@@ -249,3 +249,51 @@ fn growing_repeated_ranges_find_every_spurious_loss() {
     send.forget_oldest_loss();
     assert_eq!(send.oldest_lost(), Some(first.wrapping_add(3)));
 }
+
+/// Seed 000 §4.3 with slack for one lost message: under MRDF the message
+/// given up is the one with the most packets left (here a 10-packet one),
+/// and the lost packet of a one-packet message is sent again; under
+/// announcement order (ATP Base / RC) the message that lost the packet is
+/// given up, as before.
+#[test]
+fn mrdf_spends_slack_on_the_message_with_most_left() {
+    use crate::policy::Variant;
+    for (variant, gives_up) in [(Variant::Full, 3), (Variant::Mrdf, 3), (Variant::Rc, 0)] {
+        let cfg = Config {
+            variant,
+            ..Config::default()
+        };
+        let pol = cfg.variant.policies(cfg.rate);
+        let big = 10 * (cfg.max_payload() - APPROX_CRC_LEN);
+        let mut send = SendSide::new(1);
+        // N = 4, MSR 0.75: 3 must arrive, one may be given up.
+        let job = JobSpec::uniform(0.75, &[1000, 1000, 1000, big]).unwrap();
+        send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
+        let later = Instant::from_nanos(1000);
+        let first = send.next_packet(&pol, 0).unwrap();
+        assert_eq!(first.msg, 0, "{variant}");
+        send.on_sent(Instant::ZERO, &first, 0);
+        while let Some(np) = send.next_packet(&pol, 0) {
+            send.on_sent(later, &np, 0);
+        }
+        assert_eq!(send.in_flight, 13, "{variant}");
+        assert_eq!(send.detect_timeout(Instant::ZERO, &cfg, &pol), 1);
+        let j = &send.jobs[0];
+        assert_eq!(j.groups[0].abandoned, 1, "{variant}");
+        for (i, m) in j.msgs.iter().enumerate() {
+            let want = if i == gives_up {
+                MsgState::Abandoned
+            } else {
+                MsgState::Open
+            };
+            assert_eq!(m.state, want, "{variant} message {i}");
+        }
+        let next = send.next_packet(&pol, 0);
+        if gives_up == 0 {
+            assert!(next.is_none(), "{variant}: nothing to resend");
+        } else {
+            let np = next.expect("the lost packet again");
+            assert_eq!((np.msg, np.pkt, np.retx), (0, 0, true), "{variant}");
+        }
+    }
+}
