@@ -83,12 +83,19 @@ impl Simulator {
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
         p.busy_until = now.as_nanos() + d.as_nanos();
-        let (peer, delay, ber) = (p.peer, p.delay, p.ber);
-        if p.wakeup_at.is_none() && p.has_queued() {
+        let (peer, delay) = (p.peer, p.delay);
+        // `has_queued` first: it is in the port's first line, `wakeup_at` not
+        if p.has_queued() && p.wakeup_at.is_none() {
             p.wakeup_at = Some(p.busy_until);
             self.events.schedule(now + d, Ev::TxDone { port });
         }
         self.counters.hops += 1;
+        // `ber` lies in the port's second line: read only on lossy networks
+        let ber = if self.lossy {
+            self.net.ports[port as usize].ber
+        } else {
+            0.0
+        };
         if ber > 0.0 {
             let pkt = self.pool.get_mut(e.id);
             if pkt.payload.is_empty() {

@@ -114,6 +114,9 @@ pub struct Simulator {
     progress: Option<Progress>,
     /// The packet trace, when `[output] trace_packets` asks for one.
     pub trace: Option<Box<PacketTrace>>,
+    /// Some link has bit errors (set when [`Simulator::run`] starts), so
+    /// a transmission must read its port's bit error rate.
+    lossy: bool,
 }
 
 impl Simulator {
@@ -153,6 +156,7 @@ impl Simulator {
             sample_ports: Vec::new(),
             progress: None,
             trace: None,
+            lossy: true,
         }
     }
 
@@ -215,6 +219,7 @@ impl Simulator {
 
     /// Runs until the end time or until no event is left.
     pub fn run(&mut self) {
+        self.lossy = self.net.ports.iter().any(|p| p.ber > 0.0);
         while let Some((now, ev)) = self.events.pop_until(self.end) {
             self.prefetch_next();
             self.dispatch(now, ev);

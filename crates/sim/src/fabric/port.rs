@@ -30,16 +30,20 @@ impl Default for PortConfig {
 
 /// One direction of a link, at its sending node.
 ///
-/// `repr(C)`, cache-line aligned, fields ordered by use: offering a packet
-/// to a busy port reads and writes the first line only (owner, queues,
-/// backlog, wire state); starting a transmission also the second (the
-/// scheduler, the pipe, the counters). At k >= 16 a port is rarely still
-/// in the caches when its next packet comes, so each line is a miss.
+/// `repr(C)`, cache-line aligned, fields ordered by use: a packet that
+/// finds the port idle and passes straight to the wire (most hops off the
+/// bottlenecks) reads only the first line — owner, peer, queues, wire
+/// state, serialisation rate and pipe delay — and writes the counters in
+/// the second; a busy port's offer and dequeue also read the second line
+/// (backlog, wake-up, scheduler). At k >= 16 a port is rarely still in the
+/// caches when its next packet comes, so each line read is a miss.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Port {
     /// Node that owns the port.
     pub node: u32,
+    /// Node at the other end.
+    pub peer: u32,
     /// Whether admission also draws on the node's shared buffer.
     pub shared: bool,
     /// The scheduler is strict priority (kept in the first line for
@@ -50,21 +54,19 @@ pub struct Port {
     /// Bit `i` set when queue `i` holds packets (strict priority picks the
     /// lowest without reading every queue).
     nonempty: u64,
-    /// Bytes queued over all queues.
-    backlog: u64,
     /// The wire is busy until this time (ns): the last packet started
     /// serialising ends then.
     pub busy_until: u64,
-    /// Time of the live `TxDone` wake-up event, if one is scheduled.
-    pub wakeup_at: Option<u64>,
-    /// Node at the other end.
-    pub peer: u32,
     /// Picoseconds per byte at this rate (integer serialisation time).
     ps_per_byte: u64,
-    /// The scheduler.
-    sched: Scheduler,
     /// Propagation delay of the pipe behind the port.
     pub delay: Duration,
+    /// Bytes queued over all queues.
+    backlog: u64,
+    /// Time of the live `TxDone` wake-up event, if one is scheduled.
+    pub wakeup_at: Option<u64>,
+    /// The scheduler.
+    sched: Scheduler,
     /// Bit error rate of the link.
     pub ber: f64,
     /// Packets sent.
@@ -183,12 +185,15 @@ mod tests {
     use super::*;
     use std::mem::{offset_of, size_of};
 
-    /// Offering a packet to a busy port touches one cache line of it.
+    /// Passing a packet through an idle port reads one cache line of it.
     #[test]
-    fn offer_fields_share_the_first_cache_line() {
+    fn pass_through_fields_share_the_first_cache_line() {
         assert_eq!(std::mem::align_of::<Port>(), 64);
-        assert!(offset_of!(Port, wakeup_at) + size_of::<Option<u64>>() <= 64);
         assert!(offset_of!(Port, queues) + size_of::<Box<[Queue]>>() <= 64);
+        assert!(offset_of!(Port, busy_until) + 8 <= 64);
+        assert!(offset_of!(Port, delay) + size_of::<Duration>() <= 64);
+        assert!(offset_of!(Port, ps_per_byte) + 8 <= 64);
+        assert!(offset_of!(Port, peer) + 4 <= 64);
         assert_eq!(size_of::<Port>(), 128);
     }
 }

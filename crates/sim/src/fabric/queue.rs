@@ -184,6 +184,16 @@ impl Queue {
         }
     }
 
+    /// [`Queue::marks`] for an empty queue: reads the configuration only,
+    /// not the ring (which lies in the queue's second cache line).
+    fn marks_empty(&self) -> bool {
+        match self.cfg.ecn {
+            Some(EcnThreshold::Packets(k)) => k == 0,
+            Some(EcnThreshold::Bytes(b)) => b == 0,
+            None => false,
+        }
+    }
+
     /// [`Queue::admit`] immediately followed by [`Queue::pop`] on an empty
     /// queue (its port is idle): the same checks, mark and counters, but
     /// the packet never enters the ring, whose memory stays untouched.
@@ -196,7 +206,7 @@ impl Queue {
             self.stats.dropped += 1;
             return Admit::Dropped;
         }
-        let mark = self.marks();
+        let mark = self.marks_empty();
         self.stats.enqueued += 1;
         self.stats.max_bytes = self.stats.max_bytes.max(size);
         if mark {
