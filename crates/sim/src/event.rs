@@ -373,6 +373,31 @@ impl EventList {
         (head != NIL).then(|| Ev::unpack(self.nodes[head as usize].ev))
     }
 
+    /// The next two events [`EventList::pop`] returns, as far as the wheel
+    /// holds them (never changes the list; for prefetching).
+    #[inline]
+    pub fn upcoming(&self) -> [Option<Ev>; 2] {
+        let s0 = (self.now & MASK) as usize;
+        let first = if self.slots[s0].head != NIL {
+            s0
+        } else if self.near > 0 {
+            self.next_slot(s0)
+        } else {
+            return [None, None];
+        };
+        let node = self.nodes[self.slots[first].head as usize];
+        let second = if node.next != NIL {
+            Some(self.nodes[node.next as usize].ev)
+        } else if self.near > 1 {
+            // the slots after `first` hold only later events (going round)
+            let s = self.next_slot((first + 1) & (SLOTS - 1));
+            (s != first).then(|| self.nodes[self.slots[s].head as usize].ev)
+        } else {
+            None
+        };
+        [Some(Ev::unpack(node.ev)), second.map(Ev::unpack)]
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Instant> {
         self.next_time().map(Instant::from_nanos)
@@ -489,6 +514,30 @@ mod tests {
         }
         assert!(el.pop().is_none());
         assert!(el.is_empty());
+    }
+
+    #[test]
+    fn upcoming_are_the_next_two_pops() {
+        let mut el = EventList::new();
+        let mut rng = Rng::new(5);
+        for i in 0..2_000u32 {
+            let t = rng.below(3 * WHEEL_NS / 2);
+            el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: i });
+        }
+        loop {
+            let [a, b] = el.upcoming();
+            let x = el.pop().map(|e| e.1);
+            // the far heap's events are not shown: None is allowed there
+            if a.is_some() {
+                assert_eq!(a, x);
+            }
+            if x.is_none() {
+                break;
+            }
+            if b.is_some() {
+                assert_eq!(b, el.upcoming()[0]);
+            }
+        }
     }
 
     /// Many exact ties, times on both sides of the wheel's edge, some

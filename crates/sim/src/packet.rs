@@ -158,6 +158,12 @@ impl PacketPool {
         }
     }
 
+    /// Shared access to packet `id`'s slot, if the pool has one.
+    #[inline]
+    pub fn try_get(&self, id: PktId) -> Option<&Packet> {
+        self.slots.get(id as usize)
+    }
+
     /// Shared access to a live packet.
     pub fn get(&self, id: PktId) -> &Packet {
         &self.slots[id as usize]

@@ -160,6 +160,23 @@ impl Simulator {
         self.kick(now, port);
     }
 
+    /// The egress port switch `node` gives packet `id` when the choice
+    /// needs no random draw (for prefetching; `None` otherwise).
+    #[inline]
+    pub(super) fn route_of(&self, node: u32, id: PktId) -> Option<u32> {
+        if self.net.nodes.get(node as usize)?.kind != NodeKind::Switch {
+            return None;
+        }
+        let p = self.pool.try_get(id)?;
+        let hops = self.net.routes.next_hops(node, p.dst);
+        match (hops.len(), self.net.ecmp) {
+            (0, _) => None,
+            (1, _) => Some(hops[0]),
+            (n, Ecmp::FlowHash) => Some(hops[ecmp_pick(p.hash, node, n)]),
+            (_, Ecmp::Spray) => None,
+        }
+    }
+
     pub(super) fn arrive(&mut self, now: Instant, node: u32, id: PktId) {
         match self.net.nodes[node as usize].kind {
             NodeKind::Switch => {

@@ -229,12 +229,24 @@ impl Simulator {
         }
     }
 
-    /// Starts loading what the next event (due at the same nanosecond)
-    /// reads first: the arriving packet, or the port that finished sending.
+    /// Starts loading what the next two events read first, as a two-stage
+    /// pipeline: the packet of the event after next (so that it has arrived
+    /// in the cache when its turn comes) and, for the next event, whose
+    /// packet was asked for one event ago, the egress port its switch
+    /// will choose (ECMP by flow hash only: spraying draws from the
+    /// generator, which a prefetch must not touch).
     #[inline]
     fn prefetch_next(&self) {
-        match self.events.peek_ready() {
-            Some(Ev::Arrive { pkt, .. }) => self.pool.prefetch(pkt),
+        let [next, after] = self.events.upcoming();
+        if let Some(Ev::Arrive { pkt, .. }) = after {
+            self.pool.prefetch(pkt);
+        }
+        match next {
+            Some(Ev::Arrive { node, pkt }) => {
+                if let Some(port) = self.route_of(node, pkt) {
+                    crate::packet::prefetch(&self.net.ports[port as usize]);
+                }
+            }
             Some(Ev::TxDone { port }) => {
                 if let Some(p) = self.net.ports.get(port as usize) {
                     crate::packet::prefetch(p);
