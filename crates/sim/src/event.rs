@@ -373,29 +373,38 @@ impl EventList {
         (head != NIL).then(|| Ev::unpack(self.nodes[head as usize].ev))
     }
 
-    /// The next two events [`EventList::pop`] returns, as far as the wheel
-    /// holds them (never changes the list; for prefetching).
+    /// The next `N` events [`EventList::pop`] returns, as far as the
+    /// wheel holds them (never changes the list; for prefetching).
     #[inline]
-    pub fn upcoming(&self) -> [Option<Ev>; 2] {
-        let s0 = (self.now & MASK) as usize;
-        let first = if self.slots[s0].head != NIL {
-            s0
-        } else if self.near > 0 {
-            self.next_slot(s0)
+    pub fn upcoming<const N: usize>(&self) -> [Option<Ev>; N] {
+        let mut out = [None; N];
+        if self.near == 0 {
+            return out;
+        }
+        let start = (self.now & MASK) as usize;
+        let mut s = if self.slots[start].head != NIL {
+            start
         } else {
-            return [None, None];
+            self.next_slot(start)
         };
-        let node = self.nodes[self.slots[first].head as usize];
-        let second = if node.next != NIL {
-            Some(self.nodes[node.next as usize].ev)
-        } else if self.near > 1 {
-            // the slots after `first` hold only later events (going round)
-            let s = self.next_slot((first + 1) & (SLOTS - 1));
-            (s != first).then(|| self.nodes[self.slots[s].head as usize].ev)
-        } else {
-            None
-        };
-        [Some(Ev::unpack(node.ev)), second.map(Ev::unpack)]
+        let mut i = self.slots[s].head;
+        let mut k = 0;
+        loop {
+            let node = self.nodes[i as usize];
+            out[k] = Some(Ev::unpack(node.ev));
+            k += 1;
+            if k == N || k == self.near {
+                return out;
+            }
+            if node.next != NIL {
+                i = node.next;
+            } else {
+                // every slot holds a time of the window: going round from
+                // `s` meets the later ones in time order
+                s = self.next_slot((s + 1) & (SLOTS - 1));
+                i = self.slots[s].head;
+            }
+        }
     }
 
     /// Time of the earliest pending event.
@@ -525,7 +534,7 @@ mod tests {
             el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: i });
         }
         loop {
-            let [a, b] = el.upcoming();
+            let [a, b] = el.upcoming::<2>();
             let x = el.pop().map(|e| e.1);
             // the far heap's events are not shown: None is allowed there
             if a.is_some() {
@@ -535,7 +544,7 @@ mod tests {
                 break;
             }
             if b.is_some() {
-                assert_eq!(b, el.upcoming()[0]);
+                assert_eq!(b, el.upcoming::<1>()[0]);
             }
         }
     }

@@ -8,7 +8,6 @@ use crate::event::Ev;
 use crate::packet::{Hdr, Kind, Packet};
 use crate::scheme::{Proto, Scheme};
 use approxnet_proto::time::Instant;
-use std::collections::HashMap;
 
 /// A native connection between two hosts for one scheme.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,8 +18,10 @@ pub(super) enum Conn {
     Open,
 }
 
-/// Connections by (scheme, sender, receiver).
-pub(super) type Conns = HashMap<(Scheme, u32, u32), Conn>;
+/// Connections by (scheme, sender, receiver); looked up once per flow,
+/// never iterated, so a fast integer hash (SipHash cost ~2.5 % of the
+/// scaling workload's CPU at k = 16) changes no result.
+pub(super) type Conns = crate::atp::IntMap<(Scheme, u32, u32), Conn>;
 
 /// `seq` of the ACK that completes a handshake (`[transport]
 /// handshake_ack`): it travels as a header-only `Syn` packet, sender to

@@ -164,9 +164,6 @@ impl Simulator {
     /// needs no random draw (for prefetching; `None` otherwise).
     #[inline]
     pub(super) fn route_of(&self, node: u32, id: PktId) -> Option<u32> {
-        if self.net.nodes.get(node as usize)?.kind != NodeKind::Switch {
-            return None;
-        }
         let p = self.pool.try_get(id)?;
         let hops = self.net.routes.next_hops(node, p.dst);
         match (hops.len(), self.net.ecmp) {
@@ -180,6 +177,13 @@ impl Simulator {
     pub(super) fn arrive(&mut self, now: Instant, node: u32, id: PktId) {
         match self.net.nodes[node as usize].kind {
             NodeKind::Switch => {
+                if self.routed.0 == id && self.routed.1 == node {
+                    // chosen when this event was prefetched (same packet,
+                    // same switch: the same choice)
+                    self.routed.0 = u32::MAX;
+                    self.enqueue(now, self.routed.2, id);
+                    return;
+                }
                 let p = self.pool.get(id);
                 let hops = self.net.routes.next_hops(node, p.dst);
                 let port = match hops.len() {

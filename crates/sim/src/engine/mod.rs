@@ -17,9 +17,9 @@ pub mod trace;
 mod training;
 
 use crate::event::{Ev, EventList};
-use crate::fabric::Network;
+use crate::fabric::{Network, NodeKind};
 use crate::job::Job;
-use crate::packet::PacketPool;
+use crate::packet::{PacketPool, PktId};
 use crate::transport::credit::CreditPacer;
 use crate::transport::flow::{Flow, TransportParams};
 use crate::transport::Outbox;
@@ -30,6 +30,11 @@ pub use follow::{QueueFollow, QueueShift};
 pub use sample::{QueueSample, SamplePorts};
 pub use trace::{PacketTrace, TraceEvent};
 pub use training::TrainingRun;
+
+/// Networks with more egress ports than this prefetch two events ahead
+/// ([`Simulator::prefetch_next`]), smaller ones only the next event due
+/// at the same time.
+const DEEP_PREFETCH_PORTS: usize = 2048;
 
 /// Whole-run counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -117,6 +122,9 @@ pub struct Simulator {
     /// Some link has bit errors (set when [`Simulator::run`] starts), so
     /// a transmission must read its port's bit error rate.
     lossy: bool,
+    /// (packet, switch, egress port): the route the prefetch of the next
+    /// event already chose (packet `u32::MAX`: none).
+    routed: (PktId, u32, u32),
 }
 
 impl Simulator {
@@ -157,6 +165,7 @@ impl Simulator {
             progress: None,
             trace: None,
             lossy: true,
+            routed: (u32::MAX, 0, 0),
         }
     }
 
@@ -220,8 +229,16 @@ impl Simulator {
     /// Runs until the end time or until no event is left.
     pub fn run(&mut self) {
         self.lossy = self.net.ports.iter().any(|p| p.ber > 0.0);
+        // the pipeline costs ~100 instructions an event: worth it only where
+        // the ports outgrow the caches (k = 8: 768 ports, +8 % instructions
+        // for nothing; k = 12: 2,592)
+        let deep = self.net.ports.len() > DEEP_PREFETCH_PORTS;
         while let Some((now, ev)) = self.events.pop_until(self.end) {
-            self.prefetch_next();
+            if deep {
+                self.prefetch_next();
+            } else {
+                self.prefetch_same_time();
+            }
             self.dispatch(now, ev);
             if self.progress.is_some() && self.events.executed() & ((1 << 20) - 1) == 0 {
                 self.report_progress(now);
@@ -229,27 +246,61 @@ impl Simulator {
         }
     }
 
-    /// Starts loading what the next two events read first, as a two-stage
-    /// pipeline: the packet of the event after next (so that it has arrived
-    /// in the cache when its turn comes) and, for the next event, whose
-    /// packet was asked for one event ago, the egress port its switch
-    /// will choose (ECMP by flow hash only: spraying draws from the
-    /// generator, which a prefetch must not touch).
+    /// Starts loading what the next event reads first if it is due at the
+    /// same nanosecond: its packet, or the port that finished sending.
     #[inline]
-    fn prefetch_next(&self) {
-        let [next, after] = self.events.upcoming();
-        if let Some(Ev::Arrive { pkt, .. }) = after {
-            self.pool.prefetch(pkt);
-        }
-        match next {
-            Some(Ev::Arrive { node, pkt }) => {
-                if let Some(port) = self.route_of(node, pkt) {
-                    crate::packet::prefetch(&self.net.ports[port as usize]);
-                }
-            }
+    fn prefetch_same_time(&self) {
+        match self.events.peek_ready() {
+            Some(Ev::Arrive { pkt, .. }) => self.pool.prefetch(pkt, false),
             Some(Ev::TxDone { port }) => {
                 if let Some(p) = self.net.ports.get(port as usize) {
                     crate::packet::prefetch(p);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Starts loading what the next two events read first, as a two-stage
+    /// pipeline: the packet of the event after next (both its lines when
+    /// it arrives at a host, which reads its transport header), so that it
+    /// is in the cache when its turn comes; for the next event, whose
+    /// packet was asked for one event ago, what its packet leads to: the
+    /// egress port a switch will choose (ECMP by flow hash only: spraying
+    /// draws from the generator, which a prefetch must not touch) or the
+    /// flow a host delivers it to.
+    #[inline]
+    fn prefetch_next(&mut self) {
+        use crate::packet::prefetch;
+        let [next, after] = self.events.upcoming::<2>();
+        if let Some(Ev::Arrive { node, pkt }) = after {
+            let host = self
+                .net
+                .nodes
+                .get(node as usize)
+                .is_some_and(|n| n.kind != NodeKind::Switch);
+            self.pool.prefetch(pkt, host);
+        }
+        match next {
+            Some(Ev::Arrive { node, pkt }) => match self.net.nodes.get(node as usize) {
+                Some(n) if n.kind == NodeKind::Switch => {
+                    if let Some(port) = self.route_of(node, pkt) {
+                        prefetch(&self.net.ports[port as usize]);
+                        // `arrive` takes the choice instead of routing again
+                        self.routed = (pkt, node, port);
+                    }
+                }
+                Some(_) => {
+                    let flow = self.pool.try_get(pkt).map(|p| p.flow);
+                    if let Some(f) = flow.and_then(|f| self.flows.get(f as usize)) {
+                        crate::packet::prefetch_lines(f);
+                    }
+                }
+                None => {}
+            },
+            Some(Ev::TxDone { port }) => {
+                if let Some(p) = self.net.ports.get(port as usize) {
+                    prefetch(p);
                 }
             }
             _ => {}

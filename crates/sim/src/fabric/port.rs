@@ -33,9 +33,10 @@ impl Default for PortConfig {
 /// `repr(C)`, cache-line aligned, fields ordered by use: a packet that
 /// finds the port idle and passes straight to the wire (most hops off the
 /// bottlenecks) reads only the first line — owner, peer, queues, wire
-/// state, serialisation rate and pipe delay — and writes the counters in
-/// the second; a busy port's offer and dequeue also read the second line
-/// (backlog, wake-up, scheduler). At k >= 16 a port is rarely still in the
+/// state, serialisation rate and pipe delay — and writes nothing (packets
+/// sent are counted from the queues' counters, [`Port::tx_pkts`]; a
+/// counter here cost a second-line miss per hop); a busy port's offer and dequeue also
+/// read the second line (backlog, wake-up, scheduler). At k >= 16 a port is rarely still in the
 /// caches when its next packet comes, so each line read is a miss.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
@@ -69,10 +70,6 @@ pub struct Port {
     sched: Scheduler,
     /// Bit error rate of the link.
     pub ber: f64,
-    /// Packets sent.
-    pub tx_pkts: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
     /// Line rate.
     pub rate: Rate,
 }
@@ -100,8 +97,6 @@ impl Port {
             wakeup_at: None,
             shared: false,
             strict: matches!(cfg.scheduler, Scheduler::Strict),
-            tx_pkts: 0,
-            tx_bytes: 0,
             ps_per_byte,
             nonempty: 0,
             backlog: 0,
@@ -143,8 +138,6 @@ impl Port {
             self.nonempty &= !(1 << q);
         }
         self.backlog -= e.size as u64;
-        self.tx_pkts += 1;
-        self.tx_bytes += e.size as u64;
         Some(e)
     }
 
@@ -155,18 +148,18 @@ impl Port {
     pub fn pass_through(&mut self, q: u8, e: &Entry, shared_room: u64) -> Admit {
         debug_assert!(self.nonempty == 0 && matches!(self.sched, Scheduler::Strict));
         let qi = (q as usize).min(self.queues.len() - 1);
-        let a = self.queues[qi].pass_through(e, shared_room);
-        if a != Admit::Dropped {
-            self.tx_pkts += 1;
-            self.tx_bytes += e.size as u64;
-        }
-        a
+        self.queues[qi].pass_through(e, shared_room)
     }
 
     /// Nothing queued and a strict-priority scheduler: a packet offered
     /// now may take [`Port::pass_through`].
     pub fn can_pass_through(&self) -> bool {
         self.nonempty == 0 && self.strict
+    }
+
+    /// Packets sent (taken for serialisation), over all queues.
+    pub fn tx_pkts(&self) -> u64 {
+        self.queues.iter().map(Queue::sent).sum()
     }
 
     /// Whether any queue holds a packet.
@@ -184,6 +177,53 @@ impl Port {
 mod tests {
     use super::*;
     use std::mem::{offset_of, size_of};
+
+    /// `tx_pkts` counts what left for the wire: passed through or dequeued,
+    /// never what is still queued, refused, or evicted by pFabric.
+    #[test]
+    fn tx_pkts_counts_packets_sent_only() {
+        use super::super::queue::Discipline;
+        let q = QueueConfig {
+            discipline: Discipline::PFabric,
+            limit_bytes: 3000,
+            ..QueueConfig::default()
+        };
+        let cfg = PortConfig {
+            queues: vec![q],
+            scheduler: Scheduler::Strict,
+        };
+        let mut p = Port::new(0, 1, Rate::gbps(10.0), Duration::from_micros(1), 0.0, &cfg);
+        let e = |id, rank| Entry {
+            id,
+            size: 1000,
+            rank,
+            flow: id,
+            droppable: false,
+            queue: 0,
+        };
+        let mut sent = 0;
+        assert_eq!(
+            p.pass_through(0, &e(0, 5), u64::MAX),
+            Admit::Queued { mark: false }
+        );
+        sent += 1;
+        for id in 1..4 {
+            assert_eq!(
+                p.admit(0, e(id, 10 + id as u64), u64::MAX),
+                Admit::Queued { mark: false }
+            );
+        }
+        // full: a more urgent packet evicts the least urgent (id 3)
+        assert_eq!(p.admit(0, e(4, 1), u64::MAX), Admit::Evicted(3));
+        // a less urgent one is refused
+        assert_eq!(p.admit(0, e(5, 99), u64::MAX), Admit::Dropped);
+        assert_eq!(p.tx_pkts(), sent);
+        while p.start_next().is_some() {
+            sent += 1;
+            assert_eq!(p.tx_pkts(), sent);
+        }
+        assert_eq!(sent, 4);
+    }
 
     /// Passing a packet through an idle port reads one cache line of it.
     #[test]

@@ -118,6 +118,8 @@ pub struct Queue {
     /// Counters.
     pub stats: QueueStats,
     items: VecDeque<Entry>,
+    /// Accepted packets later evicted by pFabric (never sent).
+    evicted: u64,
 }
 
 impl Queue {
@@ -137,6 +139,13 @@ impl Queue {
     /// Packets queued.
     pub fn len(&self) -> usize {
         self.items.len()
+    }
+
+    /// Packets that left the queue for the wire (passed through or
+    /// dequeued): every accepted packet is sent, still queued or evicted,
+    /// so this needs no counter on the per-hop path.
+    pub fn sent(&self) -> u64 {
+        self.stats.enqueued - self.items.len() as u64 - self.evicted
     }
 
     /// Nothing queued.
@@ -269,6 +278,7 @@ impl Queue {
             return Admit::Dropped;
         }
         self.push(e);
+        self.evicted += 1;
         Admit::Evicted(worst.id)
     }
 
