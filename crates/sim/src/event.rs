@@ -6,8 +6,9 @@
 //!
 //! The list is a timing wheel of one-nanosecond slots over the next
 //! [`WHEEL_NS`] nanoseconds, where nearly every event of a packet network
-//! lands (a hop, a serialisation end), with a binary heap keyed by
-//! `(time, sequence)` for the events further ahead (timers, job starts).
+//! lands (a hop, a serialisation end); the events further ahead (timers,
+//! job starts) wait in a FIFO while they are scheduled in time order and in
+//! a binary heap keyed by `(time, sequence)` otherwise.
 //! A slot is a FIFO list, so events of equal time come out in scheduling
 //! order; a far event is moved into its slot as soon as the wheel's window
 //! reaches it — before any event of that time can be scheduled into the
@@ -19,7 +20,7 @@
 //! of its distance (~3 times for a hop).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::packet::PktId;
 use approxnet_proto::time::Instant;
@@ -169,7 +170,7 @@ const EMPTY: Slot = Slot {
 /// the far heap the others.
 #[derive(Debug)]
 pub struct EventList {
-    slots: Box<[Slot]>,
+    slots: Box<[Slot; SLOTS]>,
     /// Wheel events; freed ones are chained from `free` through `next`.
     nodes: Vec<Node>,
     free: u32,
@@ -179,8 +180,12 @@ pub struct EventList {
     summary: [u64; WORDS / 64],
     /// Events in the wheel.
     near: usize,
-    /// Events due at or after `now + WHEEL_NS`: `(time, sequence, event)`.
+    /// Events due at or after `now + WHEEL_NS`, as `(time, sequence,
+    /// event)`: those scheduled in time order (job starts, most timers) in
+    /// `far_run`, a FIFO, the others in `far`, a heap; both give them up
+    /// in `(time, sequence)` order and [`EventList::migrate`] merges them.
     far: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    far_run: VecDeque<(u64, u64, u64)>,
     /// Sequence number of the next far event (ties among far events).
     far_seq: u64,
     /// Earliest time in `far` (`u64::MAX` when empty).
@@ -192,13 +197,17 @@ pub struct EventList {
 impl Default for EventList {
     fn default() -> Self {
         EventList {
-            slots: vec![EMPTY; SLOTS].into_boxed_slice(),
+            slots: vec![EMPTY; SLOTS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("SLOTS slots"),
             nodes: Vec::new(),
             free: NIL,
             bits: Box::new([0; WORDS]),
             summary: [0; WORDS / 64],
             near: 0,
             far: BinaryHeap::new(),
+            far_run: VecDeque::new(),
             far_seq: 0,
             far_min: u64::MAX,
             now: 0,
@@ -222,8 +231,13 @@ impl EventList {
         if time - self.now < WHEEL_NS {
             self.push_near(time, ev.pack());
         } else {
-            self.far.push(Reverse((time, self.far_seq, ev.pack())));
+            let e = (time, self.far_seq, ev.pack());
             self.far_seq += 1;
+            if self.far_run.back().is_none_or(|b| b.0 <= time) {
+                self.far_run.push_back(e);
+            } else {
+                self.far.push(Reverse(e));
+            }
             self.far_min = self.far_min.min(time);
         }
     }
@@ -331,15 +345,28 @@ impl EventList {
     #[inline(never)]
     fn migrate(&mut self) {
         let horizon = self.now + WHEEL_NS;
-        while let Some(&Reverse((t, _, ev))) = self.far.peek() {
-            if t >= horizon {
-                self.far_min = t;
+        loop {
+            // the earlier of the two fronts by (time, sequence)
+            let (e, from_run) = match (self.far_run.front(), self.far.peek()) {
+                (Some(&a), Some(&Reverse(b))) => (a.min(b), a < b),
+                (Some(&a), None) => (a, true),
+                (None, Some(&Reverse(b))) => (b, false),
+                (None, None) => {
+                    self.far_min = u64::MAX;
+                    return;
+                }
+            };
+            if e.0 >= horizon {
+                self.far_min = e.0;
                 return;
             }
-            self.far.pop();
-            self.push_near(t, ev);
+            if from_run {
+                self.far_run.pop_front();
+            } else {
+                self.far.pop();
+            }
+            self.push_near(e.0, e.2);
         }
-        self.far_min = u64::MAX;
     }
 
     /// Removes and returns the earliest event, advancing the clock.
@@ -424,7 +451,7 @@ impl EventList {
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.near + self.far.len()
+        self.near + self.far.len() + self.far_run.len()
     }
 
     /// No events pending.
