@@ -243,7 +243,7 @@ impl EventList {
     }
 
     /// Appends a packed event to the slot of `time` (within the window).
-    #[inline]
+    #[inline(always)]
     fn push_near(&mut self, time: u64, ev: u64) {
         let node = Node { ev, next: NIL };
         let i = if self.free != NIL {
@@ -252,8 +252,7 @@ impl EventList {
             self.nodes[i as usize] = node;
             i
         } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
+            self.grow(node)
         };
         let s = (time & MASK) as usize;
         let slot = &mut self.slots[s];
@@ -268,8 +267,16 @@ impl EventList {
         self.near += 1;
     }
 
+    /// Stores `node` in a new entry (no freed one left) and returns its index.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, node: Node) -> u32 {
+        self.nodes.push(node);
+        (self.nodes.len() - 1) as u32
+    }
+
     /// Removes the first event of slot `s` (non-empty) and returns it packed.
-    #[inline]
+    #[inline(always)]
     fn pop_slot(&mut self, s: usize) -> u64 {
         let slot = &mut self.slots[s];
         let i = slot.head;

@@ -209,8 +209,10 @@ pub(crate) fn prefetch_lines<T>(x: &T) {
     }
 }
 
+/// Asks the CPU to start loading the cache line at address `p` (a hint:
+/// any address is safe).
 #[inline]
-fn prefetch_addr(p: *const u8) {
+pub(crate) fn prefetch_addr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint to the cache; it never faults and its
     // result is never read, whatever the address.

@@ -125,6 +125,43 @@ pub struct Simulator {
     /// (packet, switch, egress port): the route the prefetch of the next
     /// event already chose (packet `u32::MAX`: none).
     routed: (PktId, u32, u32),
+    /// Where each port's queues lie, for prefetching.
+    queue_lines: QueueLines,
+}
+
+/// The address and count of every port's queues, so that a prefetch can
+/// ask for a queue's line without first reading its port (which is in
+/// flight itself). Addresses only: never dereferenced, and a stale one
+/// (the network changed after [`Simulator::run`] started) costs a useless
+/// prefetch, nothing else.
+#[derive(Debug, Default)]
+struct QueueLines(Vec<(usize, u32)>);
+
+impl QueueLines {
+    fn of(net: &Network) -> QueueLines {
+        QueueLines(
+            net.ports
+                .iter()
+                .map(|p| (p.queues.as_ptr() as usize, p.queues.len() as u32))
+                .collect(),
+        )
+    }
+
+    /// Hints the CPU to load queue `q` (clamped like an offer) of `port`:
+    /// its first line, and its second (the ring) if `both`.
+    #[inline]
+    fn prefetch(&self, port: u32, q: u8, both: bool) {
+        let Some(&(base, n)) = self.0.get(port as usize) else {
+            return;
+        };
+        let qi = (q as u32).min(n.saturating_sub(1)) as usize;
+        let size = std::mem::size_of::<crate::fabric::queue::Queue>();
+        let addr = (base + qi * size) as *const u8;
+        crate::packet::prefetch_addr(addr);
+        if both {
+            crate::packet::prefetch_addr(addr.wrapping_add(64));
+        }
+    }
 }
 
 impl Simulator {
@@ -166,6 +203,7 @@ impl Simulator {
             trace: None,
             lossy: true,
             routed: (u32::MAX, 0, 0),
+            queue_lines: QueueLines::default(),
         }
     }
 
@@ -233,6 +271,9 @@ impl Simulator {
         // the ports outgrow the caches (k = 8: 768 ports, +8 % instructions
         // for nothing; k = 12: 2,592)
         let deep = self.net.ports.len() > DEEP_PREFETCH_PORTS;
+        if deep {
+            self.queue_lines = QueueLines::of(&self.net);
+        }
         while let Some((now, ev)) = self.events.pop_until(self.end) {
             if deep {
                 self.prefetch_next();
@@ -286,6 +327,10 @@ impl Simulator {
                 Some(n) if n.kind == NodeKind::Switch => {
                     if let Some(port) = self.route_of(node, pkt) {
                         prefetch(&self.net.ports[port as usize]);
+                        // the queue's line too, from its address kept aside:
+                        // reading it from the port would wait for the port
+                        let q = self.pool.get(pkt).queue;
+                        self.queue_lines.prefetch(port, q, false);
                         // `arrive` takes the choice instead of routing again
                         self.routed = (pkt, node, port);
                     }
@@ -300,7 +345,10 @@ impl Simulator {
             },
             Some(Ev::TxDone { port }) => {
                 if let Some(p) = self.net.ports.get(port as usize) {
-                    prefetch(p);
+                    crate::packet::prefetch_lines(p);
+                    // a dequeue reads both lines of its queue: guess the
+                    // first (strict priority's most urgent)
+                    self.queue_lines.prefetch(port, 0, true);
                 }
             }
             _ => {}
