@@ -188,7 +188,7 @@ pub struct EventList {
     far_run: VecDeque<(u64, u64, u64)>,
     /// Sequence number of the next far event (ties among far events).
     far_seq: u64,
-    /// Earliest time in `far` (`u64::MAX` when empty).
+    /// Earliest time among the far events (meaningless when there are none).
     far_min: u64,
     now: u64,
     executed: u64,
@@ -332,7 +332,7 @@ impl EventList {
         if self.near > 0 {
             let s = self.next_slot((self.now & MASK) as usize) as u64;
             Some(self.now + (s.wrapping_sub(self.now) & MASK))
-        } else if self.far_min != u64::MAX {
+        } else if self.has_far() {
             Some(self.far_min)
         } else {
             None
@@ -344,14 +344,15 @@ impl EventList {
     #[inline]
     fn advance(&mut self, t: u64) {
         self.now = t;
-        if self.far_min < t + WHEEL_NS {
+        if self.has_far() && self.far_min <= t.saturating_add(WHEEL_NS - 1) {
             self.migrate();
         }
     }
 
     #[inline(never)]
     fn migrate(&mut self) {
-        let horizon = self.now + WHEEL_NS;
+        // the wheel's last time (the clock's range ends at u64::MAX)
+        let last = self.now.saturating_add(WHEEL_NS - 1);
         loop {
             // the earlier of the two fronts by (time, sequence)
             let (e, from_run) = match (self.far_run.front(), self.far.peek()) {
@@ -363,7 +364,7 @@ impl EventList {
                     return;
                 }
             };
-            if e.0 >= horizon {
+            if e.0 > last {
                 self.far_min = e.0;
                 return;
             }
@@ -374,6 +375,12 @@ impl EventList {
             }
             self.push_near(e.0, e.2);
         }
+    }
+
+    /// Whether any far event is pending.
+    #[inline]
+    fn has_far(&self) -> bool {
+        !self.far_run.is_empty() || !self.far.is_empty()
     }
 
     /// Removes and returns the earliest event, advancing the clock.
@@ -556,6 +563,32 @@ mod tests {
             assert_eq!((t.as_nanos(), ev), (rt, Ev::FlowTimer { flow: rf }));
         }
         assert!(el.pop().is_none());
+        assert!(el.is_empty());
+    }
+
+    /// Times at the end of the clock's range neither overflow nor reorder.
+    #[test]
+    fn events_at_the_end_of_time() {
+        let mut el = EventList::new();
+        let end = u64::MAX;
+        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 1 });
+        el.schedule(Instant::from_nanos(end - 1), Ev::FlowTimer { flow: 2 });
+        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 3 });
+        el.schedule(Instant::from_nanos(5), Ev::FlowTimer { flow: 4 });
+        let order: Vec<(u64, Ev)> =
+            std::iter::from_fn(|| el.pop().map(|(t, e)| (t.as_nanos(), e))).collect();
+        assert_eq!(
+            order,
+            vec![
+                (5, Ev::FlowTimer { flow: 4 }),
+                (end - 1, Ev::FlowTimer { flow: 2 }),
+                (end, Ev::FlowTimer { flow: 1 }),
+                (end, Ev::FlowTimer { flow: 3 }),
+            ]
+        );
+        // an event due now, at the end of time, still comes out
+        el.schedule(Instant::from_nanos(end), Ev::Sample);
+        assert_eq!(el.pop(), Some((Instant::from_nanos(end), Ev::Sample)));
         assert!(el.is_empty());
     }
 
