@@ -121,10 +121,10 @@ struct RxJob {
     done: bool,
 }
 
-/// A fast, deterministic hasher for the adapter's integer keys (SipHash's
+/// A fast, deterministic hasher for the simulator's integer keys (SipHash's
 /// DoS resistance buys nothing inside a simulator and cost ~8 % of an ATP run).
 #[derive(Clone, Copy, Debug, Default)]
-struct IntHasher(u64);
+pub(crate) struct IntHasher(u64);
 
 impl std::hash::Hasher for IntHasher {
     fn finish(&self) -> u64 {
@@ -147,7 +147,8 @@ impl std::hash::Hasher for IntHasher {
     }
 }
 
-type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
+/// A hash map over [`IntHasher`].
+pub(crate) type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
 
 const VARIANTS: usize = Variant::ALL.len();
 

@@ -4,12 +4,23 @@
 //! nanosecond run in the order they were scheduled, so a run is a pure
 //! function of its inputs and seed.
 //!
-//! The list is a radix heap (radix 16) over the integer nanosecond time
-//! (events are never scheduled before the last one popped, which is what a
-//! radix heap needs). Buckets keep insertion order and a redistribution preserves it,
-//! so events of equal time come out first-in first-out: exactly the
-//! `(time, sequence)` order of a binary heap with a sequence counter (a unit
-//! test checks this against one), at a fraction of the cost.
+//! The list is a timing wheel of one-nanosecond slots over the next
+//! [`WHEEL_NS`] nanoseconds, where nearly every event of a packet network
+//! lands (a hop, a serialisation end); the events further ahead (timers,
+//! job starts) wait in a FIFO while they are scheduled in time order and in
+//! a binary heap keyed by `(time, sequence)` otherwise.
+//! A slot is a FIFO list, so events of equal time come out in scheduling
+//! order; a far event is moved into its slot as soon as the wheel's window
+//! reaches it — before any event of that time can be scheduled into the
+//! wheel directly, since the window only moves forward — and the heap gives
+//! them up in `(time, sequence)` order: the order is exactly that of one
+//! binary heap with a sequence counter (a unit test checks this against
+//! one). Scheduling and popping a near event cost a few instructions each,
+//! where the radix heap used before moved every event once per hex digit
+//! of its distance (~3 times for a hop).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::packet::PktId;
 use approxnet_proto::time::Instant;
@@ -121,68 +132,85 @@ impl Ev {
     }
 }
 
-/// One pending event: 16 bytes.
+/// Slots of the wheel (log2): events up to this many nanoseconds ahead
+/// go into the wheel, later ones into the far heap.
+const WHEEL_BITS: u32 = 14;
+/// Nanoseconds the wheel covers ahead of the current time.
+pub const WHEEL_NS: u64 = 1 << WHEEL_BITS;
+const SLOTS: usize = 1 << WHEEL_BITS;
+const MASK: u64 = WHEEL_NS - 1;
+/// 64-bit words of the wheel's occupancy bitmap.
+const WORDS: usize = SLOTS / 64;
+const NIL: u32 = u32::MAX;
+
+/// A wheel event: its packed [`Ev`] and the next event of its slot (16 bytes).
 #[derive(Clone, Copy, Debug)]
-struct Entry {
-    time: u64,
+struct Node {
     ev: u64,
+    next: u32,
 }
 
-/// Bits per radix digit of the event list: 16 values per level, 16 levels.
-const DIGIT: u32 = 4;
-const VALUES: usize = 1 << DIGIT;
-const LEVELS: usize = 64 / DIGIT as usize;
-
-/// The bucket of an event at `time` when the list stands at `last`
-/// (`time > last`): the highest hex digit in which they differ (the level)
-/// and `time`'s value of that digit.
-#[inline]
-fn bucket_of(time: u64, last: u64) -> (usize, usize) {
-    // `& (LEVELS - 1)` only tells the compiler the range (time != last)
-    let level = ((63 - (time ^ last).leading_zeros()) / DIGIT) as usize & (LEVELS - 1);
-    let value = (time >> (level as u32 * DIGIT)) as usize & (VALUES - 1);
-    (level, value)
+/// First and last event of a wheel slot ([`NIL`] when empty).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    head: u32,
+    tail: u32,
 }
 
-/// A radix-heap event list with deterministic (FIFO) tie breaking.
+const EMPTY: Slot = Slot {
+    head: NIL,
+    tail: NIL,
+};
+
+/// A timing wheel over the next [`WHEEL_NS`] nanoseconds and a binary heap
+/// beyond, with deterministic (FIFO) tie breaking.
 ///
-/// Radix 16: an event waits in bucket (level, value) where level is the
-/// highest hex digit in which its time differs from `last` and value is
-/// its digit there. Every bucket of a lower level, and every lower value
-/// of the same level, holds only earlier events, so the earliest events
-/// are in the first non-empty bucket; emptying it moves each of its events
-/// down at least one level. An event is therefore moved at most once per
-/// hex digit of its distance from now (3 for the 1-4 us of a hop), where a
-/// binary radix heap moved it up to once per bit.
+/// Invariant between calls: the wheel holds exactly the pending events
+/// due before `now + WHEEL_NS` (slot `t mod WHEEL_NS`, one time per slot),
+/// the far heap the others.
 #[derive(Debug)]
 pub struct EventList {
-    /// Events due exactly at `last`, in scheduling order, from `head` on.
-    ready: Vec<Entry>,
-    /// First entry of `ready` not yet popped.
-    head: usize,
-    /// `buckets[level * 16 + value]`, each in scheduling order.
-    buckets: Box<[Vec<Entry>; LEVELS * VALUES]>,
-    /// Bit `value` of `masks[level]` set when that bucket is non-empty.
-    masks: [u16; LEVELS],
-    /// Bit `level` set when `masks[level]` is non-zero.
-    levels: u16,
-    last: u64,
+    slots: Box<[Slot; SLOTS]>,
+    /// Wheel events; freed ones are chained from `free` through `next`.
+    nodes: Vec<Node>,
+    free: u32,
+    /// Bit `s` set when slot `s` holds events.
+    bits: Box<[u64; WORDS]>,
+    /// Bit `w` set when `bits[w]` is non-zero.
+    summary: [u64; WORDS / 64],
+    /// Events in the wheel.
+    near: usize,
+    /// Events due at or after `now + WHEEL_NS`, as `(time, sequence,
+    /// event)`: those scheduled in time order (job starts, most timers) in
+    /// `far_run`, a FIFO, the others in `far`, a heap; both give them up
+    /// in `(time, sequence)` order and [`EventList::migrate`] merges them.
+    far: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    far_run: VecDeque<(u64, u64, u64)>,
+    /// Sequence number of the next far event (ties among far events).
+    far_seq: u64,
+    /// Earliest time among the far events (meaningless when there are none).
+    far_min: u64,
     now: u64,
-    len: usize,
     executed: u64,
 }
 
 impl Default for EventList {
     fn default() -> Self {
         EventList {
-            ready: Vec::new(),
-            head: 0,
-            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
-            masks: [0; LEVELS],
-            levels: 0,
-            last: 0,
+            slots: vec![EMPTY; SLOTS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("SLOTS slots"),
+            nodes: Vec::new(),
+            free: NIL,
+            bits: Box::new([0; WORDS]),
+            summary: [0; WORDS / 64],
+            near: 0,
+            far: BinaryHeap::new(),
+            far_run: VecDeque::new(),
+            far_seq: 0,
+            far_min: u64::MAX,
             now: 0,
-            len: 0,
             executed: 0,
         }
     }
@@ -196,116 +224,233 @@ impl EventList {
 
     /// Schedules `ev` at `at`. Scheduling in the past is a bug; it is
     /// clamped to now in release builds and asserted in debug builds.
+    #[inline]
     pub fn schedule(&mut self, at: Instant, ev: Ev) {
         debug_assert!(at.as_nanos() >= self.now, "event scheduled in the past");
-        let time = at.as_nanos().max(self.last);
-        self.len += 1;
-        let e = Entry {
-            time,
-            ev: ev.pack(),
-        };
-        if time == self.last {
-            self.ready.push(e);
+        let time = at.as_nanos().max(self.now);
+        if time - self.now < WHEEL_NS {
+            self.push_near(time, ev.pack());
         } else {
-            self.file(e);
-        }
-    }
-
-    /// Puts `e` (later than `last`) into its bucket.
-    #[inline]
-    fn file(&mut self, e: Entry) {
-        let (level, value) = bucket_of(e.time, self.last);
-        self.buckets[level * VALUES + value].push(e);
-        self.masks[level] |= 1 << value;
-        self.levels |= 1 << level;
-    }
-
-    /// Makes `ready` non-empty if any event is pending.
-    #[inline]
-    fn refill(&mut self) -> bool {
-        self.head < self.ready.len() || self.refill_from_buckets()
-    }
-
-    /// [`EventList::refill`] when `ready` is empty: moves the earliest
-    /// bucket's earliest events there and files the rest one level down.
-    #[inline(never)]
-    fn refill_from_buckets(&mut self) -> bool {
-        if self.levels == 0 {
-            return false;
-        }
-        let level = self.levels.trailing_zeros() as usize;
-        let value = self.masks[level].trailing_zeros() as usize;
-        self.masks[level] &= !(1 << value);
-        if self.masks[level] == 0 {
-            self.levels &= !(1 << level);
-        }
-        let i = level * VALUES + value;
-        self.ready.clear();
-        self.head = 0;
-        if level == 0 {
-            // one time only (every digit equal): the bucket is the ready list
-            std::mem::swap(&mut self.ready, &mut self.buckets[i]);
-            self.last = self.ready[0].time;
-            return true;
-        }
-        let mut bucket = std::mem::take(&mut self.buckets[i]);
-        let min = bucket.iter().map(|e| e.time).min().expect("non-empty");
-        self.last = min;
-        for &e in &bucket {
-            if e.time == min {
-                self.ready.push(e);
+            let e = (time, self.far_seq, ev.pack());
+            self.far_seq += 1;
+            if self.far_run.back().is_none_or(|b| b.0 <= time) {
+                self.far_run.push_back(e);
             } else {
-                // lands on a lower level, never back in bucket `i`
-                self.file(e);
+                self.far.push(Reverse(e));
+            }
+            self.far_min = self.far_min.min(time);
+        }
+    }
+
+    /// Appends a packed event to the slot of `time` (within the window).
+    #[inline(always)]
+    fn push_near(&mut self, time: u64, ev: u64) {
+        let node = Node { ev, next: NIL };
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.grow(node)
+        };
+        let s = (time & MASK) as usize;
+        let slot = &mut self.slots[s];
+        if slot.head == NIL {
+            slot.head = i;
+            self.bits[s / 64] |= 1 << (s % 64);
+            self.summary[s / 4096] |= 1 << (s / 64 % 64);
+        } else {
+            self.nodes[slot.tail as usize].next = i;
+        }
+        slot.tail = i;
+        self.near += 1;
+    }
+
+    /// Stores `node` in a new entry (no freed one left) and returns its index.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, node: Node) -> u32 {
+        self.nodes.push(node);
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Removes the first event of slot `s` (non-empty) and returns it packed.
+    #[inline(always)]
+    fn pop_slot(&mut self, s: usize) -> u64 {
+        let slot = &mut self.slots[s];
+        let i = slot.head;
+        let node = self.nodes[i as usize];
+        slot.head = node.next;
+        if node.next == NIL {
+            slot.tail = NIL;
+            self.bits[s / 64] &= !(1 << (s % 64));
+            if self.bits[s / 64] == 0 {
+                self.summary[s / 4096] &= !(1 << (s / 64 % 64));
             }
         }
-        // give the emptied bucket its allocation back
-        bucket.clear();
-        self.buckets[i] = bucket;
-        true
+        self.nodes[i as usize].next = self.free;
+        self.free = i;
+        self.near -= 1;
+        node.ev
+    }
+
+    /// The first non-empty slot at or after slot `from`, going round the
+    /// wheel (the wheel must hold an event).
+    fn next_slot(&self, from: usize) -> usize {
+        let w = from / 64;
+        let b = self.bits[w] & (!0u64 << (from % 64));
+        if b != 0 {
+            return w * 64 + b.trailing_zeros() as usize;
+        }
+        // the words after `w`, then from the wheel's start round to `w`
+        // (whose bits below `from` are times a full turn ahead)
+        let next_word = |lo: usize| -> Option<usize> {
+            (lo / 64..WORDS / 64).find_map(|sw| {
+                let m = if sw == lo / 64 {
+                    !0u64 << (lo % 64)
+                } else {
+                    !0
+                };
+                let x = self.summary[sw] & m;
+                (x != 0).then(|| sw * 64 + x.trailing_zeros() as usize)
+            })
+        };
+        let word = if w + 1 < WORDS {
+            next_word(w + 1)
+        } else {
+            None
+        }
+        .or_else(|| next_word(0))
+        .expect("the wheel holds an event");
+        word * 64 + self.bits[word].trailing_zeros() as usize
+    }
+
+    /// Time of the earliest pending event, without changing the list.
+    #[inline]
+    fn next_time(&self) -> Option<u64> {
+        if self.near > 0 {
+            let s = self.next_slot((self.now & MASK) as usize) as u64;
+            Some(self.now + (s.wrapping_sub(self.now) & MASK))
+        } else if self.has_far() {
+            Some(self.far_min)
+        } else {
+            None
+        }
+    }
+
+    /// Moves the clock to `t` (no event pending before it) and brings the
+    /// far events the window now reaches into the wheel.
+    #[inline]
+    fn advance(&mut self, t: u64) {
+        self.now = t;
+        if self.has_far() && self.far_min <= t.saturating_add(WHEEL_NS - 1) {
+            self.migrate();
+        }
+    }
+
+    #[inline(never)]
+    fn migrate(&mut self) {
+        // the wheel's last time (the clock's range ends at u64::MAX)
+        let last = self.now.saturating_add(WHEEL_NS - 1);
+        loop {
+            // the earlier of the two fronts by (time, sequence)
+            let (e, from_run) = match (self.far_run.front(), self.far.peek()) {
+                (Some(&a), Some(&Reverse(b))) => (a.min(b), a < b),
+                (Some(&a), None) => (a, true),
+                (None, Some(&Reverse(b))) => (b, false),
+                (None, None) => {
+                    self.far_min = u64::MAX;
+                    return;
+                }
+            };
+            if e.0 > last {
+                self.far_min = e.0;
+                return;
+            }
+            if from_run {
+                self.far_run.pop_front();
+            } else {
+                self.far.pop();
+            }
+            self.push_near(e.0, e.2);
+        }
+    }
+
+    /// Whether any far event is pending.
+    #[inline]
+    fn has_far(&self) -> bool {
+        !self.far_run.is_empty() || !self.far.is_empty()
     }
 
     /// Removes and returns the earliest event, advancing the clock.
     pub fn pop(&mut self) -> Option<(Instant, Ev)> {
-        if !self.refill() {
-            return None;
-        }
-        Some(self.take_ready())
-    }
-
-    /// Pops the front of a non-empty `ready`.
-    #[inline]
-    fn take_ready(&mut self) -> (Instant, Ev) {
-        let e = self.ready[self.head];
-        self.head += 1;
-        self.len -= 1;
-        self.now = e.time;
-        self.executed += 1;
-        (Instant::from_nanos(e.time), Ev::unpack(e.ev))
+        self.pop_until(Instant::from_nanos(u64::MAX))
     }
 
     /// Removes and returns the earliest event if it is due no later than `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Instant) -> Option<(Instant, Ev)> {
-        if !self.refill() || self.last > limit.as_nanos() {
+        let s = (self.now & MASK) as usize;
+        if self.slots[s].head == NIL {
+            let t = self.next_time()?;
+            if t > limit.as_nanos() {
+                return None;
+            }
+            self.advance(t);
+        } else if self.now > limit.as_nanos() {
             return None;
         }
-        Some(self.take_ready())
+        let ev = self.pop_slot((self.now & MASK) as usize);
+        self.executed += 1;
+        Some((Instant::from_nanos(self.now), Ev::unpack(ev)))
     }
 
     /// The event [`EventList::pop`] returns next if it is due at the same
-    /// nanosecond as the last one popped (never refills; for prefetching).
+    /// nanosecond as the last one popped (for prefetching).
+    #[inline]
     pub fn peek_ready(&self) -> Option<Ev> {
-        self.ready.get(self.head).map(|e| Ev::unpack(e.ev))
+        let head = self.slots[(self.now & MASK) as usize].head;
+        (head != NIL).then(|| Ev::unpack(self.nodes[head as usize].ev))
+    }
+
+    /// The next `N` events [`EventList::pop`] returns, as far as the
+    /// wheel holds them (never changes the list; for prefetching).
+    #[inline]
+    pub fn upcoming<const N: usize>(&self) -> [Option<Ev>; N] {
+        let mut out = [None; N];
+        if self.near == 0 {
+            return out;
+        }
+        let start = (self.now & MASK) as usize;
+        let mut s = if self.slots[start].head != NIL {
+            start
+        } else {
+            self.next_slot(start)
+        };
+        let mut i = self.slots[s].head;
+        let mut k = 0;
+        loop {
+            let node = self.nodes[i as usize];
+            out[k] = Some(Ev::unpack(node.ev));
+            k += 1;
+            if k == N || k == self.near {
+                return out;
+            }
+            if node.next != NIL {
+                i = node.next;
+            } else {
+                // every slot holds a time of the window: going round from
+                // `s` meets the later ones in time order
+                s = self.next_slot((s + 1) & (SLOTS - 1));
+                i = self.slots[s].head;
+            }
+        }
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Instant> {
-        if self.refill() {
-            Some(Instant::from_nanos(self.last))
-        } else {
-            None
-        }
+        self.next_time().map(Instant::from_nanos)
     }
 
     /// The time of the last event popped.
@@ -320,25 +465,22 @@ impl EventList {
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.len
+        self.near + self.far.len() + self.far_run.len()
     }
 
     /// No events pending.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use approxnet_proto::rng::Rng;
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
 
     #[test]
     fn events_pack_into_sixteen_byte_entries_and_back() {
-        assert_eq!(std::mem::size_of::<Entry>(), 16);
+        assert_eq!(std::mem::size_of::<Node>(), 16);
         let all = [
             Ev::TxDone { port: u32::MAX },
             Ev::Arrive {
@@ -389,34 +531,24 @@ mod tests {
         assert_eq!(el.executed(), 4);
     }
 
-    /// The radix heap pops exactly in (time, sequence) order, like a binary
-    /// heap with a sequence counter, under interleaved pushes and pops.
-    #[test]
-    fn same_order_as_a_binary_heap_with_sequence_numbers() {
-        let mut rng = Rng::new(9);
+    /// Pops `el` and a binary heap with sequence numbers side by side under
+    /// interleaved pushes (`dt` draws each event's distance from now) and
+    /// pops; they must agree event by event.
+    fn check_against_binary_heap(seed: u64, rounds: u32, dt: impl Fn(&mut Rng) -> u64) {
+        let mut rng = Rng::new(seed);
         let mut el = EventList::new();
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
         let mut now = 0u64;
-        for round in 0..20_000u32 {
-            let pushes = rng.below(3);
-            for _ in 0..pushes {
-                // many exact ties, some far-future events
-                let dt = match rng.below(4) {
-                    0 => 0,
-                    1 => rng.below(8),
-                    2 => rng.below(10_000),
-                    _ => rng.below(1 << 40),
-                };
-                let t = now + dt;
+        for round in 0..rounds {
+            for _ in 0..rng.below(3) {
+                let t = now + dt(&mut rng);
                 el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: round });
                 reference.push(Reverse((t, seq, round)));
                 seq += 1;
             }
             if rng.below(2) == 0 {
-                let a = el.pop();
-                let b = reference.pop();
-                match (a, b) {
+                match (el.pop(), reference.pop()) {
                     (Some((t, Ev::FlowTimer { flow })), Some(Reverse((rt, _, rf)))) => {
                         assert_eq!((t.as_nanos(), flow), (rt, rf));
                         now = rt;
@@ -432,5 +564,82 @@ mod tests {
         }
         assert!(el.pop().is_none());
         assert!(el.is_empty());
+    }
+
+    /// Times at the end of the clock's range neither overflow nor reorder.
+    #[test]
+    fn events_at_the_end_of_time() {
+        let mut el = EventList::new();
+        let end = u64::MAX;
+        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 1 });
+        el.schedule(Instant::from_nanos(end - 1), Ev::FlowTimer { flow: 2 });
+        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 3 });
+        el.schedule(Instant::from_nanos(5), Ev::FlowTimer { flow: 4 });
+        let order: Vec<(u64, Ev)> =
+            std::iter::from_fn(|| el.pop().map(|(t, e)| (t.as_nanos(), e))).collect();
+        assert_eq!(
+            order,
+            vec![
+                (5, Ev::FlowTimer { flow: 4 }),
+                (end - 1, Ev::FlowTimer { flow: 2 }),
+                (end, Ev::FlowTimer { flow: 1 }),
+                (end, Ev::FlowTimer { flow: 3 }),
+            ]
+        );
+        // an event due now, at the end of time, still comes out
+        el.schedule(Instant::from_nanos(end), Ev::Sample);
+        assert_eq!(el.pop(), Some((Instant::from_nanos(end), Ev::Sample)));
+        assert!(el.is_empty());
+    }
+
+    #[test]
+    fn upcoming_are_the_next_two_pops() {
+        let mut el = EventList::new();
+        let mut rng = Rng::new(5);
+        for i in 0..2_000u32 {
+            let t = rng.below(3 * WHEEL_NS / 2);
+            el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: i });
+        }
+        loop {
+            let [a, b] = el.upcoming::<2>();
+            let x = el.pop().map(|e| e.1);
+            // the far heap's events are not shown: None is allowed there
+            if a.is_some() {
+                assert_eq!(a, x);
+            }
+            if x.is_none() {
+                break;
+            }
+            if b.is_some() {
+                assert_eq!(b, el.upcoming::<1>()[0]);
+            }
+        }
+    }
+
+    /// Many exact ties, times on both sides of the wheel's edge, some
+    /// far-future events.
+    #[test]
+    fn same_order_as_a_binary_heap_with_sequence_numbers() {
+        check_against_binary_heap(9, 20_000, |rng| match rng.below(6) {
+            0 => 0,
+            1 => rng.below(8),
+            2 => rng.below(10_000),
+            3 => WHEEL_NS - 4 + rng.below(8),
+            4 => rng.below(4 * WHEEL_NS),
+            _ => rng.below(1 << 40),
+        });
+    }
+
+    /// A packet network's traffic: mostly within the wheel, the clock going
+    /// round it many times, events a turn ahead of a slot in use.
+    #[test]
+    fn same_order_as_a_binary_heap_when_the_wheel_wraps() {
+        check_against_binary_heap(3, 200_000, |rng| match rng.below(8) {
+            0 => 0,
+            1 => WHEEL_NS + rng.below(3),
+            2 => WHEEL_NS - 1 - rng.below(3),
+            3 => rng.below(3 * WHEEL_NS),
+            _ => 300 + rng.below(2_000),
+        });
     }
 }

@@ -150,12 +150,22 @@ impl PacketPool {
         self.free.push(id);
     }
 
-    /// Hints the CPU to start loading packet `id`'s slot.
+    /// Hints the CPU to start loading packet `id`'s first line (what a
+    /// hop reads), and its second (the transport header) if `header`.
     #[inline]
-    pub fn prefetch(&self, id: PktId) {
+    pub fn prefetch(&self, id: PktId, header: bool) {
         if let Some(p) = self.slots.get(id as usize) {
             prefetch(p);
+            if header {
+                prefetch(&p.hdr);
+            }
         }
+    }
+
+    /// Shared access to packet `id`'s slot, if the pool has one.
+    #[inline]
+    pub fn try_get(&self, id: PktId) -> Option<&Packet> {
+        self.slots.get(id as usize)
     }
 
     /// Shared access to a live packet.
@@ -186,15 +196,32 @@ impl PacketPool {
 /// k = 12 ATP run, median of six alternating runs).
 #[inline]
 pub(crate) fn prefetch<T>(x: &T) {
+    prefetch_addr((x as *const T).cast::<u8>());
+}
+
+/// [`prefetch`] for every cache line of `x` (at most four).
+#[inline]
+pub(crate) fn prefetch_lines<T>(x: &T) {
+    let p = (x as *const T).cast::<u8>();
+    let lines = std::mem::size_of::<T>().div_ceil(64).min(4);
+    for i in 0..lines {
+        prefetch_addr(p.wrapping_add(64 * i));
+    }
+}
+
+/// Asks the CPU to start loading the cache line at address `p` (a hint:
+/// any address is safe).
+#[inline]
+pub(crate) fn prefetch_addr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint to the cache; it never faults and its
     // result is never read, whatever the address.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = p;
 }
 
 #[cfg(test)]

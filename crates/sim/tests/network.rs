@@ -106,7 +106,7 @@ fn ecmp_is_deterministic_and_spreads_over_cores() {
             .net
             .ports
             .iter()
-            .map(|p| p.tx_pkts)
+            .map(|p| p.tx_pkts())
             .collect::<Vec<_>>()
     };
     assert_eq!(per_port(&a), per_port(&b));
@@ -114,7 +114,7 @@ fn ecmp_is_deterministic_and_spreads_over_cores() {
     let core_ports_used = net
         .ports
         .iter()
-        .filter(|p| net.nodes[p.peer as usize].name.starts_with("core") && p.tx_pkts > 0)
+        .filter(|p| net.nodes[p.peer as usize].name.starts_with("core") && p.tx_pkts() > 0)
         .count();
     assert!(
         core_ports_used == 16,
@@ -144,7 +144,7 @@ scheme = "dctcp"
     let up = net
         .ports
         .iter()
-        .filter(|p| net.nodes[p.peer as usize].name.starts_with("core") && p.tx_pkts > 0)
+        .filter(|p| net.nodes[p.peer as usize].name.starts_with("core") && p.tx_pkts() > 0)
         .count();
     assert!(up >= 3, "{up}");
     assert!(b.sim.flows[0].done.is_some());

@@ -83,12 +83,19 @@ impl Simulator {
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
         p.busy_until = now.as_nanos() + d.as_nanos();
-        let (peer, delay, ber) = (p.peer, p.delay, p.ber);
-        if p.wakeup_at.is_none() && p.has_queued() {
+        let (peer, delay) = (p.peer, p.delay);
+        // `has_queued` first: it is in the port's first line, `wakeup_at` not
+        if p.has_queued() && p.wakeup_at.is_none() {
             p.wakeup_at = Some(p.busy_until);
             self.events.schedule(now + d, Ev::TxDone { port });
         }
         self.counters.hops += 1;
+        // `ber` lies in the port's second line: read only on lossy networks
+        let ber = if self.lossy {
+            self.net.ports[port as usize].ber
+        } else {
+            0.0
+        };
         if ber > 0.0 {
             let pkt = self.pool.get_mut(e.id);
             if pkt.payload.is_empty() {
@@ -153,9 +160,30 @@ impl Simulator {
         self.kick(now, port);
     }
 
+    /// The egress port switch `node` gives packet `id` when the choice
+    /// needs no random draw (for prefetching; `None` otherwise).
+    #[inline]
+    pub(super) fn route_of(&self, node: u32, id: PktId) -> Option<u32> {
+        let p = self.pool.try_get(id)?;
+        let hops = self.net.routes.next_hops(node, p.dst);
+        match (hops.len(), self.net.ecmp) {
+            (0, _) => None,
+            (1, _) => Some(hops[0]),
+            (n, Ecmp::FlowHash) => Some(hops[ecmp_pick(p.hash, node, n)]),
+            (_, Ecmp::Spray) => None,
+        }
+    }
+
     pub(super) fn arrive(&mut self, now: Instant, node: u32, id: PktId) {
         match self.net.nodes[node as usize].kind {
             NodeKind::Switch => {
+                if self.routed.0 == id && self.routed.1 == node {
+                    // chosen when this event was prefetched (same packet,
+                    // same switch: the same choice)
+                    self.routed.0 = u32::MAX;
+                    self.enqueue(now, self.routed.2, id);
+                    return;
+                }
                 let p = self.pool.get(id);
                 let hops = self.net.routes.next_hops(node, p.dst);
                 let port = match hops.len() {

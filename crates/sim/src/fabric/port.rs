@@ -30,16 +30,21 @@ impl Default for PortConfig {
 
 /// One direction of a link, at its sending node.
 ///
-/// `repr(C)`, cache-line aligned, fields ordered by use: offering a packet
-/// to a busy port reads and writes the first line only (owner, queues,
-/// backlog, wire state); starting a transmission also the second (the
-/// scheduler, the pipe, the counters). At k >= 16 a port is rarely still
-/// in the caches when its next packet comes, so each line is a miss.
+/// `repr(C)`, cache-line aligned, fields ordered by use: a packet that
+/// finds the port idle and passes straight to the wire (most hops off the
+/// bottlenecks) reads only the first line — owner, peer, queues, wire
+/// state, serialisation rate and pipe delay — and writes nothing (packets
+/// sent are counted from the queues' counters, [`Port::tx_pkts`]; a
+/// counter here cost a second-line miss per hop); a busy port's offer and dequeue also
+/// read the second line (backlog, wake-up, scheduler). At k >= 16 a port is rarely still in the
+/// caches when its next packet comes, so each line read is a miss.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Port {
     /// Node that owns the port.
     pub node: u32,
+    /// Node at the other end.
+    pub peer: u32,
     /// Whether admission also draws on the node's shared buffer.
     pub shared: bool,
     /// The scheduler is strict priority (kept in the first line for
@@ -50,27 +55,21 @@ pub struct Port {
     /// Bit `i` set when queue `i` holds packets (strict priority picks the
     /// lowest without reading every queue).
     nonempty: u64,
-    /// Bytes queued over all queues.
-    backlog: u64,
     /// The wire is busy until this time (ns): the last packet started
     /// serialising ends then.
     pub busy_until: u64,
-    /// Time of the live `TxDone` wake-up event, if one is scheduled.
-    pub wakeup_at: Option<u64>,
-    /// Node at the other end.
-    pub peer: u32,
     /// Picoseconds per byte at this rate (integer serialisation time).
     ps_per_byte: u64,
-    /// The scheduler.
-    sched: Scheduler,
     /// Propagation delay of the pipe behind the port.
     pub delay: Duration,
+    /// Bytes queued over all queues.
+    backlog: u64,
+    /// Time of the live `TxDone` wake-up event, if one is scheduled.
+    pub wakeup_at: Option<u64>,
+    /// The scheduler.
+    sched: Scheduler,
     /// Bit error rate of the link.
     pub ber: f64,
-    /// Packets sent.
-    pub tx_pkts: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
     /// Line rate.
     pub rate: Rate,
 }
@@ -98,8 +97,6 @@ impl Port {
             wakeup_at: None,
             shared: false,
             strict: matches!(cfg.scheduler, Scheduler::Strict),
-            tx_pkts: 0,
-            tx_bytes: 0,
             ps_per_byte,
             nonempty: 0,
             backlog: 0,
@@ -141,8 +138,6 @@ impl Port {
             self.nonempty &= !(1 << q);
         }
         self.backlog -= e.size as u64;
-        self.tx_pkts += 1;
-        self.tx_bytes += e.size as u64;
         Some(e)
     }
 
@@ -153,18 +148,18 @@ impl Port {
     pub fn pass_through(&mut self, q: u8, e: &Entry, shared_room: u64) -> Admit {
         debug_assert!(self.nonempty == 0 && matches!(self.sched, Scheduler::Strict));
         let qi = (q as usize).min(self.queues.len() - 1);
-        let a = self.queues[qi].pass_through(e, shared_room);
-        if a != Admit::Dropped {
-            self.tx_pkts += 1;
-            self.tx_bytes += e.size as u64;
-        }
-        a
+        self.queues[qi].pass_through(e, shared_room)
     }
 
     /// Nothing queued and a strict-priority scheduler: a packet offered
     /// now may take [`Port::pass_through`].
     pub fn can_pass_through(&self) -> bool {
         self.nonempty == 0 && self.strict
+    }
+
+    /// Packets sent (taken for serialisation), over all queues.
+    pub fn tx_pkts(&self) -> u64 {
+        self.queues.iter().map(Queue::sent).sum()
     }
 
     /// Whether any queue holds a packet.
@@ -183,12 +178,62 @@ mod tests {
     use super::*;
     use std::mem::{offset_of, size_of};
 
-    /// Offering a packet to a busy port touches one cache line of it.
+    /// `tx_pkts` counts what left for the wire: passed through or dequeued,
+    /// never what is still queued, refused, or evicted by pFabric.
     #[test]
-    fn offer_fields_share_the_first_cache_line() {
+    fn tx_pkts_counts_packets_sent_only() {
+        use super::super::queue::Discipline;
+        let q = QueueConfig {
+            discipline: Discipline::PFabric,
+            limit_bytes: 3000,
+            ..QueueConfig::default()
+        };
+        let cfg = PortConfig {
+            queues: vec![q],
+            scheduler: Scheduler::Strict,
+        };
+        let mut p = Port::new(0, 1, Rate::gbps(10.0), Duration::from_micros(1), 0.0, &cfg);
+        let e = |id, rank| Entry {
+            id,
+            size: 1000,
+            rank,
+            flow: id,
+            droppable: false,
+            queue: 0,
+        };
+        let mut sent = 0;
+        assert_eq!(
+            p.pass_through(0, &e(0, 5), u64::MAX),
+            Admit::Queued { mark: false }
+        );
+        sent += 1;
+        for id in 1..4 {
+            assert_eq!(
+                p.admit(0, e(id, 10 + id as u64), u64::MAX),
+                Admit::Queued { mark: false }
+            );
+        }
+        // full: a more urgent packet evicts the least urgent (id 3)
+        assert_eq!(p.admit(0, e(4, 1), u64::MAX), Admit::Evicted(3));
+        // a less urgent one is refused
+        assert_eq!(p.admit(0, e(5, 99), u64::MAX), Admit::Dropped);
+        assert_eq!(p.tx_pkts(), sent);
+        while p.start_next().is_some() {
+            sent += 1;
+            assert_eq!(p.tx_pkts(), sent);
+        }
+        assert_eq!(sent, 4);
+    }
+
+    /// Passing a packet through an idle port reads one cache line of it.
+    #[test]
+    fn pass_through_fields_share_the_first_cache_line() {
         assert_eq!(std::mem::align_of::<Port>(), 64);
-        assert!(offset_of!(Port, wakeup_at) + size_of::<Option<u64>>() <= 64);
         assert!(offset_of!(Port, queues) + size_of::<Box<[Queue]>>() <= 64);
+        assert!(offset_of!(Port, busy_until) + 8 <= 64);
+        assert!(offset_of!(Port, delay) + size_of::<Duration>() <= 64);
+        assert!(offset_of!(Port, ps_per_byte) + 8 <= 64);
+        assert!(offset_of!(Port, peer) + 4 <= 64);
         assert_eq!(size_of::<Port>(), 128);
     }
 }

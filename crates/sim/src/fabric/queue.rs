@@ -118,6 +118,8 @@ pub struct Queue {
     /// Counters.
     pub stats: QueueStats,
     items: VecDeque<Entry>,
+    /// Accepted packets later evicted by pFabric (never sent).
+    evicted: u64,
 }
 
 impl Queue {
@@ -137,6 +139,13 @@ impl Queue {
     /// Packets queued.
     pub fn len(&self) -> usize {
         self.items.len()
+    }
+
+    /// Packets that left the queue for the wire (passed through or
+    /// dequeued): every accepted packet is sent, still queued or evicted,
+    /// so this needs no counter on the per-hop path.
+    pub fn sent(&self) -> u64 {
+        self.stats.enqueued - self.items.len() as u64 - self.evicted
     }
 
     /// Nothing queued.
@@ -184,6 +193,16 @@ impl Queue {
         }
     }
 
+    /// [`Queue::marks`] for an empty queue: reads the configuration only,
+    /// not the ring (which lies in the queue's second cache line).
+    fn marks_empty(&self) -> bool {
+        match self.cfg.ecn {
+            Some(EcnThreshold::Packets(k)) => k == 0,
+            Some(EcnThreshold::Bytes(b)) => b == 0,
+            None => false,
+        }
+    }
+
     /// [`Queue::admit`] immediately followed by [`Queue::pop`] on an empty
     /// queue (its port is idle): the same checks, mark and counters, but
     /// the packet never enters the ring, whose memory stays untouched.
@@ -196,7 +215,7 @@ impl Queue {
             self.stats.dropped += 1;
             return Admit::Dropped;
         }
-        let mark = self.marks();
+        let mark = self.marks_empty();
         self.stats.enqueued += 1;
         self.stats.max_bytes = self.stats.max_bytes.max(size);
         if mark {
@@ -259,6 +278,7 @@ impl Queue {
             return Admit::Dropped;
         }
         self.push(e);
+        self.evicted += 1;
         Admit::Evicted(worst.id)
     }
 
