@@ -12,16 +12,20 @@ under Saba (`--queues` queues per port, 16 PLs, the degree-3 models
 profiled on one rack as in sim_study.py). A job's speed-up = baseline
 time / Saba time; a setup's average speed-up is the mean over its jobs
 (Fig. 8b). One JSON line per setup in `--out` (appended; `--first`
-skips setups already done), until `--setups` or `--budget-s` is reached.
+skips setups already done), until `--setups` or `--budget-s` is reached;
+experiments/saba/setups_report.py reads them (table, CDF plot).
 
     .venv/bin/python experiments/saba/sim_setups.py --setups 500 --budget-s 1800 \\
         --out results/saba/sim_setups.jsonl
+    .venv/bin/python experiments/saba/setups_report.py results/saba/sim_setups.jsonl \\
+        --plot results/saba/sim_setups.png
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -98,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         js = jobs_of[i]
         t0 = time.time()
+        load_before = os.getloadavg()[0]
         base = run(js, routes, FlowFair(), batch=args.batch, solver=args.solver)
         own = {j.name: models[j.name.split("-", 1)[1]] for j in js}
         saba = run(
@@ -115,10 +120,13 @@ def main(argv: list[str] | None = None) -> int:
             "queues": args.queues,
             "solver": args.solver,
             "jobs": [
-                {"name": j.name, "instances": len(j.hosts), "speedup": round(s, 5)}
-                for j, s in zip(js, sp, strict=True)
+                {"name": j.name, "workload": j.name.split("-", 1)[1], "instances": len(j.hosts)}
+                for j in js
             ],
+            "speedup": {j.name: round(x, 5) for j, x in zip(js, sp, strict=True)},
             "avg_speedup": round(float(np.mean(sp)), 5),
+            "load_before": load_before,
+            "load_after": os.getloadavg()[0],
             "uncertified": base.uncertified + saba.uncertified,
             "wall_s": round(time.time() - t0, 1),
         }

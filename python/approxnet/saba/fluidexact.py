@@ -73,13 +73,16 @@ B8 = NDArray[np.bool_]
 @dataclass(frozen=True)
 class Solved:
     """Per-flow rates; passes = local-allocation sweeps + linear solves;
-    ``exact`` False when the reference iteration had to finish."""
+    ``exact`` False when the reference iteration had to finish; ``cold``
+    True when Newton steps from the first guess certified (no reference
+    iteration ran)."""
 
     rates: F64
     passes: int
     steps: int
     exact: bool
     change: float
+    cold: bool = True
 
 
 def _slack(e: Entries, rates: F64, tol: float) -> F64:
@@ -248,23 +251,26 @@ def _newton(e: Entries, bneck: B8, steps: int) -> tuple[F64 | None, int, int]:
     return None, solves, sweeps
 
 
-def solve(e: Entries, tol: float = 1e-6, max_iter: int = 2000) -> Solved:
+def solve(e: Entries, tol: float = 1e-6, max_iter: int = 2000, cold: bool = True) -> Solved:
     """A certified fixed point of the sharing (module doc): Newton steps
     from each flow's least share with every demand unbounded; if those do
     not certify within :data:`COLD_STEPS`, the reference iteration
     (:func:`.fluidshare.allocate`, `tol`, `max_iter`) and Newton steps
     from its answer (a polish to the exact fixed point near it). `exact`
     is False only when neither certified (the reference's rates are
-    returned then)."""
+    returned then). `cold` False skips the first attempt (for a caller
+    whose recent instances needed the reference anyway)."""
     e.check()
     if e.flows == 0:
         return Solved(np.zeros(0), 0, 0, True, 0.0)
-    demand = np.full(len(e.flow), np.inf)
-    a = _local(e, demand)
-    got, solves, sweeps = _newton(e, _bottlenecks(e, a, demand, None), COLD_STEPS)
-    passes = 1 + solves + sweeps
-    if got is not None:
-        return Solved(got, passes, solves, True, 0.0)
+    passes = solves = 0
+    if cold:
+        demand = np.full(len(e.flow), np.inf)
+        a = _local(e, demand)
+        got, solves, sweeps = _newton(e, _bottlenecks(e, a, demand, None), COLD_STEPS)
+        passes = 1 + solves + sweeps
+        if got is not None:
+            return Solved(got, passes, solves, True, 0.0)
     ref = allocate(e, tol=tol, max_iter=max_iter)
     passes += ref.iterations
     demand = ref.rates[e.flow] * (1.0 + POLISH) + POLISH * 1e-3 * float(e.capacity.max())
@@ -272,5 +278,5 @@ def solve(e: Entries, tol: float = 1e-6, max_iter: int = 2000) -> Solved:
     got, solves2, sweeps2 = _newton(e, _bottlenecks(e, a, demand, None), COLD_STEPS)
     passes += 1 + solves2 + sweeps2
     if got is not None:
-        return Solved(got, passes, solves + solves2, True, 0.0)
-    return Solved(ref.rates, passes, solves + solves2, False, ref.change)
+        return Solved(got, passes, solves + solves2, True, 0.0, cold=False)
+    return Solved(ref.rates, passes, solves + solves2, False, ref.change, cold=False)

@@ -448,6 +448,11 @@ class CoflowOrder:
         return None
 
 
+#: Re-allocations in a row whose cold Newton guess failed before `run`
+#: stops trying it (see run).
+COLD_MISSES = 3
+
+
 @dataclass
 class RunResult:
     """Completion time per job (ns) and what the run cost."""
@@ -504,6 +509,7 @@ def run(
     rates = np.zeros(0)
     dirty = True
     t = 0.0
+    misses = 0
     res = RunResult({}, 0, 0, 0)
 
     def start_comm(j: int) -> None:
@@ -558,7 +564,11 @@ def run(
             level, queue, qweight = policy.entries(flows, routes)
             ent = Entries(ef, el, level, queue, qweight, routes.capacity, len(f_job))
             if solver == "exact":
-                ex = solve(ent, tol=tol)
+                # after COLD_MISSES re-allocations in a row whose first
+                # guess did not certify, go straight to the reference +
+                # polish (large instances; every 8th still tries cold)
+                ex = solve(ent, tol=tol, cold=misses < COLD_MISSES or res.solves % 8 == 0)
+                misses = 0 if ex.cold else misses + 1
                 rates, passes, change = ex.rates, ex.passes, ex.change
                 res.uncertified += not ex.exact
             else:
