@@ -10,16 +10,22 @@ apps, one queue per app per port; then allocates twice: all queue weights
 equal (the backend's ``app_maxmin``, the paper's "ideal max-min": still
 per-port effective weights wherever an app has several flows on a port)
 and random per-port weights in [0.05, 1.05) (Saba-like: an app's weight
-differs from port to port). Prints passes (exact rounds + iterations),
-CPU seconds and the last relative change.
+differs from port to port). Each case is solved by the reference
+iteration (``fluidshare.allocate``) and by the exact solver
+(``fluidexact.solve``) on the same instance; prints each one's passes
+(reference: exact rounds + iterations; exact: local-allocation sweeps +
+linear solves), CPU seconds, the speed-up (reference CPU / exact CPU),
+whether the exact one certified its answer, and the largest difference
+of the rates relative to the largest rate.
 
 Usage: python3 benches/sim/saba_alloc_cost.py [--flows 4000] [--apps 20]
-       [--bin target/release/approxnet-sim]
+       [--bin target/release/approxnet-sim] [--json OUT]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -28,6 +34,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+from approxnet.saba.fluidexact import solve  # noqa: E402
 from approxnet.saba.fluidshare import Entries, allocate  # noqa: E402
 from approxnet.saba.sim_backend import PAPER_SPINE_LEAF, routes_from_sim  # noqa: E402
 
@@ -40,6 +47,7 @@ def main() -> None:
     ap.add_argument("--apps", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bin", default=str(ROOT / "target/release/approxnet-sim"))
+    ap.add_argument("--json", help="append one JSON line per case here")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     hosts = 1944
@@ -70,12 +78,37 @@ def main() -> None:
             len(order),
         )
         t0 = time.process_time()
-        got = allocate(e, tol=1e-6)
-        cpu = time.process_time() - t0
+        ref = allocate(e, tol=1e-6)
+        cpu_ref = time.process_time() - t0
+        t0 = time.process_time()
+        new = solve(e)
+        cpu_new = time.process_time() - t0
+        diff = float(np.max(np.abs(new.rates - ref.rates)) / ref.rates.max())
+        row = {
+            "case": name,
+            "flows": len(order),
+            "entries": len(ef),
+            "queues": queues,
+            "seed": a.seed,
+            "ref_passes": ref.iterations,
+            "ref_cpu_s": round(cpu_ref, 4),
+            "ref_last_change": ref.change,
+            "exact_passes": new.passes,
+            "exact_cpu_s": round(cpu_new, 4),
+            "exact_certified": new.exact,
+            "speedup": round(cpu_ref / max(cpu_new, 1e-9), 2),
+            "max_rel_diff": diff,
+        }
         print(
             f"{name}: {len(order)} flows, {len(ef)} (flow, link) entries, {queues} queues: "
-            f"{got.iterations} passes, {cpu:.2f} s CPU, last change {got.change:.1e}"
+            f"reference {ref.iterations} passes, {cpu_ref:.2f} s CPU (last change "
+            f"{ref.change:.1e}); exact {new.passes} passes, {cpu_new:.3f} s CPU, "
+            f"certified {new.exact}; speed-up {row['speedup']}x; max diff {diff:.1e}",
+            flush=True,
         )
+        if a.json:
+            with open(a.json, "a") as f:
+                f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

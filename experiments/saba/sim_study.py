@@ -192,6 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workload-seed", type=int, default=7)
     ap.add_argument("--tol", type=float, default=1e-6, help="sharing iteration tolerance")
     ap.add_argument("--tag", default="", help="suffix of the output files' names")
+    ap.add_argument(
+        "--solver",
+        choices=("exact", "reference"),
+        default="exact",
+        help="sharing solver: fluidexact.solve (certified) or fluidshare.allocate",
+    )
+
     ap.add_argument("--degree", type=int, choices=(1, 2, 3), default=3, help="models' degree")
     ap.add_argument(
         "--comm-scale", type=float, default=1.0, help="runtime communication x the profiled"
@@ -236,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         jobs = placement(specs, hosts, seed, args.comm_scale)
         sizes = [st.bytes for j in jobs for st in j.stages for _ in st.pairs]
         t0 = time.time()
-        base = run(jobs, routes, FlowFair(), batch=args.batch, tol=args.tol)
+        base = run(jobs, routes, FlowFair(), batch=args.batch, tol=args.tol, solver=args.solver)
         print(
             f"seed {seed} flow_maxmin: {time.time() - t0:.1f} s, {base.solves} solves, "
             f"{base.iterations} iterations",
@@ -263,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 raise SystemExit(f"unknown scheme {scheme!r}")
             setup = time.time() - t0
-            r = run(jobs, routes, pol, batch=args.batch, tol=args.tol)
+            r = run(jobs, routes, pol, batch=args.batch, tol=args.tol, solver=args.solver)
             sp = [base.jct_ns[j.name] / r.jct_ns[j.name] for j in jobs]
             for j in jobs:
                 jct_rows.append([seed, scheme, j.name, f"{r.jct_ns[j.name]:.1f}"])
@@ -274,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"seed {seed} {scheme}: geomean speed-up {geomean(sp):.3f} "
                 f"(min {min(sp):.3f}, max {max(sp):.3f}); setup {setup:.1f} s, run "
-                f"{time.time() - t0 - setup:.1f} s, {r.solves} solves",
+                f"{time.time() - t0 - setup:.1f} s, {r.solves} solves, {r.iterations} passes, "
+                f"{r.uncertified} uncertified",
                 flush=True,
             )
     return 0

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 
 from .controller import Controller, publish_mapping
 from .errors import SabaError, TopologyError
+from .fluidexact import solve
 from .fluidshare import Entries, allocate
 from .store import Store
 from .topology import Port
@@ -447,6 +448,11 @@ class CoflowOrder:
         return None
 
 
+#: Re-allocations in a row whose cold Newton guess failed before `run`
+#: stops trying it (see run).
+COLD_MISSES = 3
+
+
 @dataclass
 class RunResult:
     """Completion time per job (ns) and what the run cost."""
@@ -456,18 +462,28 @@ class RunResult:
     solves: int
     iterations: int
     worst_change: float = 0.0
+    uncertified: int = 0  # exact solver: re-allocations the reference finished
     log: list[str] = field(default_factory=list)
 
 
 def run(
-    jobs: Sequence[Job], routes: Routes, policy: Policy, batch: float = 0.0, tol: float = 1e-6
+    jobs: Sequence[Job],
+    routes: Routes,
+    policy: Policy,
+    batch: float = 0.0,
+    tol: float = 1e-6,
+    solver: str = "exact",
 ) -> RunResult:
     """Runs the jobs together from t = 0 until all are done. `batch`: a
     flow due within ``batch`` x (its time so far) after an event completes
     at that event (0 = exact; otherwise each flow's completion is early by
     at most that fraction of its duration, and flows of one stage that end
     nearly together cost one re-allocation instead of many). `tol`: the
-    sharing iteration's tolerance where it is needed (:func:`.allocate`)."""
+    sharing iteration's tolerance where it is needed (:func:`.allocate`).
+    `solver`: "exact" (:func:`.fluidexact.solve`, a certified fixed point)
+    or "reference" (:func:`.fluidshare.allocate`, the iteration)."""
+    if solver not in ("exact", "reference"):
+        raise SabaError(f"solver must be 'exact' or 'reference', got {solver!r}")
     if not 0.0 <= batch < 1.0:
         raise SabaError(f"batch must be in [0, 1), got {batch}")
     for job in jobs:
@@ -493,6 +509,7 @@ def run(
     rates = np.zeros(0)
     dirty = True
     t = 0.0
+    misses = 0
     res = RunResult({}, 0, 0, 0)
 
     def start_comm(j: int) -> None:
@@ -545,13 +562,21 @@ def run(
                 el,
             )
             level, queue, qweight = policy.entries(flows, routes)
-            alloc = allocate(
-                Entries(ef, el, level, queue, qweight, routes.capacity, len(f_job)), tol=tol
-            )
-            rates = alloc.rates
+            ent = Entries(ef, el, level, queue, qweight, routes.capacity, len(f_job))
+            if solver == "exact":
+                # after COLD_MISSES re-allocations in a row whose first
+                # guess did not certify, go straight to the reference +
+                # polish (large instances; every 8th still tries cold)
+                ex = solve(ent, tol=tol, cold=misses < COLD_MISSES or res.solves % 8 == 0)
+                misses = 0 if ex.cold else misses + 1
+                rates, passes, change = ex.rates, ex.passes, ex.change
+                res.uncertified += not ex.exact
+            else:
+                alloc = allocate(ent, tol=tol)
+                rates, passes, change = alloc.rates, alloc.iterations, alloc.change
             res.solves += 1
-            res.iterations += alloc.iterations
-            res.worst_change = max(res.worst_change, alloc.change)
+            res.iterations += passes
+            res.worst_change = max(res.worst_change, change)
             dirty = False
         res.events += 1
         next_compute = min(compute_end) if compute_end else np.inf

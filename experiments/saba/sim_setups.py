@@ -1,0 +1,140 @@
+"""Fig. 8b in the flow-level model: the CDF of Saba's average speed-up over
+random cluster setups (seed 003 §7.2; the paper ran 500 setups).
+
+A setup, drawn as experiments/saba/setups.py draws one on the testbed:
+`--jobs` jobs drawn with replacement from sim_study.py's 20 synthetic
+workloads, each with an instance count drawn from `--instances`, its
+instances on distinct servers chosen at random (§7.2: at most one
+instance of a job per server; different jobs may share a server). The
+cluster is sim_study.py's `--scale` (default small: 288 servers, 56 Gbps
+spine-leaf). Every setup runs under per-flow max-min (the baseline) and
+under Saba (`--queues` queues per port, 16 PLs, the degree-3 models
+profiled on one rack as in sim_study.py). A job's speed-up = baseline
+time / Saba time; a setup's average speed-up is the mean over its jobs
+(Fig. 8b). One JSON line per setup in `--out` (appended; `--first`
+skips setups already done), until `--setups` or `--budget-s` is reached;
+experiments/saba/setups_report.py reads them (table, CDF plot).
+
+    .venv/bin/python experiments/saba/sim_setups.py --setups 500 --budget-s 1800 \\
+        --out results/saba/sim_setups.jsonl
+    .venv/bin/python experiments/saba/setups_report.py results/saba/sim_setups.jsonl \\
+        --plot results/saba/sim_setups.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import sim_study as study
+
+from approxnet.saba.sim_backend import FlowFair, Job, SabaPolicy, routes_from_sim, run
+
+
+def draw(
+    rng: np.random.Generator,
+    specs: list[study.Spec],
+    jobs: int,
+    hosts: int,
+    instances: tuple[int, int],
+) -> list[tuple[study.Spec, list[int]]]:
+    """One random setup: (workload, its servers) per job."""
+    out = []
+    for _ in range(jobs):
+        spec = specs[int(rng.integers(0, len(specs)))]
+        m = int(rng.integers(instances[0], min(instances[1], hosts) + 1))
+        out.append((spec, [int(h) for h in rng.choice(hosts, m, replace=False)]))
+    return out
+
+
+def named(name: str, spec: study.Spec, hosts: list[int]) -> Job:
+    """sim_study.py's job of `spec` on `hosts`, under its own name."""
+    job = study.make_job(spec, hosts)
+    return Job(name, job.hosts, job.stages)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", choices=sorted(study.SCALES), default="small")
+    ap.add_argument("--setups", type=int, default=500)
+    ap.add_argument("--first", type=int, default=0, help="skip the setups before this one")
+    ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--instances", type=int, nargs=2, default=(8, 64))
+    ap.add_argument("--queues", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--batch", type=float, default=0.02)
+    ap.add_argument("--solver", choices=("exact", "reference"), default="exact")
+    ap.add_argument("--budget-s", type=float, default=float("inf"), help="stop after this")
+    ap.add_argument("--out", default=str(study.OUT / "sim_setups.jsonl"))
+    args = ap.parse_args(argv)
+    if args.jobs < 1 or not 2 <= args.instances[0] <= args.instances[1]:
+        ap.error("--jobs must be >= 1 and --instances LO HI with 2 <= LO <= HI")
+    sc = study.SCALES[args.scale]
+    specs = study.workload_specs()
+    rng = np.random.default_rng(args.seed)
+    setups = [
+        draw(rng, specs, args.jobs, sc.hosts, tuple(args.instances)) for _ in range(args.setups)
+    ]
+    jobs_of = [
+        [named(f"j{k}-{spec.name}", spec, hosts) for k, (spec, hosts) in enumerate(s)]
+        for s in setups
+    ]
+    pairs: set[tuple[int, int]] = set()
+    for js in jobs_of[args.first :]:
+        for j in js:
+            pairs |= j.host_pairs()
+    for j in [study.make_job(s, list(range(sc.rack))) for s in specs]:
+        pairs |= j.host_pairs()
+    routes = routes_from_sim(sc.topology, pairs)
+    prof = study.profile(specs, routes, sc.rack)
+    models = {n: list(p.fits[3].coeffs) for n, p in prof.items()}
+    t_start = time.time()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for i in range(args.first, args.setups):
+        if time.time() - t_start > args.budget_s:
+            print(f"budget reached after setup {i - 1}", flush=True)
+            break
+        js = jobs_of[i]
+        t0 = time.time()
+        load_before = os.getloadavg()[0]
+        base = run(js, routes, FlowFair(), batch=args.batch, solver=args.solver)
+        own = {j.name: models[j.name.split("-", 1)[1]] for j in js}
+        saba = run(
+            js,
+            routes,
+            SabaPolicy(js, own, routes, queues=args.queues, seed=args.seed),
+            batch=args.batch,
+            solver=args.solver,
+        )
+        sp = [base.jct_ns[j.name] / saba.jct_ns[j.name] for j in js]
+        row = {
+            "setup": i,
+            "seed": args.seed,
+            "scale": args.scale,
+            "queues": args.queues,
+            "solver": args.solver,
+            "jobs": [
+                {"name": j.name, "workload": j.name.split("-", 1)[1], "instances": len(j.hosts)}
+                for j in js
+            ],
+            "speedup": {j.name: round(x, 5) for j, x in zip(js, sp, strict=True)},
+            "avg_speedup": round(float(np.mean(sp)), 5),
+            "load_before": load_before,
+            "load_after": os.getloadavg()[0],
+            "uncertified": base.uncertified + saba.uncertified,
+            "wall_s": round(time.time() - t0, 1),
+        }
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(f"setup {i}: avg speed-up {row['avg_speedup']:.3f} ({row['wall_s']} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""The exact per-port weighted sharing solver (saba/fluidexact.py) against
+the reference iteration (saba/fluidshare.py) and against the definition of
+the fixed point, checked flow by flow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from approxnet.saba.fluidexact import certify, solve
+from approxnet.saba.fluidshare import Entries, _local, allocate
+
+
+def instance(
+    rng: np.random.Generator, links: int, flows: int, apps: int, levels: int, equal: bool
+) -> Entries:
+    """Random paths of 1-4 links, one queue per (link, app, level), random
+    per-port queue weights (or all equal), random capacities."""
+    cap = rng.uniform(1.0, 10.0, links)
+    paths = [
+        rng.choice(links, int(rng.integers(1, min(4, links) + 1)), replace=False)
+        for _ in range(flows)
+    ]
+    ef = np.concatenate([np.full(len(p), i) for i, p in enumerate(paths)]).astype(np.int64)
+    el = np.concatenate(paths).astype(np.int64)
+    app = rng.integers(0, apps, flows)
+    lvl = rng.integers(0, levels, flows)[ef].astype(np.int64)
+    _, q = np.unique((el * apps + app[ef]) * levels + lvl, return_inverse=True)
+    nq = int(q.max()) + 1
+    w = np.ones(nq) if equal else 0.05 + rng.random(nq)
+    return Entries(ef, el, lvl, q.astype(np.int64), w, cap, flows)
+
+
+def is_fixed_point(e: Entries, rates: np.ndarray, tol: float = 1e-7) -> bool:
+    """Flow by flow, from the definition: with every other flow asking for
+    its rate and this one for everything, no link on its path gives it
+    less than its rate and some link gives it no more; no link is over
+    its capacity."""
+    load = np.bincount(e.link, weights=rates[e.flow], minlength=len(e.capacity))
+    if np.any(load > e.capacity * (1 + tol)):
+        return False
+    slack = tol * max(float(e.capacity.max()) * 1e-3, 1.0)
+    for f in range(e.flows):
+        mine = e.flow == f
+        demand = np.where(mine, np.inf, rates[e.flow])
+        got = _local(e, demand)[mine]
+        if got.min() < rates[f] - slack * max(rates[f], 1.0):
+            return False
+        if got.min() > rates[f] + slack * max(rates[f], 1.0):
+            return False
+    return True
+
+
+def test_matches_the_reference_where_its_answer_is_exact() -> None:
+    """Equal weights (max-min) and the per-port-weight instances the
+    reference settles in exact rounds: the same rates within 1e-6."""
+    rng = np.random.default_rng(11)
+    compared = uncertified = 0
+    for k in range(120):
+        e = instance(
+            rng,
+            int(rng.integers(3, 25)),
+            int(rng.integers(2, 60)),
+            int(rng.integers(1, 6)),
+            int(rng.integers(1, 3)),
+            equal=k % 2 == 0,
+        )
+        # max_iter=0: the reference's exact rounds only (infinite rates
+        # where they did not finish and its iteration would have had to)
+        ref = allocate(e, max_iter=0)
+        got = solve(e)
+        uncertified += not got.exact
+        if np.all(np.isfinite(ref.rates)):
+            assert got.exact
+            compared += 1
+            scale = np.maximum(ref.rates, 1e-9 * e.capacity.max())
+            assert np.max(np.abs(got.rates - ref.rates) / scale) < 1e-6
+    assert compared >= 60
+    assert uncertified <= 3  # the rest: solve fell back to the reference
+
+
+def test_every_answer_is_a_fixed_point_by_definition() -> None:
+    rng = np.random.default_rng(12)
+    exact = 0
+    for _ in range(40):
+        e = instance(
+            rng,
+            int(rng.integers(3, 15)),
+            int(rng.integers(2, 25)),
+            int(rng.integers(1, 5)),
+            int(rng.integers(1, 3)),
+            equal=False,
+        )
+        got = solve(e)
+        if got.exact:
+            exact += 1
+            assert is_fixed_point(e, got.rates)
+    assert exact >= 38
+
+
+def test_crossed_weights_the_reference_leaves_links_idle() -> None:
+    """Two flows over the same two links, weights 0.9 / 0.1 on one and
+    0.1 / 0.9 on the other: every split that fills the links is a fixed
+    point; the reference iteration stops at 1.05 + 1.05 of 10 (each link
+    thinks the other holds the flows), which is not one."""
+    e = Entries(
+        np.array([0, 0, 1, 1]),
+        np.array([0, 1, 0, 1]),
+        np.zeros(4, dtype=np.int64),
+        np.array([0, 1, 2, 3]),
+        np.array([0.9, 0.1, 0.1, 0.9]),
+        np.array([10.0, 10.0]),
+        2,
+    )
+    ref = allocate(e)
+    assert ref.rates.sum() < 2.2
+    assert not is_fixed_point(e, ref.rates)
+    got = solve(e)
+    assert got.exact
+    assert got.rates.sum() == pytest.approx(10.0, rel=1e-9)
+    assert 1.0 <= got.rates.min() and got.rates.max() <= 9.0
+    assert is_fixed_point(e, got.rates)
+
+
+def test_certificate_refuses_wrong_rates() -> None:
+    e = Entries(
+        np.array([0, 1, 2]),
+        np.zeros(3, dtype=np.int64),
+        np.zeros(3, dtype=np.int64),
+        np.array([0, 1, 2]),
+        np.array([0.6, 0.3, 0.1]),
+        np.array([10.0]),
+        3,
+    )
+    every = np.ones(3, dtype=bool)
+    assert certify(e, np.array([6.0, 3.0, 1.0]), every)[0]
+    assert not certify(e, np.array([5.0, 4.0, 1.0]), every)[0]
+    assert not certify(e, np.array([6.0, 3.0, 0.5]), every)[0]  # link not full
+    assert not certify(e, np.array([6.0, 3.0, np.nan]), every)[0]
+    assert np.allclose(solve(e).rates, [6.0, 3.0, 1.0], rtol=1e-12)
+    warm = solve(e, cold=False)  # reference + polish
+    assert warm.exact and not warm.cold
+    assert np.allclose(warm.rates, [6.0, 3.0, 1.0], rtol=1e-12)
+
+
+def test_bad_entries_are_refused() -> None:
+    e = Entries(
+        np.array([0]),
+        np.array([0]),
+        np.array([0]),
+        np.array([0]),
+        np.array([0.0]),
+        np.array([1.0]),
+        1,
+    )
+    with pytest.raises(ValueError, match="weights must be > 0"):
+        solve(e)
