@@ -29,27 +29,26 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from approxnet.saba import flowstudy
+from approxnet.saba.flowstudy import Spec as Spec  # re-exported for sim_setups.py
+from approxnet.saba.flowstudy import geomean
+from approxnet.saba.flowstudy import make_job as make_job
+from approxnet.saba.flowstudy import placement as placement
 from approxnet.saba.model import SHARES, SensitivityModel, fit, slowdowns
 from approxnet.saba.sim_backend import (
     PAPER_SPINE_LEAF,
     CoflowOrder,
     FlowFair,
-    Job,
     Policy,
     PortQueues,
     Routes,
     SabaPolicy,
     SrptLevels,
-    Stage,
     routes_from_sim,
     run,
 )
@@ -59,18 +58,6 @@ OUT = ROOT / "results" / "saba"
 
 WORKLOADS = 20
 FANOUT = 4
-BYTES_PER_NS = 56.0 / 8.0
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One synthetic workload."""
-
-    name: str
-    stages: int
-    compute_ms: float
-    comm_ms: float
-    shifts: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -105,27 +92,8 @@ SCALES = {
 
 
 def workload_specs(seed: int = 7) -> list[Spec]:
-    """20 synthetic workloads (§8.1: compute and communication stages, the
-    amounts and stage counts varied to vary the sensitivity): per stage
-    each rank computes `compute_ms`, then sends to FANOUT peers (rank + a
-    fixed shift each) `comm_ms` worth of bytes at the full host link."""
-    rng = np.random.default_rng(seed)
-    specs = []
-    for k in range(WORKLOADS):
-        stages = int(rng.integers(3, 7))
-        compute_ms = float(10 ** rng.uniform(-0.5, 1.0))
-        comm_ms = float(10 ** rng.uniform(-0.5, 1.0))
-        shifts = tuple(sorted(int(x) for x in rng.choice(np.arange(1, 9), FANOUT, replace=False)))
-        specs.append(Spec(f"w{k:02d}", stages, compute_ms, comm_ms, shifts))
-    return specs
-
-
-def make_job(spec: Spec, hosts: Sequence[int], comm_scale: float = 1.0) -> Job:
-    n = len(hosts)
-    pairs = tuple((i, (i + s) % n) for i in range(n) for s in spec.shifts if (i + s) % n != i)
-    per_flow = spec.comm_ms * comm_scale * 1e6 * BYTES_PER_NS / FANOUT
-    st = Stage(spec.compute_ms * 1e6, pairs, per_flow)
-    return Job(spec.name, tuple(hosts), (st,) * spec.stages)
+    """The study's 20 synthetic workloads (`approxnet.saba.flowstudy`)."""
+    return flowstudy.workload_specs(WORKLOADS, FANOUT, seed)
 
 
 @dataclass(frozen=True)
@@ -150,20 +118,6 @@ def profile(specs: list[Spec], routes: Routes, rack: int) -> dict[str, Profiled]
         samples = slowdowns(times)
         out[job.name] = Profiled(samples, {k: fit(samples, k) for k in (1, 2, 3)})
     return out
-
-
-def placement(specs: list[Spec], hosts: int, seed: int, comm_scale: float = 1.0) -> list[Job]:
-    """Instances at random, one per server (§8.1)."""
-    per = hosts // len(specs)
-    perm = np.random.default_rng(seed).permutation(hosts)
-    return [
-        make_job(s, [int(h) for h in perm[i * per : (i + 1) * per]], comm_scale)
-        for i, s in enumerate(specs)
-    ]
-
-
-def geomean(xs: Sequence[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def write(
