@@ -39,7 +39,7 @@ from approxnet.saba.flowstudy import Spec as Spec  # re-exported for sim_setups.
 from approxnet.saba.flowstudy import geomean
 from approxnet.saba.flowstudy import make_job as make_job
 from approxnet.saba.flowstudy import placement as placement
-from approxnet.saba.model import SHARES, SensitivityModel, fit, slowdowns
+from approxnet.saba.model import SHARES, SensitivityModel
 from approxnet.saba.sim_backend import (
     PAPER_SPINE_LEAF,
     CoflowOrder,
@@ -105,19 +105,11 @@ class Profiled:
 
 
 def profile(specs: list[Spec], routes: Routes, rack: int) -> dict[str, Profiled]:
-    """Each workload alone on the first rack's hosts, host links capped at
-    each profiled share (§4.1, §8.4: rack-scale profiling); degree 1-3 fits
-    of the slowdowns."""
-    out: dict[str, Profiled] = {}
-    for spec in specs:
-        job = make_job(spec, list(range(rack)))
-        times = {}
-        for share in SHARES:
-            r = run([job], routes.scaled_hosts(share), FlowFair())
-            times[share] = r.jct_ns[job.name] / 1e9
-        samples = slowdowns(times)
-        out[job.name] = Profiled(samples, {k: fit(samples, k) for k in (1, 2, 3)})
-    return out
+    """`approxnet.saba.flowstudy.profile`: slowdowns and degree 1-3 fits."""
+    return {
+        name: Profiled(samples, fits)
+        for name, (samples, fits) in flowstudy.profile(specs, routes, rack).items()
+    }
 
 
 def write(

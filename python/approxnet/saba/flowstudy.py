@@ -49,6 +49,7 @@ __all__ = [
     "make_job",
     "placement",
     "policy",
+    "profile",
     "run_study",
     "geomean",
 ]
@@ -195,9 +196,12 @@ class StudyRows:
     """Per seed and scheme: geometric mean, min and max speed-up."""
 
 
-def _profile(
+def profile(
     specs: Sequence[Spec], routes: Routes, rack: int
 ) -> dict[str, tuple[list[tuple[float, float]], dict[int, SensitivityModel]]]:
+    """Each workload alone on the first `rack` hosts, host links capped at
+    each profiled share (§4.1, §8.4: rack-scale profiling): its slowdowns
+    and their degree 1-3 fits, by workload name."""
     out = {}
     for spec in specs:
         job = make_job(spec, list(range(rack)))
@@ -223,7 +227,7 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
         pairs |= j.host_pairs()
     routes = routes_from_sim(study.topology, pairs)
     log(f"routes: {len(pairs)} host pairs, {len(routes.capacity)} links")
-    prof = _profile(specs, routes, study.rack)
+    prof = profile(specs, routes, study.rack)
     rows = StudyRows([], [], [])
     for s in specs:
         samples, fits = prof[s.name]
