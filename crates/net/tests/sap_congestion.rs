@@ -18,19 +18,23 @@ const QUEUE: u32 = 16;
 
 /// Sends `N` approximate datagrams as fast as `send` returns, closes, and
 /// returns how many arrived.
+/// A SAP listener with default settings on host B's `port`.
+fn listen_on_b(link: &Link, port: u16) -> SapListener {
+    link.within(1, move || {
+        SapListener::bind(
+            format!("{IP_B}:{port}").parse().unwrap(),
+            SapConfig::default(),
+        )
+    })
+    .join()
+    .unwrap()
+    .expect("listen")
+}
+
 fn unpaced_run(window_gain: Option<f64>) -> Option<u32> {
     let link = Link::up(&["--mode", "approximate", "--rate-mbps", MBPS])?;
     link.set_queue(0, QUEUE);
-    let listener = link
-        .within(1, || {
-            SapListener::bind(
-                format!("{IP_B}:7951").parse().unwrap(),
-                SapConfig::default(),
-            )
-        })
-        .join()
-        .unwrap()
-        .expect("listen");
+    let listener = listen_on_b(&link, 7951);
     let rx = std::thread::spawn(move || {
         let mut s = listener.accept(Some(BOUND)).expect("a peer");
         let mut got = 0u32;
@@ -111,16 +115,7 @@ fn a_capped_sender_on_a_path_that_loses_half_its_acks_is_not_taken_for_silent() 
         return;
     };
     const READINGS: u32 = 500;
-    let listener = link
-        .within(1, || {
-            SapListener::bind(
-                format!("{IP_B}:7952").parse().unwrap(),
-                SapConfig::default(),
-            )
-        })
-        .join()
-        .unwrap()
-        .expect("listen");
+    let listener = listen_on_b(&link, 7952);
     let rx = std::thread::spawn(move || {
         let mut s = listener.accept(Some(BOUND)).expect("a peer");
         let mut got = 0u32;
