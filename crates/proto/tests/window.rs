@@ -15,6 +15,18 @@ use common::{cfg, link};
 /// Approximate (MSR 0) datagrams pushed into an open stream.
 const PUSHED: u32 = 100;
 
+/// SAP's stream: group 0 precise (MSR 1), group 1 approximate (MSR 0).
+fn sap_stream() -> JobSpec {
+    JobSpec::new(1.0)
+        .unwrap()
+        .group(1, 0.0)
+        .unwrap()
+        .announce(0, 1 << 16)
+        .unwrap()
+        .announce(1, 1 << 16)
+        .unwrap()
+}
+
 /// DATA packets the client emits in `us` microseconds (1 us steps) while
 /// nothing from the server reaches it.
 fn data_sent_without_acks(window_gain: Option<f64>, us: u32) -> u32 {
@@ -24,15 +36,7 @@ fn data_sent_without_acks(window_gain: Option<f64>, us: u32) -> u32 {
     };
     let mut pair = Pair::symmetric(c, link(0.0), 3);
     let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
-    // SAP's stream: group 0 precise (MSR 1), group 1 approximate (MSR 0).
-    let spec = JobSpec::new(1.0)
-        .unwrap()
-        .group(1, 0.0)
-        .unwrap()
-        .announce(0, 1 << 16)
-        .unwrap()
-        .announce(1, 1 << 16)
-        .unwrap();
+    let spec = sap_stream();
     let job = pair.client.send_job(pair.now, h, spec).unwrap();
     // Handshake and JOB through the harness.
     let until = pair.now + Duration::from_millis(1);
@@ -93,14 +97,7 @@ fn data_times_after_the_path_dies(warm: u32, us: u32) -> Vec<u32> {
     };
     let mut pair = Pair::symmetric(c, link(0.0), 3);
     let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
-    let spec = JobSpec::new(1.0)
-        .unwrap()
-        .group(1, 0.0)
-        .unwrap()
-        .announce(0, 1 << 16)
-        .unwrap()
-        .announce(1, 1 << 16)
-        .unwrap();
+    let spec = sap_stream();
     let job = pair.client.send_job(pair.now, h, spec).unwrap();
     let msg = |i: u32| MessageSpec {
         group: 1,
