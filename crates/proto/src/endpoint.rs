@@ -421,6 +421,12 @@ impl Endpoint {
             self.ready.push_back(i);
         }
         let d = c.poll_timeout(now, &self.cfg);
+        self.rearm(i, d);
+    }
+
+    /// Connection `i`'s next deadline is `d`: kept, and on the heap.
+    #[inline(always)]
+    fn rearm(&mut self, i: usize, d: Option<Instant>) {
         if d != self.deadline[i] {
             let old = std::mem::replace(&mut self.deadline[i], d);
             if let Some(t) = d {
@@ -607,6 +613,21 @@ impl Endpoint {
         }
         for &i in &due {
             if let Some(c) = self.conns[i].as_mut() {
+                if let Some(d) = c.pacing_wakeup(now) {
+                    // Only the pacer's time came: no event, byte count or
+                    // other timer changed, so `touched` reduces to the
+                    // ready queue and the new deadline (~150 instructions
+                    // less per paced packet). Debug builds check it
+                    // against the full derivation.
+                    debug_assert!(c.events.is_empty());
+                    debug_assert_eq!(c.poll_timeout(now, &self.cfg), d);
+                    if !self.in_ready[i] && c.wants_to_send(now) {
+                        self.in_ready[i] = true;
+                        self.ready.push_back(i);
+                    }
+                    self.rearm(i, d);
+                    continue;
+                }
                 c.handle_timeout(now, &self.cfg);
             }
             self.touched(i);

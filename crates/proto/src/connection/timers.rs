@@ -198,6 +198,30 @@ impl Connection {
         }
     }
 
+    /// A wake-up where only the pacing timer is due (most timeouts of a
+    /// paced sender), handled without `handle_timeout` and a full
+    /// `poll_timeout`: nothing the timers derive from changed since the
+    /// endpoint last derived them (after every call), except that the
+    /// pacer's time came. With the in-flight cap open at `now` the pacing
+    /// entry is then off (`next_send <= now`) and every other entry stands,
+    /// so the new deadline is the table's minimum without it. `None` when
+    /// the full path is needed: another timer due, a connection not
+    /// established, or a full cap (its pacing entry depends on `now`).
+    #[inline(always)]
+    pub(crate) fn pacing_wakeup(&mut self, now: Instant) -> Option<Option<Instant>> {
+        if self.state != State::Established
+            || !self.timers.expired(Timer::Pacing, now)
+            || self.timers.any_due_except(Timer::Pacing, now)
+            || !self.window_open(now)
+        {
+            return None;
+        }
+        debug_assert!(self.next_send <= now);
+        self.timers.stop(Timer::Pacing);
+        self.timers_now = Some(now);
+        Some(self.timers.next())
+    }
+
     /// Whether the last `poll_timeout` ran at `now`: then, after a call
     /// that changed none of its inputs (sending a control packet), its
     /// deadline still holds and need not be derived again.
