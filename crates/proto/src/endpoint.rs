@@ -419,9 +419,11 @@ impl Endpoint {
             self.events.push_back((h, e));
         }
         let b = c.buffered();
-        self.held = self.held - s.charged + b;
-        self.unproven.recharge(i, s.charged, b);
-        s.charged = b;
+        if b != s.charged {
+            self.held = self.held - s.charged + b;
+            self.unproven.recharge(i, s.charged, b);
+            s.charged = b;
+        }
         if self.unproven.on_probation(i) && !c.unproven(now, crate::time::Duration::ZERO) {
             // it received DATA (or sends a job of its own): proven
             self.unproven.end(i, b);
