@@ -222,6 +222,36 @@ impl Connection {
         Some(self.timers.next())
     }
 
+    /// The timers after a DATA packet left at `now`, derived anew only
+    /// where sending can move them: the pacing entry (the pacer's next
+    /// time, whether data is left, the in-flight cap). `None` when the
+    /// full `poll_timeout` is needed. The table was current before the
+    /// call (the endpoint derives it after every call), and sending DATA
+    /// changes nothing the idle timer's deadline derives from (silence,
+    /// the receiver's jobs): with the idle timer armed before, it stays
+    /// armed (a packet is in flight now) at the same deadline; with the
+    /// keepalive off before, it stays off (off while anything is in
+    /// flight). Otherwise the full path runs.
+    #[inline(always)]
+    pub(crate) fn after_data_sent(&mut self, now: Instant) -> Option<Option<Instant>> {
+        if !matches!(self.state, State::Established)
+            || self.send.in_flight == 0
+            || self.timers.get(Timer::Idle).is_none()
+            || self.timers.get(Timer::Keepalive).is_some()
+        {
+            return None;
+        }
+        self.timers_now = Some(now);
+        let frees = self.window_frees_at(now);
+        if self.send.has_data() && (self.next_send > now || frees.is_some()) {
+            let at = frees.map_or(self.next_send, |t| t.max(self.next_send));
+            self.timers.set(Timer::Pacing, at);
+        } else {
+            self.timers.stop(Timer::Pacing);
+        }
+        Some(self.timers.next())
+    }
+
     /// Whether the last `poll_timeout` ran at `now`: then, after a call
     /// that changed none of its inputs (sending a control packet), its
     /// deadline still holds and need not be derived again.
