@@ -242,14 +242,26 @@ impl Connection {
             return None;
         }
         self.timers_now = Some(now);
+        if self.send.has_data() {
+            self.derive_pacing(now);
+        } else {
+            self.timers.stop(Timer::Pacing);
+        }
+        Some(self.timers.next())
+    }
+
+    /// The pacing timer of an established connection with data waiting:
+    /// the pacer's next time, or when a full in-flight cap frees a slot by
+    /// age; off when neither lies ahead.
+    #[inline(always)]
+    fn derive_pacing(&mut self, now: Instant) {
         let frees = self.window_frees_at(now);
-        if self.send.has_data() && (self.next_send > now || frees.is_some()) {
+        if self.next_send > now || frees.is_some() {
             let at = frees.map_or(self.next_send, |t| t.max(self.next_send));
             self.timers.set(Timer::Pacing, at);
         } else {
             self.timers.stop(Timer::Pacing);
         }
-        Some(self.timers.next())
     }
 
     /// Whether the last `poll_timeout` ran at `now`: then, after a call
@@ -290,14 +302,10 @@ impl Connection {
             self.timers.stop(Timer::Keepalive);
         }
         // The pacing timer also wakes the sender when a full in-flight cap
-        // frees a slot by age (`window_frees_at`).
-        let frees = self.window_frees_at(now);
-        if self.state == State::Established
-            && self.send.has_data()
-            && (self.next_send > now || frees.is_some())
-        {
-            let at = frees.map_or(self.next_send, |t| t.max(self.next_send));
-            self.timers.set(Timer::Pacing, at);
+        // frees a slot by age (`window_frees_at`, asked only with data
+        // waiting).
+        if self.state == State::Established && self.send.has_data() {
+            self.derive_pacing(now);
         } else {
             self.timers.stop(Timer::Pacing);
         }
