@@ -682,7 +682,7 @@ impl Endpoint {
         self.tick(now);
         if self.replies.is_empty()
             && self.ready.is_empty()
-            && !self.poll_timeout().is_some_and(|t| t <= now)
+            && self.poll_timeout().is_none_or(|t| t > now)
         {
             return None;
         }

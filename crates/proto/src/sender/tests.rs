@@ -227,7 +227,7 @@ fn may_finish_is_false_only_where_nothing_would_finish() {
             let np = send.next_packet(&pol, 0).unwrap();
             let s = send.on_sent(t, &np, 4);
             send.on_acked(s, &pol);
-            t = t + crate::time::Duration::from_nanos(10);
+            t += crate::time::Duration::from_nanos(10);
             if send.may_finish() {
                 finished_at = Some(k);
                 assert_eq!(send.take_finished(t, send_more, SECOND, &pol).len(), 1);
