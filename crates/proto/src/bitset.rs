@@ -34,6 +34,7 @@ impl BitSet {
     }
     /// Sets bit `i`; returns whether it was clear before (false for a bit
     /// outside the set).
+    #[inline]
     pub(crate) fn insert(&mut self, i: usize) -> bool {
         if i >= self.bits {
             return false;

@@ -128,6 +128,14 @@ impl Connection {
     }
 
     pub(super) fn after_progress(&mut self, now: Instant, cfg: &Config) {
+        if self.send.may_finish() {
+            self.finish_jobs(now, cfg);
+        }
+        self.arm_loss_timer(cfg);
+    }
+
+    /// Reports jobs that finished and queues the FINs that may go.
+    fn finish_jobs(&mut self, now: Instant, cfg: &Config) {
         let mut fins = Vec::new();
         // extra data (send more) may take one RTO past the job's end
         let extra_for = self.rto(cfg);
@@ -153,6 +161,5 @@ impl Connection {
             }
             self.arm_control(now, cfg);
         }
-        self.arm_loss_timer(cfg);
     }
 }

@@ -198,6 +198,72 @@ impl Connection {
         }
     }
 
+    /// A wake-up where only the pacing timer is due (most timeouts of a
+    /// paced sender), handled without `handle_timeout` and a full
+    /// `poll_timeout`: nothing the timers derive from changed since the
+    /// endpoint last derived them (after every call), except that the
+    /// pacer's time came. With the in-flight cap open at `now` the pacing
+    /// entry is then off (`next_send <= now`) and every other entry stands,
+    /// so the new deadline is the table's minimum without it. `None` when
+    /// the full path is needed: another timer due, a connection not
+    /// established, or a full cap (its pacing entry depends on `now`).
+    #[inline(always)]
+    pub(crate) fn pacing_wakeup(&mut self, now: Instant) -> Option<Option<Instant>> {
+        if self.state != State::Established
+            || !self.timers.expired(Timer::Pacing, now)
+            || self.timers.any_due_except(Timer::Pacing, now)
+            || !self.window_open(now)
+        {
+            return None;
+        }
+        debug_assert!(self.next_send <= now);
+        self.timers.stop(Timer::Pacing);
+        self.timers_now = Some(now);
+        Some(self.timers.next())
+    }
+
+    /// The timers after a DATA packet left at `now`, derived anew only
+    /// where sending can move them: the pacing entry (the pacer's next
+    /// time, whether data is left, the in-flight cap). `None` when the
+    /// full `poll_timeout` is needed. The table was current before the
+    /// call (the endpoint derives it after every call), and sending DATA
+    /// changes nothing the idle timer's deadline derives from (silence,
+    /// the receiver's jobs): with the idle timer armed before, it stays
+    /// armed (a packet is in flight now) at the same deadline; with the
+    /// keepalive off before, it stays off (off while anything is in
+    /// flight). Otherwise the full path runs.
+    #[inline(always)]
+    pub(crate) fn after_data_sent(&mut self, now: Instant) -> Option<Option<Instant>> {
+        if !matches!(self.state, State::Established)
+            || self.send.in_flight == 0
+            || self.timers.get(Timer::Idle).is_none()
+            || self.timers.get(Timer::Keepalive).is_some()
+        {
+            return None;
+        }
+        self.timers_now = Some(now);
+        if self.send.has_data() {
+            self.derive_pacing(now);
+        } else {
+            self.timers.stop(Timer::Pacing);
+        }
+        Some(self.timers.next())
+    }
+
+    /// The pacing timer of an established connection with data waiting:
+    /// the pacer's next time, or when a full in-flight cap frees a slot by
+    /// age; off when neither lies ahead.
+    #[inline(always)]
+    fn derive_pacing(&mut self, now: Instant) {
+        let frees = self.window_frees_at(now);
+        if self.next_send > now || frees.is_some() {
+            let at = frees.map_or(self.next_send, |t| t.max(self.next_send));
+            self.timers.set(Timer::Pacing, at);
+        } else {
+            self.timers.stop(Timer::Pacing);
+        }
+    }
+
     /// Whether the last `poll_timeout` ran at `now`: then, after a call
     /// that changed none of its inputs (sending a control packet), its
     /// deadline still holds and need not be derived again.
@@ -236,14 +302,10 @@ impl Connection {
             self.timers.stop(Timer::Keepalive);
         }
         // The pacing timer also wakes the sender when a full in-flight cap
-        // frees a slot by age (`window_frees_at`).
-        let frees = self.window_frees_at(now);
-        if self.state == State::Established
-            && self.send.has_data()
-            && (self.next_send > now || frees.is_some())
-        {
-            let at = frees.map_or(self.next_send, |t| t.max(self.next_send));
-            self.timers.set(Timer::Pacing, at);
+        // frees a slot by age (`window_frees_at`, asked only with data
+        // waiting).
+        if self.state == State::Established && self.send.has_data() {
+            self.derive_pacing(now);
         } else {
             self.timers.stop(Timer::Pacing);
         }

@@ -104,7 +104,7 @@ impl Endpoint {
     /// so that a flood pays a bounded cost per packet. Established
     /// connections that carried DATA are never evicted.
     pub(super) fn evict_one(&mut self) -> bool {
-        let n = self.conns.len();
+        let n = self.slots.len();
         if n == 0 {
             return false;
         }
@@ -113,12 +113,12 @@ impl Endpoint {
             let i = self.evict_cursor % n;
             self.evict_cursor = (i + 1) % n;
             let now = self.now;
-            if let Some(c) = self.conns[i].as_mut() {
+            if let Some(c) = self.slots[i].conn.as_mut() {
                 if c.unproven(now, grace) {
                     c.evict();
                     self.stats.evicted += 1;
                     self.touched(i);
-                    if self.conns[i].is_some() {
+                    if self.slots[i].conn.is_some() {
                         // control still to send (cannot happen after a
                         // shutdown without FIN_ACKs); forget it anyway
                         self.forget(i);
@@ -136,18 +136,18 @@ impl Endpoint {
         let mut kept = None;
         let mut evicted = false;
         while let Some((i, generation)) = self.unproven.probation.pop_front() {
-            if !self.unproven.on_probation[i] || self.generations[i] != generation {
+            if !self.unproven.on_probation[i] || self.slots[i].generation != generation {
                 continue; // proven or gone since
             }
             if Some(i) == keep {
                 kept = Some((i, generation));
                 continue;
             }
-            if let Some(c) = self.conns[i].as_mut() {
+            if let Some(c) = self.slots[i].conn.as_mut() {
                 c.evict();
                 self.stats.evicted += 1;
                 self.touched(i);
-                if self.conns[i].is_some() {
+                if self.slots[i].conn.is_some() {
                     self.forget(i);
                 }
                 evicted = true;
@@ -165,12 +165,12 @@ impl Endpoint {
         let pool = &mut self.unproven;
         pool.on_probation[i] = true;
         pool.count += 1;
-        pool.probation.push_back((i, self.generations[i]));
+        pool.probation.push_back((i, self.slots[i].generation));
         if pool.probation.len() > 2 * self.cfg.limits.unproven_cap() + 64 {
             // Mostly entries of connections proven since: drop them.
-            let (flags, generations) = (&pool.on_probation, &self.generations);
+            let (flags, slots) = (&pool.on_probation, &self.slots);
             pool.probation
-                .retain(|&(j, g)| flags[j] && generations[j] == g);
+                .retain(|&(j, g)| flags[j] && slots[j].generation == g);
         }
     }
 }

@@ -364,6 +364,30 @@ impl SendSide {
         self.flights.get_mut(off)
     }
 
+    /// Whether [`SendSide::take_finished`] or [`SendSide::take_fin_ready`]
+    /// could find a job: one not done that is finished, or one whose FIN
+    /// waits. Most ACKs find none; this one pass spares them both calls.
+    #[inline]
+    pub(crate) fn may_finish(&self) -> bool {
+        self.jobs
+            .iter()
+            .any(|j| j.fin_deferred || (!j.done && Self::finished(j)))
+    }
+
+    /// Whether `j` has finished (see [`SendSide::take_finished`]).
+    #[inline(always)]
+    fn finished(j: &SendJob) -> bool {
+        // An ended stream finishes once the receiver knows its new
+        // counts and every message it was handed was sent and
+        // resolved: the application ended it, so it does not stop at
+        // its MSR with datagrams still queued (SAP's close sends them).
+        if j.ended {
+            j.job_acked && j.unresolved == 0
+        } else {
+            j.unresolved == 0 || j.satisfied()
+        }
+    }
+
     /// Jobs that just resolved every message, or whose every group reached
     /// `ceil(MSR * N)` (seed 000 §3.3.2): marks them done, abandons what is
     /// left of them (never sent, nor retransmitted) and returns their
@@ -381,16 +405,7 @@ impl SendSide {
         let mut out = Vec::new();
         for ji in 0..self.jobs.len() {
             let j = &self.jobs[ji];
-            // An ended stream finishes once the receiver knows its new
-            // counts and every message it was handed was sent and
-            // resolved: the application ended it, so it does not stop at
-            // its MSR with datagrams still queued (SAP's close sends them).
-            let finished = if j.ended {
-                j.job_acked && j.unresolved == 0
-            } else {
-                j.unresolved == 0 || j.satisfied()
-            };
-            if j.done || !finished {
+            if j.done || !Self::finished(j) {
                 continue;
             }
             let extra = send_more && !j.ended && j.unresolved > 0;

@@ -43,6 +43,7 @@ impl SchedQueue {
     }
 
     /// The smallest entry of `run` and `set`, taken off.
+    #[inline]
     fn take_next(&mut self) -> Option<Entry> {
         match (self.run.front(), self.set.first()) {
             (Some(r), Some(s)) if s < r => self.set.pop_first(),
@@ -75,6 +76,7 @@ impl SchedQueue {
         }
     }
 
+    #[inline]
     pub(super) fn remove(&mut self, e: &Entry) {
         if self.head == Some(*e) {
             self.head = self.take_next();

@@ -194,6 +194,58 @@ fn send_more_extras_go_last_and_never_count_as_loss() {
     }
 }
 
+/// `may_finish`, the check that spares most ACKs `take_finished` and
+/// `take_fin_ready`, is never false where either would find a job: at
+/// every step of a job meeting its MSR (with and without send more, so
+/// with a FIN deferred for extra data and then given up), both are asked
+/// whenever it says no and must find nothing; and it says yes at the ACK
+/// that completes the job and while a FIN waits.
+#[test]
+fn may_finish_is_false_only_where_nothing_would_finish() {
+    for send_more in [false, true] {
+        let cfg = Config {
+            send_more,
+            ..Config::default()
+        };
+        let pol = cfg.variant.policies(cfg.rate);
+        let mut send = SendSide::new(3);
+        let mut t = Instant::ZERO;
+        let check = |send: &mut SendSide, t: Instant| -> bool {
+            let may = send.may_finish();
+            if !may {
+                assert!(send.take_finished(t, send_more, SECOND, &pol).is_empty());
+                assert!(send.take_fin_ready(t, &pol).is_empty());
+            }
+            may
+        };
+        assert!(!check(&mut send, t), "no job");
+        let a = JobSpec::uniform(0.5, &[100; 8]).unwrap();
+        send.add_job(t, a, &cfg, &pol).unwrap();
+        let mut finished_at = None;
+        for k in 0..4 {
+            assert!(!check(&mut send, t), "ACK {k}: A below its MSR");
+            let np = send.next_packet(&pol, 0).unwrap();
+            let s = send.on_sent(t, &np, 4);
+            send.on_acked(s, &pol);
+            t += crate::time::Duration::from_nanos(10);
+            if send.may_finish() {
+                finished_at = Some(k);
+                assert_eq!(send.take_finished(t, send_more, SECOND, &pol).len(), 1);
+            }
+        }
+        assert_eq!(finished_at, Some(3), "the fourth ACK meets MSR 0.5 of 8");
+        assert!(send.jobs[0].done);
+        if send_more {
+            // A's FIN waits for its extras: asked on every ACK until given up.
+            assert!(send.jobs[0].fin_deferred);
+            assert!(send.may_finish());
+            assert!(send.take_fin_ready(t, &pol).is_empty());
+            assert_eq!(send.take_fin_ready(t + SECOND, &pol).len(), 1);
+        }
+        assert!(!check(&mut send, t + SECOND), "A done, its FIN out");
+    }
+}
+
 const SECOND: crate::time::Duration = crate::time::Duration::from_secs(1);
 
 /// Losses declared between ACKs whose ranges repeat and grow (the

@@ -57,16 +57,46 @@ unsafe fn sse42_44(data: &[u8; 44]) -> u32 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse4.2")]
 unsafe fn short_sse42(crc: u32, data: &[u8]) -> u32 {
-    use std::arch::x86_64::{_mm_crc32_u64, _mm_crc32_u8};
+    use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64, _mm_crc32_u8};
+    // Four 8-byte steps per 32 bytes, 8-byte steps, then at most one 4-,
+    // 2- and 1-byte step (the same bytes in the same order: a wider step
+    // equals its bytes one by one). The `chunks_exact` loop with a
+    // byte-wise tail cost ~50 instructions on a 16-byte ACK body.
+    let word = |w: &[u8; 32], i: usize| {
+        u64::from_le_bytes([
+            w[8 * i],
+            w[8 * i + 1],
+            w[8 * i + 2],
+            w[8 * i + 3],
+            w[8 * i + 4],
+            w[8 * i + 5],
+            w[8 * i + 6],
+            w[8 * i + 7],
+        ])
+    };
     let mut c = !crc as u64;
-    let mut words = data.chunks_exact(8);
-    for w in &mut words {
-        let mut x = [0u8; 8];
-        x.copy_from_slice(w);
-        c = _mm_crc32_u64(c, u64::from_le_bytes(x));
+    let mut rest = data;
+    while let Some((w, r)) = rest.split_first_chunk::<32>() {
+        c = _mm_crc32_u64(c, word(w, 0));
+        c = _mm_crc32_u64(c, word(w, 1));
+        c = _mm_crc32_u64(c, word(w, 2));
+        c = _mm_crc32_u64(c, word(w, 3));
+        rest = r;
+    }
+    while let Some((w, r)) = rest.split_first_chunk::<8>() {
+        c = _mm_crc32_u64(c, u64::from_le_bytes(*w));
+        rest = r;
     }
     let mut c = c as u32;
-    for &b in words.remainder() {
+    if let Some((w, r)) = rest.split_first_chunk::<4>() {
+        c = _mm_crc32_u32(c, u32::from_le_bytes(*w));
+        rest = r;
+    }
+    if let Some((w, r)) = rest.split_first_chunk::<2>() {
+        c = _mm_crc32_u16(c, u16::from_le_bytes(*w));
+        rest = r;
+    }
+    if let Some(&b) = rest.first() {
         c = _mm_crc32_u8(c, b);
     }
     !c
@@ -79,7 +109,9 @@ mod tests {
     #[test]
     fn matches_the_reference_crate() {
         let data: Vec<u8> = (0..600u32).map(|i| (i * 7 + 3) as u8).collect();
-        for n in [0, 1, 7, 8, 9, 44, 63, 255, 256, 257, 600] {
+        for n in [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 15, 28, 44, 63, 255, 256, 257, 600,
+        ] {
             assert_eq!(crc32c(&data[..n]), crc32c::crc32c(&data[..n]), "len {n}");
             let part = crc32c(&data[..n / 2]);
             assert_eq!(
