@@ -315,6 +315,36 @@ impl Driver {
         self.service()
     }
 
+    /// Busy polling (the blocking face's `RuntimeConfig::busy_poll`): reads
+    /// the socket without sleeping until datagrams were handled (`true`) or
+    /// `limit` passed with none (`false`). Each attempt is one non-blocking
+    /// `recvmmsg`; no allocation.
+    pub(crate) fn spin(&mut self, limit: Duration) -> io::Result<bool> {
+        let start = std::time::Instant::now();
+        loop {
+            let before = self.rq.stats.syscalls;
+            match self.recv_some() {
+                // The budget ran out or reading paused: the caller looks.
+                Ok(_) => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.rq.stats.syscalls != before {
+                        return Ok(true);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            if start.elapsed() >= limit {
+                return Ok(false);
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// The configured busy-poll bound.
+    pub(crate) fn busy_poll(&self) -> Duration {
+        self.cfg.busy_poll
+    }
+
     /// Sends what the kernel takes; `Err(WouldBlock)` if datagrams remain.
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.sq.flush(&self.sock)?;

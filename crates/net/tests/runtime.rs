@@ -17,6 +17,11 @@ fn lo() -> SocketAddr {
 /// Runs a server until it reports `jobs` receiver-side completions; returns
 /// (delivered messages, receiver reports).
 fn serve(mut server: Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::JobReport>) {
+    serve_on(&mut server, jobs)
+}
+
+/// [`serve`] on a borrowed endpoint (its counters stay readable).
+fn serve_on(server: &mut Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::JobReport>) {
     let mut delivered = 0;
     let mut reports = Vec::new();
     while reports.len() < jobs {
@@ -34,6 +39,68 @@ fn serve(mut server: Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::JobRep
         }
     }
     (delivered, reports)
+}
+
+/// One 50-message job from a client to a server, both with `cfg`; returns
+/// the client's and server's runtime counters.
+fn one_job(cfg: RuntimeConfig) -> (approxnet_net::RuntimeStats, approxnet_net::RuntimeStats) {
+    let server = Endpoint::bind(lo(), cfg.clone()).unwrap();
+    let addr = server.local_addr();
+    let t = thread::spawn(move || {
+        let mut server = server;
+        let (delivered, reports) = serve_on(&mut server, 1);
+        (delivered, reports, server.stats())
+    });
+    let mut client = Endpoint::bind(lo(), cfg).unwrap();
+    let h = client.connect(addr).expect("handshake");
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[20_000; 50]).unwrap())
+        .unwrap();
+    let report = client.wait_job(h, job, BOUND).expect("job completes");
+    assert_eq!(report.groups[0].delivered, 50);
+    let (delivered, reports, server_stats) = t.join().unwrap();
+    assert_eq!(delivered, 50);
+    assert!(reports[0].guarantee_held());
+    (client.stats(), server_stats)
+}
+
+#[test]
+fn busy_polling_endpoints_complete_a_job_and_spin_instead_of_sleeping() {
+    let mut cfg = RuntimeConfig {
+        busy_poll: Duration::from_millis(5),
+        ..RuntimeConfig::default()
+    };
+    let (client, server) = one_job(cfg.clone());
+    // Loopback round trips and the core's timers are far shorter than 5 ms:
+    // waits end while polling, not only in poll(2).
+    assert!(
+        client.busy_polls > 0,
+        "client never ended a wait by polling: {client:?}"
+    );
+    assert!(
+        server.busy_polls > 0,
+        "server never ended a wait by polling: {server:?}"
+    );
+    cfg.busy_poll = Duration::ZERO;
+    let (client, server) = one_job(cfg);
+    assert_eq!(
+        (client.busy_polls, server.busy_polls),
+        (0, 0),
+        "0 turns it off"
+    );
+}
+
+#[test]
+fn busy_poll_over_its_cap_is_a_bind_error_naming_it() {
+    let cfg = RuntimeConfig {
+        busy_poll: approxnet_net::config::MAX_BUSY_POLL + Duration::from_micros(1),
+        ..RuntimeConfig::default()
+    };
+    let Err(e) = Endpoint::bind(lo(), cfg) else {
+        panic!("bind accepted an over-long busy poll");
+    };
+    assert!(matches!(e, approxnet_net::BindError::Runtime(_)), "{e:?}");
+    assert!(e.to_string().contains("busy_poll"), "{e}");
 }
 
 #[test]

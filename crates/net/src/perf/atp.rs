@@ -474,6 +474,8 @@ fn runtime_json(ep: &Endpoint) -> Json {
         ("gro_messages", json!(st.recv.gro_messages)),
         ("truncated", json!(st.recv.truncated)),
         ("wakeups", json!(st.wakeups)),
+        ("sleeps", json!(st.sleeps)),
+        ("busy_polls", json!(st.busy_polls)),
         ("core_accepted", json!(core.accepted)),
         ("core_drops", drops),
     ])
