@@ -190,6 +190,19 @@ impl RuntimeConfig {
                 expected: "at most 10 ms (0 turns busy polling off)",
             });
         }
+        use crate::sys::socket::{MAX_SOCKET_BUFFER, MIN_SOCKET_BUFFER};
+        for (field, bytes) in [
+            ("socket.recv_buffer", self.socket.recv_buffer),
+            ("socket.send_buffer", self.socket.send_buffer),
+        ] {
+            if !(MIN_SOCKET_BUFFER..=MAX_SOCKET_BUFFER).contains(&bytes) {
+                return Err(RuntimeConfigError::OutOfRange {
+                    field,
+                    value: format!("{bytes} bytes"),
+                    expected: "64 KiB ..= 1 GiB",
+                });
+            }
+        }
         Ok(())
     }
 
@@ -217,6 +230,28 @@ mod tests {
             other => panic!("expected busy_poll refused, got {other:?}"),
         }
         c.busy_poll = Duration::ZERO;
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn socket_buffers_outside_64k_to_1g_are_refused_by_name() {
+        for (recv, send, bad) in [
+            (0, 4 << 20, "socket.recv_buffer"),
+            ((64 << 10) - 1, 4 << 20, "socket.recv_buffer"),
+            (4 << 20, (1 << 30) + 1, "socket.send_buffer"),
+            (usize::MAX, 4 << 20, "socket.recv_buffer"),
+        ] {
+            let mut c = RuntimeConfig::default();
+            c.socket.recv_buffer = recv;
+            c.socket.send_buffer = send;
+            match c.validate() {
+                Err(RuntimeConfigError::OutOfRange { field, .. }) => assert_eq!(field, bad),
+                other => panic!("{recv}/{send}: expected {bad} refused, got {other:?}"),
+            }
+        }
+        let mut c = RuntimeConfig::default();
+        c.socket.recv_buffer = 64 << 10;
+        c.socket.send_buffer = 1 << 30;
         assert_eq!(c.validate(), Ok(()));
     }
 }

@@ -478,6 +478,10 @@ mod tests {
             (vec!["server", "--rate-gain", "2"], "rate-gain"),
             (vec!["server", "--gso-segments", "65"], "gso-segments"),
             (vec!["server", "--busy-poll-us", "10001"], "busy-poll-us"),
+            (
+                vec!["server", "--socket-buffer-kib", "1"],
+                "socket-buffer-kib",
+            ),
         ] {
             let e = parse(&args).err().unwrap_or_default();
             assert!(e.contains(needle), "{args:?}: {e}");
