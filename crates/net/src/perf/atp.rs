@@ -471,6 +471,7 @@ fn runtime_json(ep: &Endpoint) -> Json {
         ("send_errors", json!(st.send.errors)),
         ("datagrams_received", json!(st.recv.datagrams)),
         ("recv_syscalls", json!(st.recv.syscalls)),
+        ("recv_empty", json!(st.recv.empty)),
         ("gro_messages", json!(st.recv.gro_messages)),
         ("truncated", json!(st.recv.truncated)),
         ("wakeups", json!(st.wakeups)),

@@ -20,6 +20,8 @@ pub struct RecvStats {
     pub bytes: u64,
     /// `recvmmsg` calls that returned data.
     pub syscalls: u64,
+    /// `recvmmsg` calls that found nothing waiting (`EAGAIN`).
+    pub empty: u64,
     /// Slots that carried more than one GRO segment.
     pub gro_messages: u64,
     /// Datagrams larger than a slot: dropped.
@@ -105,6 +107,12 @@ impl RecvQueue {
         }
     }
 
+    /// Messages one [`RecvQueue::recv`] can return at most. A call that
+    /// fills fewer found the socket's queue empty after them.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
     /// Bytes of receive memory this queue holds.
     pub fn capacity_bytes(&self) -> usize {
         self.buf.len()
@@ -149,6 +157,9 @@ impl RecvQueue {
                 break rc as usize;
             }
             let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::WouldBlock {
+                self.stats.empty += 1;
+            }
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }
