@@ -30,18 +30,18 @@ OUT=${OUT:-$(cd "$(dirname "$0")/../.." && pwd)/results/tmp/htb_bottleneck}
 . "$(dirname "$0")/veth_pair.sh"
 # Veth offloads would let 64 KB GSO super-packets through HTB as one; keep
 # them (HTB accounts bytes, not packets) but make the bottleneck explicit.
-ip netns exec "$A" tc qdisc add dev anxb-a root handle 1: htb default 10
-ip netns exec "$A" tc class add dev anxb-a parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE" \
+ip netns exec "$A" tc qdisc add dev "$IFA" root handle 1: htb default 10
+ip netns exec "$A" tc class add dev "$IFA" parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE" \
     burst "$BURST" cburst "$BURST"
-ip netns exec "$A" tc class add dev anxb-a parent 1:1 classid 1:10 htb rate "$RATE" ceil "$RATE" \
+ip netns exec "$A" tc class add dev "$IFA" parent 1:1 classid 1:10 htb rate "$RATE" ceil "$RATE" \
     burst "$BURST" cburst "$BURST"
-ip netns exec "$A" tc qdisc add dev anxb-a parent 1:10 handle 10: bfifo limit "$QUEUE_BYTES"
+ip netns exec "$A" tc qdisc add dev "$IFA" parent 1:10 handle 10: bfifo limit "$QUEUE_BYTES"
 
 class_bytes() { # bytes sent by class 1:10 so far
-    ip netns exec "$A" tc -s class show dev anxb-a classid 1:10 | awk '/Sent/ {print $2; exit}'
+    ip netns exec "$A" tc -s class show dev "$IFA" classid 1:10 | awk '/Sent/ {print $2; exit}'
 }
 class_drops() {
-    ip netns exec "$A" tc -s qdisc show dev anxb-a | awk '/bfifo/ {f=1} f && /dropped/ {gsub(",","",$7); print $7; exit}'
+    ip netns exec "$A" tc -s qdisc show dev "$IFA" | awk '/bfifo/ {f=1} f && /dropped/ {gsub(",","",$7); print $7; exit}'
 }
 record() { # name bytes_before drops_before client_json
     local after drops now

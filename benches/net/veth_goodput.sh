@@ -25,8 +25,8 @@ OUT=${OUT:-$(cd "$(dirname "$0")/../.." && pwd)/results/tmp/veth_goodput}
 . "$(dirname "$0")/veth_pair.sh"
 # MTU=9000: jumbo frames on the veth; ATP's datagrams follow (MTU - 28).
 if [ -n "${MTU:-}" ]; then
-    ip -n "$A" link set anxb-a mtu "$MTU"
-    ip -n "$B" link set anxb-b mtu "$MTU"
+    ip -n "$A" link set "$IFA" mtu "$MTU"
+    ip -n "$B" link set "$IFB" mtu "$MTU"
     ATP_ARGS="${ATP_ARGS:-} --mtu $((MTU - 28))"
     ATP_SERVER_ARGS="${ATP_SERVER_ARGS:-} --mtu $((MTU - 28))"
 fi

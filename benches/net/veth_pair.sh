@@ -1,11 +1,18 @@
 # Sourced by the benches in this folder: two namespaces joined by a veth
-# pair (anxbench-a 10.231.0.1 <-> anxbench-b 10.231.0.2), removed on exit,
-# the approxnet-perf binary ($BIN; the default one is rebuilt if stale) and wait_listen.
+# pair (anxbench-a-PID 10.231.0.1 <-> anxbench-b-PID 10.231.0.2, interfaces
+# $IFA / $IFB), removed on exit, the approxnet-perf binary ($BIN; the default
+# one is rebuilt if stale) and wait_listen. The namespace names carry this
+# shell's pid, so concurrent runs (other worktrees, other engineers) never
+# share or delete each other's namespaces; leftovers of runs whose pid is
+# gone (killed with SIGKILL) are removed at start.
 # Expects OUT (results folder) set by the caller.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=${BIN:-$ROOT/target-net/release/approxnet-perf}
-A=anxbench-a
-B=anxbench-b
+NS_PREFIX=anxbench
+A=$NS_PREFIX-a-$$
+B=$NS_PREFIX-b-$$
+IFA=anxb-a   # interface names live inside the namespaces: no clash between runs
+IFB=anxb-b
 IPA=10.231.0.1
 IPB=10.231.0.2
 
@@ -15,7 +22,20 @@ cleanup() {
     ip netns del "$A" 2>/dev/null || true
     ip netns del "$B" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
+
+# Namespaces of earlier runs killed before their trap ran: only ours
+# (prefix + a pid that no longer exists), never a live run's.
+remove_stale() {
+    local ns pid
+    for ns in $(ip netns list | awk '{print $1}' | grep -E "^$NS_PREFIX-[ab]-[0-9]+\$" || true); do
+        pid=${ns##*-}
+        if [ "$pid" != "$$" ] && ! kill -0 "$pid" 2>/dev/null; then
+            ip netns del "$ns" 2>/dev/null || true
+        fi
+    done
+}
 
 # Always (re)build the default binary: a stale one silently measures old
 # code, and an up-to-date build is a no-op. A BIN given by the caller is used as is.
@@ -26,15 +46,15 @@ elif [ ! -x "$BIN" ]; then
     exit 2
 fi
 mkdir -p "$OUT"
-cleanup
+remove_stale
 ip netns add "$A"
 ip netns add "$B"
-ip link add anxb-a netns "$A" type veth peer name anxb-b netns "$B"
-ip -n "$A" addr add "$IPA/30" dev anxb-a
-ip -n "$B" addr add "$IPB/30" dev anxb-b
+ip link add "$IFA" netns "$A" type veth peer name "$IFB" netns "$B"
+ip -n "$A" addr add "$IPA/30" dev "$IFA"
+ip -n "$B" addr add "$IPB/30" dev "$IFB"
 for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
-ip -n "$A" link set anxb-a up
-ip -n "$B" link set anxb-b up
+ip -n "$A" link set "$IFA" up
+ip -n "$B" link set "$IFB" up
 
 # Waits (bounded) until a server in namespace B listens on a port.
 wait_listen() { # t|u port   (u covers UDP and UDP-Lite sockets)

@@ -53,6 +53,7 @@ impl AsyncEndpoint {
         if cfg.proto.pacing_burst < two_ticks {
             cfg.proto.pacing_burst = two_ticks;
         }
+        cfg.validate()?;
         let ep = ProtoEndpoint::new(cfg.proto, cfg.core_seed()?)?;
         let sock = Socket::bind(addr, &cfg.socket)?;
         if tokio::runtime::Handle::try_current().is_err() {

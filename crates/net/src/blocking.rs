@@ -27,6 +27,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// Opens a socket on `addr` (port 0: any free port) and an endpoint on it.
     pub fn bind(addr: SocketAddr, cfg: RuntimeConfig) -> Result<Endpoint, BindError> {
+        cfg.validate()?;
         let ep = ProtoEndpoint::new(cfg.proto, cfg.core_seed()?)?;
         let sock = Socket::bind(addr, &cfg.socket)?;
         Ok(Endpoint {
@@ -172,10 +173,29 @@ impl Endpoint {
             return Ok(());
         }
         let (want_write, timer) = self.d.wait_spec();
-        let wait = match (timer, timeout) {
+        let mut wait = match (timer, timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        // Busy polling: keep reading for a bounded time instead of going to
+        // sleep at once (not while the kernel refuses our datagrams: that
+        // wait is for writability).
+        let spin = match wait {
+            _ if want_write => Duration::ZERO,
+            Some(w) => w.min(self.d.busy_poll()),
+            None => self.d.busy_poll(),
+        };
+        if !spin.is_zero() {
+            let t0 = StdInstant::now();
+            let got = self.d.spin(spin)?;
+            let spent = t0.elapsed();
+            if got || wait.is_some_and(|w| spent >= w) {
+                self.d.stats.busy_polls += 1;
+                return self.d.service();
+            }
+            wait = wait.map(|w| w.saturating_sub(spent));
+        }
+        self.d.stats.sleeps += 1;
         self.d.sock.wait(want_write, wait)?;
         match self.d.recv_some() {
             Ok(_) => {}

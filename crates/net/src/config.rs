@@ -4,6 +4,33 @@
 use crate::sys::{SocketKind, SocketOptions};
 use approxnet_proto::Config;
 use std::time::Duration;
+use thiserror::Error;
+
+/// The longest [`RuntimeConfig::busy_poll`] accepted: a spin holds a whole
+/// core, so anything longer belongs in `poll(2)`.
+pub const MAX_BUSY_POLL: Duration = Duration::from_millis(10);
+
+/// The default [`RuntimeConfig::busy_poll`]: off. On the 2-core veth bench
+/// at load 6-8, 50 us cut the receiver's wake-ups per GB 4x but raised
+/// CPU per GB by 11 % and lowered goodput (the sender's bursts are ~1 ms
+/// apart, so most spins end empty); docs/performance.md, "Busy polling".
+pub const DEFAULT_BUSY_POLL: Duration = Duration::ZERO;
+
+/// Why a [`RuntimeConfig`] was refused.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeConfigError {
+    /// A runtime field lies outside its range.
+    #[error("runtime configuration `{field}` = {value} is out of range: {expected}")]
+    OutOfRange {
+        /// The field's name.
+        field: &'static str,
+        /// The value given.
+        value: String,
+        /// What is accepted.
+        expected: &'static str,
+    },
+}
 
 /// How `Transmit::queue` / `Transmit::dscp` become IP marking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +129,15 @@ pub struct RuntimeConfig {
     /// paced packets leave in batches (the core catches up on them within
     /// `proto.pacing_burst`). Every timer fires up to this much late.
     pub pacing_batch: Duration,
+    /// Blocking face only: before sleeping in `poll(2)`, keep polling the
+    /// socket (non-blocking reads) for up to this long, or through the
+    /// whole wait when the next timer is nearer. Data that arrives within
+    /// it is handled without a sleep and wake-up (a context switch each),
+    /// and a pacing timer within it fires on time instead of after the
+    /// scheduler's wake-up delay. Costs up to this much CPU per idle wait.
+    /// Default [`DEFAULT_BUSY_POLL`]; 0 turns it off; at most
+    /// [`MAX_BUSY_POLL`]. The async face ignores it (tokio owns the wait).
+    pub busy_poll: Duration,
 }
 
 impl Default for RuntimeConfig {
@@ -131,6 +167,7 @@ impl Default for RuntimeConfig {
             epoch_history: 1024,
             pacing_lookahead: Duration::from_millis(1),
             pacing_batch: Duration::ZERO,
+            busy_poll: DEFAULT_BUSY_POLL,
         }
     }
 }
@@ -144,10 +181,77 @@ impl RuntimeConfig {
         }
     }
 
+    /// Checks the runtime's own fields (the core checks `proto` itself).
+    pub fn validate(&self) -> Result<(), RuntimeConfigError> {
+        if self.busy_poll > MAX_BUSY_POLL {
+            return Err(RuntimeConfigError::OutOfRange {
+                field: "busy_poll",
+                value: format!("{:?}", self.busy_poll),
+                expected: "at most 10 ms (0 turns busy polling off)",
+            });
+        }
+        use crate::sys::socket::{MAX_SOCKET_BUFFER, MIN_SOCKET_BUFFER};
+        for (field, bytes) in [
+            ("socket.recv_buffer", self.socket.recv_buffer),
+            ("socket.send_buffer", self.socket.send_buffer),
+        ] {
+            if !(MIN_SOCKET_BUFFER..=MAX_SOCKET_BUFFER).contains(&bytes) {
+                return Err(RuntimeConfigError::OutOfRange {
+                    field,
+                    value: format!("{bytes} bytes"),
+                    expected: "64 KiB ..= 1 GiB",
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The default configuration over UDP-Lite (seed 002's partial coverage).
     pub fn udplite() -> RuntimeConfig {
         let mut c = RuntimeConfig::default();
         c.socket.kind = SocketKind::UdpLite;
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_poll_over_the_cap_is_refused_by_name() {
+        let mut c = RuntimeConfig::default();
+        assert_eq!(c.validate(), Ok(()));
+        c.busy_poll = MAX_BUSY_POLL;
+        assert_eq!(c.validate(), Ok(()));
+        c.busy_poll = MAX_BUSY_POLL + Duration::from_nanos(1);
+        match c.validate() {
+            Err(RuntimeConfigError::OutOfRange { field, .. }) => assert_eq!(field, "busy_poll"),
+            other => panic!("expected busy_poll refused, got {other:?}"),
+        }
+        c.busy_poll = Duration::ZERO;
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn socket_buffers_outside_64k_to_1g_are_refused_by_name() {
+        for (recv, send, bad) in [
+            (0, 4 << 20, "socket.recv_buffer"),
+            ((64 << 10) - 1, 4 << 20, "socket.recv_buffer"),
+            (4 << 20, (1 << 30) + 1, "socket.send_buffer"),
+            (usize::MAX, 4 << 20, "socket.recv_buffer"),
+        ] {
+            let mut c = RuntimeConfig::default();
+            c.socket.recv_buffer = recv;
+            c.socket.send_buffer = send;
+            match c.validate() {
+                Err(RuntimeConfigError::OutOfRange { field, .. }) => assert_eq!(field, bad),
+                other => panic!("{recv}/{send}: expected {bad} refused, got {other:?}"),
+            }
+        }
+        let mut c = RuntimeConfig::default();
+        c.socket.recv_buffer = 64 << 10;
+        c.socket.send_buffer = 1 << 30;
+        assert_eq!(c.validate(), Ok(()));
     }
 }

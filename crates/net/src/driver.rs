@@ -111,7 +111,11 @@ impl Driver {
 
     /// Reads up to `recv_budget` datagrams into the core. `Ok(n)` when the
     /// budget ran out (or reading is paused) with data possibly left;
-    /// `Err(WouldBlock)` when the socket is drained.
+    /// `Err(WouldBlock)` when the socket is drained: a `recvmmsg` that found
+    /// nothing, or one that filled fewer slots than it had (the kernel
+    /// stops a batch only at an empty queue), which saves the confirming
+    /// empty call per wake-up. What arrives later makes the socket readable
+    /// again for `poll(2)` / tokio (level-triggered, resp. a new edge).
     pub(crate) fn recv_some(&mut self) -> io::Result<usize> {
         let mut handled = 0;
         let mut errors = 0;
@@ -122,8 +126,8 @@ impl Driver {
                 self.stats.recv_paused += 1;
                 return Ok(handled);
             }
-            match self.rq.recv(&self.sock) {
-                Ok(_) => {}
+            let filled = match self.rq.recv(&self.sock) {
+                Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.stats.recv = self.rq.stats;
                     return Err(e);
@@ -138,7 +142,7 @@ impl Driver {
                     }
                     continue;
                 }
-            }
+            };
             let now = self.clock.now();
             for d in self.rq.iter() {
                 handled += 1;
@@ -162,6 +166,10 @@ impl Driver {
                 let _ = self.flush();
             }
             self.collect_events();
+            if filled < self.rq.slots() {
+                self.stats.recv = self.rq.stats;
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
         }
         self.stats.recv = self.rq.stats;
         self.stats.recv_budget_exhausted += 1;
@@ -313,6 +321,36 @@ impl Driver {
             Err(e) => return Err(e),
         }
         self.service()
+    }
+
+    /// Busy polling (the blocking face's `RuntimeConfig::busy_poll`): reads
+    /// the socket without sleeping until datagrams were handled (`true`) or
+    /// `limit` passed with none (`false`). Each attempt is one non-blocking
+    /// `recvmmsg`; no allocation.
+    pub(crate) fn spin(&mut self, limit: Duration) -> io::Result<bool> {
+        let start = std::time::Instant::now();
+        loop {
+            let before = self.rq.stats.syscalls;
+            match self.recv_some() {
+                // The budget ran out or reading paused: the caller looks.
+                Ok(_) => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.rq.stats.syscalls != before {
+                        return Ok(true);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            if start.elapsed() >= limit {
+                return Ok(false);
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// The configured busy-poll bound.
+    pub(crate) fn busy_poll(&self) -> Duration {
+        self.cfg.busy_poll
     }
 
     /// Sends what the kernel takes; `Err(WouldBlock)` if datagrams remain.

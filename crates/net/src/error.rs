@@ -13,6 +13,9 @@ pub enum BindError {
     /// The protocol configuration is invalid.
     #[error("invalid protocol configuration: {0}")]
     Config(#[from] ConfigError),
+    /// A runtime field of the configuration is invalid.
+    #[error("invalid runtime configuration: {0}")]
+    Runtime(#[from] crate::config::RuntimeConfigError),
     /// The socket could not be opened, configured or bound.
     #[error("cannot open socket: {0}")]
     Io(#[from] io::Error),

@@ -14,6 +14,11 @@ pub struct RuntimeStats {
     pub recv_errors: u64,
     /// Wake-ups of the driver loop.
     pub wakeups: u64,
+    /// Waits that slept in `poll(2)` (blocking face).
+    pub sleeps: u64,
+    /// Waits that busy polling ended without sleeping: data arrived or the
+    /// timer fell due while polling (blocking face, `busy_poll`).
+    pub busy_polls: u64,
     /// Times the receive budget ran out with data still waiting.
     pub recv_budget_exhausted: u64,
     /// Times reading paused because `max_events` events were waiting.

@@ -17,6 +17,11 @@ fn lo() -> SocketAddr {
 /// Runs a server until it reports `jobs` receiver-side completions; returns
 /// (delivered messages, receiver reports).
 fn serve(mut server: Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::JobReport>) {
+    serve_on(&mut server, jobs)
+}
+
+/// [`serve`] on a borrowed endpoint (its counters stay readable).
+fn serve_on(server: &mut Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::JobReport>) {
     let mut delivered = 0;
     let mut reports = Vec::new();
     while reports.len() < jobs {
@@ -34,6 +39,87 @@ fn serve(mut server: Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::JobRep
         }
     }
     (delivered, reports)
+}
+
+/// One 50-message job from a client to a server, both with `cfg`, checked
+/// end to end.
+fn one_job(cfg: RuntimeConfig) {
+    let server = Endpoint::bind(lo(), cfg.clone()).unwrap();
+    let addr = server.local_addr();
+    let t = thread::spawn(move || {
+        let mut server = server;
+        let (delivered, reports) = serve_on(&mut server, 1);
+        (delivered, reports)
+    });
+    let mut client = Endpoint::bind(lo(), cfg).unwrap();
+    let h = client.connect(addr).expect("handshake");
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[20_000; 50]).unwrap())
+        .unwrap();
+    let report = client.wait_job(h, job, BOUND).expect("job completes");
+    assert_eq!(report.groups[0].delivered, 50);
+    let (delivered, reports) = t.join().unwrap();
+    assert_eq!(delivered, 50);
+    assert!(reports[0].guarantee_held());
+}
+
+#[test]
+fn busy_polling_endpoints_complete_a_job() {
+    let cfg = RuntimeConfig {
+        busy_poll: Duration::from_millis(5),
+        ..RuntimeConfig::default()
+    };
+    one_job(cfg);
+}
+
+#[test]
+fn a_wait_within_the_busy_poll_bound_never_sleeps_and_zero_turns_it_off() {
+    // No peer and no connection: the only thing to wait for is the
+    // caller's 1 ms timeout.
+    let cfg = |busy_poll| RuntimeConfig {
+        busy_poll,
+        ..RuntimeConfig::default()
+    };
+    let mut ep = Endpoint::bind(lo(), cfg(Duration::from_millis(2))).unwrap();
+    assert!(ep
+        .next_event(Some(Duration::from_millis(1)))
+        .unwrap()
+        .is_none());
+    let st = ep.stats();
+    assert_eq!(st.sleeps, 0, "polled through the whole wait: {st:?}");
+    assert!(st.busy_polls >= 1, "{st:?}");
+    // A wait far longer than the bound: poll for the bound, then sleep for
+    // the rest (300 ms: only a stall of that length inside the 100 us of
+    // polling would let the wait pass without a sleep).
+    let mut ep = Endpoint::bind(lo(), cfg(Duration::from_micros(100))).unwrap();
+    assert!(ep
+        .next_event(Some(Duration::from_millis(300)))
+        .unwrap()
+        .is_none());
+    let st = ep.stats();
+    assert!(st.sleeps >= 1, "{st:?}");
+    assert!(st.recv.empty >= 2, "polled before sleeping: {st:?}");
+    let mut ep = Endpoint::bind(lo(), cfg(Duration::ZERO)).unwrap();
+    assert!(ep
+        .next_event(Some(Duration::from_millis(1)))
+        .unwrap()
+        .is_none());
+    let st = ep.stats();
+    assert_eq!(st.busy_polls, 0, "0 turns it off: {st:?}");
+    assert!(st.sleeps >= 1, "{st:?}");
+}
+
+#[test]
+fn busy_poll_over_its_cap_is_a_bind_error_naming_it() {
+    let cfg = RuntimeConfig {
+        busy_poll: approxnet_net::config::MAX_BUSY_POLL + Duration::from_micros(1),
+        ..RuntimeConfig::default()
+    };
+    let Err(e) = Endpoint::bind(lo(), cfg) else {
+        panic!("bind accepted an over-long busy poll");
+    };
+    assert!(matches!(e, approxnet_net::BindError::Runtime(_)), "{e:?}");
+    assert!(e.to_string().contains("busy_poll"), "{e}");
 }
 
 #[test]

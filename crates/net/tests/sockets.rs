@@ -207,3 +207,34 @@ fn priority_falls_back_or_travels_per_packet() {
     tx.set_priority(5).unwrap();
     assert_eq!(tx.priority().unwrap(), 5);
 }
+
+/// The driver treats a `recvmmsg` that filled fewer slots than it had as
+/// "drained" and skips the confirming empty call: the kernel ends a batch
+/// only at an empty queue. Empty calls are counted.
+#[test]
+fn a_short_batch_means_the_queue_was_empty_and_empty_calls_are_counted() {
+    let rx = open(SocketKind::Udp);
+    let tx = std::net::UdpSocket::bind(lo()).unwrap();
+    let mut q = RecvQueue::new(4, 2048);
+    assert_eq!(q.slots(), 4);
+    let e = q.recv(&rx).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+    assert_eq!((q.stats.empty, q.stats.syscalls), (1, 0));
+    // Loopback delivers inside sendto: all six are queued when it returns.
+    for i in 0..6 {
+        tx.send_to(&payload(i, 100), rx.local_addr()).unwrap();
+    }
+    assert!(rx.wait(false, WAIT).unwrap().0);
+    assert_eq!(q.recv(&rx).unwrap(), 4, "a full batch");
+    assert_eq!(q.recv(&rx).unwrap(), 2, "the rest, fewer than the slots");
+    let e = q.recv(&rx).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock,
+        "nothing after a short batch"
+    );
+    assert_eq!(
+        (q.stats.empty, q.stats.syscalls, q.stats.datagrams),
+        (2, 2, 6)
+    );
+}

@@ -215,6 +215,7 @@ impl From<Error> for PyErr {
             Error::Scenario(e) => exc::ScenarioError::new_err(e.to_string()),
             Error::Output(m) => exc::ScenarioError::new_err(m),
             Error::Bind(BindError::Config(e)) => exc::ConfigError::new_err(e.to_string()),
+            Error::Bind(BindError::Runtime(e)) => exc::ConfigError::new_err(e.to_string()),
             Error::Bind(BindError::Io(e)) => match e.kind() {
                 io::ErrorKind::AddrInUse
                 | io::ErrorKind::AddrNotAvailable

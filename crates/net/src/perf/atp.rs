@@ -471,9 +471,12 @@ fn runtime_json(ep: &Endpoint) -> Json {
         ("send_errors", json!(st.send.errors)),
         ("datagrams_received", json!(st.recv.datagrams)),
         ("recv_syscalls", json!(st.recv.syscalls)),
+        ("recv_empty", json!(st.recv.empty)),
         ("gro_messages", json!(st.recv.gro_messages)),
         ("truncated", json!(st.recv.truncated)),
         ("wakeups", json!(st.wakeups)),
+        ("sleeps", json!(st.sleeps)),
+        ("busy_polls", json!(st.busy_polls)),
         ("core_accepted", json!(core.accepted)),
         ("core_drops", drops),
     ])

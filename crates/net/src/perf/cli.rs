@@ -4,6 +4,7 @@
 use super::atp::ClientPlan;
 use super::produce::Production;
 use super::sizes::Sizes;
+use crate::config::RuntimeConfigError;
 use crate::sys::SocketKind;
 use crate::RuntimeConfig;
 use approxnet_proto::Rate;
@@ -88,6 +89,9 @@ pub(crate) struct Common {
     /// Datagrams read per wake-up.
     #[arg(long)]
     recv_budget: Option<usize>,
+    /// Busy-poll the socket this long before sleeping, us (0: off; at most 10000).
+    #[arg(long)]
+    busy_poll_us: Option<u64>,
     /// GSO segments per send (1..=64).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     gso_segments: Option<u64>,
@@ -295,6 +299,9 @@ impl Common {
         if let Some(n) = self.recv_budget {
             cfg.recv_budget = n;
         }
+        if let Some(us) = self.busy_poll_us {
+            cfg.busy_poll = Duration::from_micros(us);
+        }
         if let Some(n) = self.mtu {
             cfg.proto.mtu = n;
         }
@@ -319,7 +326,20 @@ impl Common {
             cfg.proto.min_rto = approxnet_proto::Duration::from_micros(us);
         }
         cfg.proto.validate().map_err(|e| e.to_string())?;
+        cfg.validate().map_err(|e| {
+            let RuntimeConfigError::OutOfRange { field, .. } = &e;
+            format!("--{}: {e}", option_for(field))
+        })?;
         Ok(cfg)
+    }
+}
+
+/// The command-line option that sets a `RuntimeConfig` field.
+fn option_for(field: &str) -> &'static str {
+    match field {
+        "busy_poll" => "busy-poll-us",
+        "socket.recv_buffer" | "socket.send_buffer" => "socket-buffer-kib",
+        _ => "runtime option",
     }
 }
 
@@ -457,6 +477,11 @@ mod tests {
             ),
             (vec!["server", "--rate-gain", "2"], "rate-gain"),
             (vec!["server", "--gso-segments", "65"], "gso-segments"),
+            (vec!["server", "--busy-poll-us", "10001"], "busy-poll-us"),
+            (
+                vec!["server", "--socket-buffer-kib", "1"],
+                "socket-buffer-kib",
+            ),
         ] {
             let e = parse(&args).err().unwrap_or_default();
             assert!(e.contains(needle), "{args:?}: {e}");

@@ -20,6 +20,8 @@ pub struct RecvStats {
     pub bytes: u64,
     /// `recvmmsg` calls that returned data.
     pub syscalls: u64,
+    /// `recvmmsg` calls that found nothing waiting (`EAGAIN`).
+    pub empty: u64,
     /// Slots that carried more than one GRO segment.
     pub gro_messages: u64,
     /// Datagrams larger than a slot: dropped.
@@ -48,6 +50,24 @@ pub struct Received<'a> {
     pub tos: Option<u8>,
 }
 
+/// The `recvmmsg` message headers and their iovecs, kept between calls so
+/// that a receive (or a busy-poll attempt) allocates nothing.
+struct Headers {
+    hdrs: Vec<libc::mmsghdr>,
+    iovs: Vec<libc::iovec>,
+}
+
+// SAFETY: the raw pointers inside are rewritten by `RecvQueue::recv` before
+// every syscall to point into the owning `RecvQueue`'s buffers and are never
+// read anywhere else, so moving the queue to another thread is sound.
+unsafe impl Send for Headers {}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Headers({})", self.hdrs.len())
+    }
+}
+
 /// Receive slots for one `recvmmsg`, bounded: `slots x slot_len` bytes.
 #[derive(Debug)]
 pub struct RecvQueue {
@@ -57,6 +77,7 @@ pub struct RecvQueue {
     meta: Vec<Meta>,
     addrs: Vec<libc::sockaddr_storage>,
     cmsgs: Vec<CmsgBuf>,
+    headers: Headers,
     filled: usize,
     /// Counters since creation.
     pub stats: RecvStats,
@@ -76,9 +97,20 @@ impl RecvQueue {
             // SAFETY: sockaddr_storage is plain data; all-zero is valid.
             addrs: vec![unsafe { std::mem::zeroed() }; slots],
             cmsgs: vec![CmsgBuf::new(); slots],
+            // SAFETY: all-zero mmsghdr / iovec are valid empty values.
+            headers: Headers {
+                hdrs: vec![unsafe { std::mem::zeroed() }; slots],
+                iovs: vec![unsafe { std::mem::zeroed() }; slots],
+            },
             filled: 0,
             stats: RecvStats::default(),
         }
+    }
+
+    /// Messages one [`RecvQueue::recv`] can return at most. A call that
+    /// fills fewer found the socket's queue empty after them.
+    pub fn slots(&self) -> usize {
+        self.slots
     }
 
     /// Bytes of receive memory this queue holds.
@@ -91,16 +123,17 @@ impl RecvQueue {
     pub fn recv(&mut self, sock: &Socket) -> io::Result<usize> {
         self.meta.clear();
         self.filled = 0;
-        // SAFETY: all-zero mmsghdr / iovec are valid empty values.
-        let mut hdrs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; self.slots];
-        let mut iovs: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; self.slots];
+        let Headers { hdrs, iovs } = &mut self.headers;
         for i in 0..self.slots {
             iovs[i] = libc::iovec {
                 // SAFETY: slot i lies inside self.buf.
                 iov_base: unsafe { self.buf.as_mut_ptr().add(i * self.slot_len) }.cast(),
                 iov_len: self.slot_len,
             };
+            // The kernel wrote lengths and flags back last time: reset them.
+            hdrs[i].msg_len = 0;
             let h = &mut hdrs[i].msg_hdr;
+            h.msg_flags = 0;
             h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
             h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
             h.msg_iov = &mut iovs[i];
@@ -109,8 +142,8 @@ impl RecvQueue {
             h.msg_controllen = self.cmsgs[i].0.len() as _;
         }
         let rc = loop {
-            // SAFETY: every header points at live buffers owned by self or
-            // by this frame, sized as declared.
+            // SAFETY: every header points at live buffers owned by self,
+            // sized as declared, rewritten just above.
             let rc = unsafe {
                 libc::recvmmsg(
                     sock.fd(),
@@ -124,6 +157,9 @@ impl RecvQueue {
                 break rc as usize;
             }
             let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::WouldBlock {
+                self.stats.empty += 1;
+            }
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }

@@ -43,7 +43,7 @@ impl Default for SocketOptions {
     fn default() -> Self {
         SocketOptions {
             kind: SocketKind::Udp,
-            recv_buffer: 4 << 20,
+            recv_buffer: DEFAULT_RECV_BUFFER,
             send_buffer: 4 << 20,
             gso: true,
             gro: true,
@@ -52,6 +52,23 @@ impl Default for SocketOptions {
         }
     }
 }
+
+/// The default receive buffer, 16 MiB. The receiver is a user-space
+/// process: while it is descheduled, arrivals queue here, and at 40 Gbit/s
+/// 4 MiB (the old default) lasts 0.8 ms. On the 2-core veth bench at load
+/// 6-7 the 4 MiB buffer overflowed in every run (loss 0.04-0.26 %, each
+/// drop a whole GSO super-datagram, each cutting the sender's rate); 16 MiB
+/// removed it (0-0.03 %) at the same CPU per GB (docs/performance.md,
+/// "Receive buffer"). It bounds, not reserves, kernel memory; without
+/// `CAP_NET_ADMIN` the kernel caps it at `net.core.rmem_max`.
+pub const DEFAULT_RECV_BUFFER: usize = 16 << 20;
+
+/// The smallest socket buffer a [`crate::RuntimeConfig`] accepts (64 KiB:
+/// one GRO / GSO super-datagram).
+pub const MIN_SOCKET_BUFFER: usize = 64 << 10;
+
+/// The largest socket buffer a [`crate::RuntimeConfig`] accepts (1 GiB).
+pub const MAX_SOCKET_BUFFER: usize = 1 << 30;
 
 /// A non-blocking UDP or UDP-Lite socket with the options approxnet uses.
 ///
