@@ -308,3 +308,22 @@ def test_per_port_weights_reach_a_fixed_point_on_random_instances() -> None:
             mine = _local(e, demand)[e.flow == f]
             assert mine.min() <= r[f] * (1 + 1e-3)
     assert iterated > 0  # the instances did exercise the iteration
+
+
+def test_capped_egress_limits_a_sender_and_profiles_flat_above_its_demand() -> None:
+    r = star(2)
+    job = Job("a", (0, 1), (Stage(0.0, ((0, 1),), 1000.0),))
+    capped = r.capped_egress({0: 0.25})
+    assert run([job], capped, FlowFair()).jct_ns["a"] == pytest.approx(4000.0)
+    # the profiler's share and the demand cap: the lower one holds
+    assert run([job], r.scaled_hosts(0.5).capped_egress({0: 0.25}), FlowFair()).jct_ns[
+        "a"
+    ] == pytest.approx(4000.0)
+    assert run([job], r.scaled_hosts(0.1).capped_egress({0: 0.25}), FlowFair()).jct_ns[
+        "a"
+    ] == pytest.approx(10000.0)
+    assert r.capacity[r.host_egress(0)] == 1.0  # the original is untouched
+    with pytest.raises(SabaError, match="above 0"):
+        r.capped_egress({0: 0.0})
+    with pytest.raises(SabaError, match="h9"):
+        r.capped_egress({9: 1.0})

@@ -108,6 +108,30 @@ class Routes:
                 cap[i] *= share
         return Routes(cap, self.node, self.peer, self.paths)
 
+    def host_egress(self, host: int) -> int:
+        """The link host `host` sends on (its NIC's egress)."""
+        i = self._egress().get(host)
+        if i is None:
+            raise TopologyError(f"no egress link recorded for host h{host}")
+        return i
+
+    def _egress(self) -> dict[int, int]:
+        return {int(n[1:]): i for i, n in enumerate(self.node) if n[:1] == "h" and n[1:].isdigit()}
+
+    def capped_egress(self, caps: Mapping[int, float]) -> Routes:
+        """The same network with host h's egress link at most ``caps[h]``
+        (bytes per ns): the ranks there cannot send faster, whatever the
+        network gives them (a demand below line rate)."""
+        cap = self.capacity.copy()
+        egress = self._egress()
+        for h, c in caps.items():
+            if not c > 0:
+                raise SabaError(f"egress cap of host h{h} must be above 0, got {c}")
+            if h not in egress:
+                raise TopologyError(f"no egress link recorded for host h{h}")
+            cap[egress[h]] = min(cap[egress[h]], c)
+        return Routes(cap, self.node, self.peer, self.paths)
+
 
 def _toml_value(v: object) -> str:
     if isinstance(v, bool):
