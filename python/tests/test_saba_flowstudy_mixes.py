@@ -80,3 +80,15 @@ def test_bad_mix_and_shared_capped_hosts_are_refused() -> None:
         flowstudy.demand_caps([flowstudy.Spec("y", 1, 1.0, 1.0, (1,), 0.0)], [job], star(2))
     with pytest.raises(SabaError, match="mix"):
         flowstudy.FlowStudy({}, 40, 4, mix="lr").check()
+
+
+def test_overlap_mix_keeps_the_uniform_stages_and_an_overlapped_profile_is_flat_first() -> None:
+    uni = flowstudy.workload_specs(20, 4, 7)
+    ovl = flowstudy.workload_specs(20, 4, 7, "overlap")
+    assert [(s.compute_ms, s.comm_ms) for s in uni] == [(s.compute_ms, s.comm_ms) for s in ovl]
+    assert 0 < sum(s.overlap for s in ovl) < 20
+    # compute 2 ms hides 1 ms of communication down to half the link
+    spec = flowstudy.Spec("x", 2, 2.0, 1.0, (1,), overlap=True)
+    prof = dict(flowstudy.profile([spec], star(4), 4)["x"][0])
+    assert prof[0.5] == pytest.approx(1.0) and prof[0.9] == pytest.approx(1.0)
+    assert prof[0.25] == pytest.approx(2.0, rel=1e-6)  # 4 ms of flows over 2 ms

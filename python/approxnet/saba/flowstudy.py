@@ -67,7 +67,8 @@ class Spec:
     top rate). `demand`: the rank's top sending rate as a fraction of its
     link (1 = line rate; below 1 its NIC egress is capped there, in the
     profile and at run time), so alone a stage's communication takes
-    `comm_ms` whatever the demand."""
+    `comm_ms` whatever the demand. `overlap`: the communication runs
+    during the computation (a stage takes the longer of the two)."""
 
     name: str
     stages: int
@@ -75,6 +76,7 @@ class Spec:
     comm_ms: float
     shifts: tuple[int, ...]
     demand: float = 1.0
+    overlap: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class FlowStudy:
 
 
 #: Workload mixes of :func:`workload_specs`.
-MIXES = ("uniform", "paper", "demand")
+MIXES = ("uniform", "paper", "demand", "overlap")
 
 #: Communication fraction f of a stage (comm / (compute + comm) at line
 #: rate) spanning the paper's testbed profiles: at 25 % of the link a
@@ -152,11 +154,17 @@ def workload_specs(n: int = 20, fanout: int = 4, seed: int = 7, mix: str = "unif
       line rate;
     * ``demand``: the ``uniform`` workloads, each rank sending at most a
       fraction U(DEMAND_RANGE) of its link (drawn from a second stream, so
-      everything else is the ``uniform`` mix's)."""
+      everything else is the ``uniform`` mix's);
+    * ``overlap``: the ``uniform`` workloads, each with probability 1/2
+      (a third stream) overlapping its communication with its computation
+      — what makes PageRank insensitive in seed 003 §2.3 (Fig. 2b): such
+      a workload sends as much, but is slowed only once its communication
+      outlasts its computation."""
     if mix not in MIXES:
         raise SabaError(f"mix must be one of {', '.join(MIXES)}, got {mix!r}")
     rng = np.random.default_rng(seed)
     demand_rng = np.random.default_rng([seed, 1])
+    overlap_rng = np.random.default_rng([seed, 2])
     specs = []
     for k in range(n):
         stages = int(rng.integers(3, 7))
@@ -169,7 +177,8 @@ def workload_specs(n: int = 20, fanout: int = 4, seed: int = 7, mix: str = "unif
             comm_ms = float(10 ** rng.uniform(-0.5, 1.0))
         shifts = tuple(sorted(int(x) for x in rng.choice(np.arange(1, 9), fanout, replace=False)))
         demand = float(demand_rng.uniform(*DEMAND_RANGE)) if mix == "demand" else 1.0
-        specs.append(Spec(f"w{k:02d}", stages, compute_ms, comm_ms, shifts, demand))
+        overlap = bool(overlap_rng.random() < 0.5) if mix == "overlap" else False
+        specs.append(Spec(f"w{k:02d}", stages, compute_ms, comm_ms, shifts, demand, overlap))
     return specs
 
 
@@ -196,7 +205,7 @@ def make_job(spec: Spec, hosts: Sequence[int], comm_scale: float = 1.0) -> Job:
     n = len(hosts)
     pairs = tuple((i, (i + s) % n) for i in range(n) for s in spec.shifts if (i + s) % n != i)
     per_flow = spec.comm_ms * comm_scale * 1e6 * BYTES_PER_NS * spec.demand / len(spec.shifts)
-    stage = Stage(spec.compute_ms * 1e6, pairs, per_flow)
+    stage = Stage(spec.compute_ms * 1e6, pairs, per_flow, spec.overlap)
     return Job(spec.name, tuple(hosts), (stage,) * spec.stages)
 
 

@@ -227,11 +227,15 @@ class SimTopology:
 @dataclass(frozen=True)
 class Stage:
     """Compute for `compute_ns`, then send `bytes` for each (rank, rank)
-    pair; the stage ends when they have all arrived."""
+    pair; the stage ends when they have all arrived. With `overlap` the
+    flows start with the computation and the stage ends when both are
+    done (communication hidden behind computation, as PageRank's in seed
+    003 §2.3, Fig. 2b)."""
 
     compute_ns: float
     pairs: tuple[tuple[int, int], ...]
     bytes: float
+    overlap: bool = False
 
 
 @dataclass(frozen=True)
@@ -523,6 +527,7 @@ def run(
     stage = [0] * n_jobs
     compute_end = [jobs[j].stages[0].compute_ns for j in range(n_jobs)]
     pending = [0] * n_jobs  # flows of the current stage not yet arrived
+    computing = [False] * n_jobs  # an overlapped stage's computation still running
     done: dict[str, float] = {}
     f_job: list[int] = []
     f_size: list[float] = []
@@ -551,7 +556,7 @@ def run(
             f_path.append(routes.path(hosts[a], hosts[b]))
             n += 1
         pending[j] = n
-        if n == 0:
+        if n == 0 and not computing[j]:
             finish_stage(j)
 
     def finish_stage(j: int) -> None:
@@ -564,13 +569,29 @@ def run(
             dirty = True
         else:
             compute_end[j] = t + jobs[j].stages[stage[j]].compute_ns
+            begin_overlap(j)
+
+    def begin_overlap(j: int) -> None:
+        nonlocal dirty
+        if jobs[j].stages[stage[j]].overlap:
+            computing[j] = True
+            start_comm(j)
+            dirty = True
+
+    for j in range(n_jobs):
+        begin_overlap(j)
 
     while len(done) < n_jobs:
         # compute phases ending now
         for j in range(n_jobs):
             if compute_end[j] <= t:
                 compute_end[j] = np.inf
-                start_comm(j)
+                if computing[j]:  # overlapped: the flows started with it
+                    computing[j] = False
+                    if pending[j] == 0:
+                        finish_stage(j)
+                else:
+                    start_comm(j)
                 dirty = True
         if len(done) == n_jobs:
             break
@@ -632,7 +653,7 @@ def run(
             dirty = True
             for j in gone:
                 pending[j] -= 1
-                if pending[j] == 0:
+                if pending[j] == 0 and not computing[j]:
                     finish_stage(j)
         else:
             f_rem[:] = rem.tolist()
