@@ -1,11 +1,13 @@
 """What eq. 2 can gain on one port, per workload mix, before any network
-effect (docs/experiments/saba.md, "What differs from the seed").
+effect (docs/experiments/saba.md, "Fidelity check" (d)).
 
 For n apps drawn from a mix sharing one port, each using the whole port
 (eq. 2's premise), a static split w gives app i the slowdown D_i(w_i) of
 its *true* profile (the staged job's: ``1 - f + f max(1, x / w)`` for
-communication fraction f and demand x — the flow model's profile exactly,
-checked against flowstudy.profile in test_saba_flowstudy_mixes.py).
+communication fraction f and demand x; ``max(1 - f, f x / w) / max(1 -
+f, f)`` where the communication overlaps the computation — the flow
+model's profiles, checked against flowstudy.profile in
+test_saba_flowstudy_mixes.py).
 Compared with the equal split, per draw:
 
 * ``oracle``: eq. 2 solved on the true profiles (convex: SLSQP finds the
@@ -41,16 +43,21 @@ from approxnet.saba.solver import default_floors, solve_fast
 OUT = Path(__file__).resolve().parents[2] / "results" / "saba"
 
 
-def true_d(f: np.ndarray, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The staged job's profile at share w."""
-    return np.asarray(1.0 - f + f * np.maximum(1.0, x / w), dtype=float)
+def true_d(f: np.ndarray, x: np.ndarray, w: np.ndarray, ov: np.ndarray | None = None) -> np.ndarray:
+    """The staged job's profile at share w; where `ov`, communication
+    overlapped with computation: max(1 - f, f x / w) / max(1 - f, f)."""
+    seq = 1.0 - f + f * np.maximum(1.0, x / w)
+    if ov is None:
+        return np.asarray(seq, dtype=float)
+    over = np.maximum(1.0 - f, f * np.maximum(1.0, x / w)) / np.maximum(1.0 - f, f)
+    return np.asarray(np.where(ov, over, seq), dtype=float)
 
 
-def oracle(f: np.ndarray, x: np.ndarray, floors: list[float]) -> np.ndarray:
+def oracle(f: np.ndarray, x: np.ndarray, ov: np.ndarray, floors: list[float]) -> np.ndarray:
     """Eq. 2 on the true (convex) profiles."""
     n = len(f)
     res = minimize(
-        lambda w: float(true_d(f, x, w).sum()),
+        lambda w: float(true_d(f, x, w, ov).sum()),
         np.full(n, 1.0 / n),
         method="SLSQP",
         bounds=[(lo, 1.0) for lo in floors],
@@ -73,14 +80,16 @@ def main(argv: list[str] | None = None) -> int:
             specs = flowstudy.workload_specs(20, 4, ws, mix)
             f = np.array([s.comm_ms / (s.comm_ms + s.compute_ms) for s in specs])
             x = np.array([s.demand for s in specs])
+            ov = np.array([s.overlap for s in specs])
             cubic = []
             for i in range(len(specs)):
                 samples = [
-                    (b, float(true_d(f[i : i + 1], x[i : i + 1], np.array([b]))[0])) for b in SHARES
+                    (b, float(true_d(f[i : i + 1], x[i : i + 1], np.array([b]), ov[i : i + 1])[0]))
+                    for b in SHARES
                 ]
                 cubic.append(fit(samples, 3).padded())
-            d25 = true_d(f, x, np.full(len(f), 0.25))
-            d05 = true_d(f, x, np.full(len(f), 0.05))
+            d25 = true_d(f, x, np.full(len(f), 0.25), ov)
+            d05 = true_d(f, x, np.full(len(f), 0.05), ov)
             rng = np.random.default_rng(ws)
             for n in args.apps:
                 floors = default_floors(n, 1.0)
@@ -91,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
                         if n == len(specs)
                         else rng.choice(len(specs), n, replace=False)
                     )
-                    fi, xi = f[idx], x[idx]
-                    eq = true_d(fi, xi, np.full(n, 1.0 / n))
-                    wo = oracle(fi, xi, floors)
+                    fi, xi, oi = f[idx], x[idx], ov[idx]
+                    eq = true_d(fi, xi, np.full(n, 1.0 / n), oi)
+                    wo = oracle(fi, xi, oi, floors)
                     wc = np.array(solve_fast([cubic[i] for i in idx], floors, 1.0).weights)
-                    do, dc = true_d(fi, xi, wo), true_d(fi, xi, wc)
+                    do, dc = true_d(fi, xi, wo, oi), true_d(fi, xi, wc, oi)
                     acc["o_sum"].append(do.sum() / eq.sum())
                     acc["c_sum"].append(dc.sum() / eq.sum())
                     acc["o_gm"].append(float(np.exp(np.mean(np.log(eq / do)))))
