@@ -10,8 +10,11 @@ or from a baseline policy.
   ``fluid.record_paths`` and reads every pair's egress ports and every
   link's capacity (so paths are exactly the fluid mode's ECMP choices).
 * **Jobs** are bulk-synchronous like the fluid mode's ``[[staged]]``: a
-  stage is a compute delay then one flow per (rank, rank) pair; the next
-  stage starts when every flow of the stage has arrived. No path latency
+  stage is a compute delay then one flow per (rank, rank) pair (or, for
+  an overlapped stage, both at once, the stage ending when both are done);
+  the next stage starts when every flow of the stage has arrived. A
+  sender below line rate is a cap on its host's egress link
+  (:meth:`Routes.capped_egress`). No path latency
   (the study's flows are megabytes at 56 Gbit/s; the topology is given
   zero link delay).
 * **Policies** say, per (flow, link), the priority level, the queue and
