@@ -91,9 +91,9 @@ SCALES = {
 }
 
 
-def workload_specs(seed: int = 7) -> list[Spec]:
+def workload_specs(seed: int = 7, mix: str = "uniform", fanout: int = FANOUT) -> list[Spec]:
     """The study's 20 synthetic workloads (`approxnet.saba.flowstudy`)."""
-    return flowstudy.workload_specs(WORKLOADS, FANOUT, seed)
+    return flowstudy.workload_specs(WORKLOADS, fanout, seed, mix)
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,16 @@ def main(argv: list[str] | None = None) -> int:
         help="sharing solver: fluidexact.solve (certified) or fluidshare.allocate",
     )
 
+    ap.add_argument(
+        "--mix",
+        choices=flowstudy.MIXES,
+        default="uniform",
+        help="workload mix (flowstudy.workload_specs): the study's own, the paper's "
+        "testbed range, or demand-limited",
+    )
+    ap.add_argument(
+        "--fanout", type=int, default=FANOUT, help="peers each rank sends to per stage (1-8)"
+    )
     ap.add_argument("--degree", type=int, choices=(1, 2, 3), default=3, help="models' degree")
     ap.add_argument(
         "--comm-scale", type=float, default=1.0, help="runtime communication x the profiled"
@@ -153,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.comm_scale > 0:
         ap.error("--comm-scale must be > 0")
     sc = SCALES[args.scale]
-    specs = workload_specs(args.workload_seed)
+    if not 1 <= args.fanout <= 8:
+        ap.error("--fanout must be 1..8")
+    specs = workload_specs(args.workload_seed, args.mix, args.fanout)
     hosts, rack = sc.hosts, sc.rack
     pairs: set[tuple[int, int]] = set()
     for seed in args.seeds:
@@ -169,14 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     with open(OUT / f"sim_{args.scale}{args.tag}_models.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(
-            ["workload", "stages", "compute_ms", "comm_ms"]
+            ["workload", "stages", "compute_ms", "comm_ms", "demand"]
             + [f"slowdown_{s:g}" for s in SHARES]
             + ["r2_k1", "r2_k2", "r2_k3", "c0", "c1", "c2", "c3"]
         )
         for s in specs:
             p = prof[s.name]
             w.writerow(
-                [s.name, s.stages, f"{s.compute_ms:.3f}", f"{s.comm_ms:.3f}"]
+                [s.name, s.stages, f"{s.compute_ms:.3f}", f"{s.comm_ms:.3f}", f"{s.demand:.3f}"]
                 + [f"{d:.4f}" for _, d in p.samples]
                 + [f"{p.fits[k].r2:.4f}" for k in (1, 2, 3)]
                 + [f"{c:.6g}" for c in p.fits[3].padded()]
@@ -187,9 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     speed_rows: list[list[object]] = []
     for seed in args.seeds:
         jobs = placement(specs, hosts, seed, args.comm_scale)
+        # a demand below line rate is a cap on the NIC's egress (one
+        # instance per server, so the cap is the workload's)
+        net = routes.capped_egress(flowstudy.demand_caps(specs, jobs, routes))
         sizes = [st.bytes for j in jobs for st in j.stages for _ in st.pairs]
         t0 = time.time()
-        base = run(jobs, routes, FlowFair(), batch=args.batch, tol=args.tol, solver=args.solver)
+        base = run(jobs, net, FlowFair(), batch=args.batch, tol=args.tol, solver=args.solver)
         print(
             f"seed {seed} flow_maxmin: {time.time() - t0:.1f} s, {base.solves} solves, "
             f"{base.iterations} iterations",
@@ -200,14 +215,14 @@ def main(argv: list[str] | None = None) -> int:
         for scheme in schemes:
             t0 = time.time()
             if scheme == "app_maxmin":
-                pol: Policy = PortQueues.per_app(jobs, routes)
+                pol: Policy = PortQueues.per_app(jobs, net)
             elif scheme.startswith("saba"):
                 rest = scheme[4:]
                 dist = rest.endswith("_dist")
                 rest = rest.removesuffix("_dist")
                 q = None if rest == "_unlimited" else int(rest)
                 pol = SabaPolicy(
-                    jobs, models, routes, queues=q, controllers=4 if dist else 1, seed=seed
+                    jobs, models, net, queues=q, controllers=4 if dist else 1, seed=seed
                 )
             elif scheme == "homa_like":
                 pol = SrptLevels(sizes, levels=8)
@@ -216,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 raise SystemExit(f"unknown scheme {scheme!r}")
             setup = time.time() - t0
-            r = run(jobs, routes, pol, batch=args.batch, tol=args.tol, solver=args.solver)
+            r = run(jobs, net, pol, batch=args.batch, tol=args.tol, solver=args.solver)
             sp = [base.jct_ns[j.name] / r.jct_ns[j.name] for j in jobs]
             for j in jobs:
                 jct_rows.append([seed, scheme, j.name, f"{r.jct_ns[j.name]:.1f}"])

@@ -104,3 +104,24 @@ def test_table_round_trip_and_errors(tmp_path: Path) -> None:
         again.get("lr", 2)
     with pytest.raises(TableError, match="workloads: lr"):
         again.get("pr")
+
+
+def test_monotone_fit_of_a_steep_profile_where_slsqp_stalls_at_the_optimum() -> None:
+    # a flow-model profile (f = 0.66 of a stage at line rate) on which
+    # SLSQP ends with "positive directional derivative for linesearch" at
+    # ftol 1e-14: the optimum to rounding, which the fit must accept
+    samples = [
+        (0.05, 13.524658378964535),
+        (0.1, 6.93273291635162),
+        (0.25, 2.977577638783874),
+        (0.5, 1.6591925462612915),
+        (0.75, 1.219730848753764),
+        (0.9, 1.0732436162512546),
+        (1.0, 1.0),
+    ]
+    m = fit(samples, 2)
+    validate(m.coeffs, max_rise=1e-6)
+    # the quadratic's vertex at b = 1 (the constraint binds), R² of the
+    # least-squares fit under it
+    assert m.coeffs[1] == pytest.approx(-2.0 * m.coeffs[2], rel=1e-6)
+    assert 0.7 < m.r2 < 0.8

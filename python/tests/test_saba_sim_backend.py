@@ -308,3 +308,37 @@ def test_per_port_weights_reach_a_fixed_point_on_random_instances() -> None:
             mine = _local(e, demand)[e.flow == f]
             assert mine.min() <= r[f] * (1 + 1e-3)
     assert iterated > 0  # the instances did exercise the iteration
+
+
+def test_capped_egress_limits_a_sender_and_profiles_flat_above_its_demand() -> None:
+    r = star(2)
+    job = Job("a", (0, 1), (Stage(0.0, ((0, 1),), 1000.0),))
+    capped = r.capped_egress({0: 0.25})
+    assert run([job], capped, FlowFair()).jct_ns["a"] == pytest.approx(4000.0)
+    # the profiler's share and the demand cap: the lower one holds
+    assert run([job], r.scaled_hosts(0.5).capped_egress({0: 0.25}), FlowFair()).jct_ns[
+        "a"
+    ] == pytest.approx(4000.0)
+    assert run([job], r.scaled_hosts(0.1).capped_egress({0: 0.25}), FlowFair()).jct_ns[
+        "a"
+    ] == pytest.approx(10000.0)
+    assert r.capacity[r.host_egress(0)] == 1.0  # the original is untouched
+    with pytest.raises(SabaError, match="above 0"):
+        r.capped_egress({0: 0.0})
+    with pytest.raises(SabaError, match="h9"):
+        r.capped_egress({9: 1.0})
+
+
+def test_an_overlapped_stage_takes_the_longer_of_compute_and_communication() -> None:
+    r = star(4)
+    pairs = ((0, 1), (1, 2), (2, 3), (3, 0))
+
+    def jct(compute: float, routes: Routes) -> float:
+        job = Job("a", (0, 1, 2, 3), (Stage(compute, pairs, 1000.0, overlap=True),) * 2)
+        return run([job], routes, FlowFair()).jct_ns["a"]
+
+    # 1000 B at 1 B/ns per flow, during the computation
+    assert jct(3000.0, r) == pytest.approx(6000.0)  # compute-bound: the flows are hidden
+    assert jct(500.0, r) == pytest.approx(2000.0)  # communication-bound
+    assert jct(3000.0, r.scaled_hosts(0.25)) == pytest.approx(8000.0)  # 4000 ns of flows
+    assert jct(0.0, r) == pytest.approx(2000.0)

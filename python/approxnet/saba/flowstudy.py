@@ -45,7 +45,9 @@ __all__ = [
     "Spec",
     "FlowStudy",
     "StudyRows",
+    "MIXES",
     "workload_specs",
+    "demand_caps",
     "make_job",
     "placement",
     "policy",
@@ -61,13 +63,20 @@ BYTES_PER_NS = 56.0 / 8.0
 @dataclass(frozen=True)
 class Spec:
     """One synthetic workload: `stages` x (compute, then one flow to each
-    of `shifts` ranks ahead carrying `comm_ms` / len(shifts) of the link)."""
+    of `shifts` ranks ahead carrying `comm_ms` / len(shifts) of the rank's
+    top rate). `demand`: the rank's top sending rate as a fraction of its
+    link (1 = line rate; below 1 its NIC egress is capped there, in the
+    profile and at run time), so alone a stage's communication takes
+    `comm_ms` whatever the demand. `overlap`: the communication runs
+    during the computation (a stage takes the longer of the two)."""
 
     name: str
     stages: int
     compute_ms: float
     comm_ms: float
     shifts: tuple[int, ...]
+    demand: float = 1.0
+    overlap: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,7 @@ class FlowStudy:
     tol: float = 1e-6
     degree: int = 3
     comm_scale: float = 1.0
+    mix: str = "uniform"
 
     def check(self) -> None:
         """`SabaError` naming the first bad field."""
@@ -103,34 +113,99 @@ class FlowStudy:
             raise SabaError(f"degree must be 1, 2 or 3, got {self.degree}")
         if not self.comm_scale > 0:
             raise SabaError(f"comm_scale must be above 0, got {self.comm_scale}")
+        if self.mix not in MIXES:
+            raise SabaError(f"mix must be one of {', '.join(MIXES)}, got {self.mix!r}")
         if not self.seeds:
             raise SabaError("seeds must not be empty")
         for s in self.schemes:
             _check_scheme(s)
 
 
-def workload_specs(n: int = 20, fanout: int = 4, seed: int = 7) -> list[Spec]:
+#: Workload mixes of :func:`workload_specs`.
+MIXES = ("uniform", "paper", "demand", "overlap")
+
+#: Communication fraction f of a stage (comm / (compute + comm) at line
+#: rate) spanning the paper's testbed profiles: at 25 % of the link a
+#: line-rate staged job slows by D(0.25) = 1 + 3 f, and seed 003 §2.1
+#: (Fig. 1a) reports 1.1x (Sort) to 3.4x (LR) at 25 %, so f in
+#: [0.1 / 3, 2.4 / 3]. The same form fits the paper's other line-rate
+#: points: LR 1.3x at 75 % (§2.1, §4.2; f = 0.8 gives 1.27x), LR 172 ->
+#: 447 s and PR 310 -> 427 s from 75 to 25 % (§2.3, Fig. 2: 2.59x and
+#: 1.37x; f = 0.8 and 0.13 give 2.68x and 1.34x).
+PAPER_F = ((1.1 - 1.0) / 3.0, (3.4 - 1.0) / 3.0)
+
+#: Demand range of the ``demand`` mix (fraction of the link a rank can
+#: send at). SQL in seed 003 §4.2 (Fig. 5): 1.2x at 25 %, 2.2x at 10 %,
+#: which a line-rate staged job cannot give (D(0.25) = 1.2 -> D(0.1) = 1.6)
+#: but one sending at most x = 0.36 of the link with f = 0.47 does
+#: (D(b) = 1 - f + f x / b below x, 1 above).
+DEMAND_RANGE = (0.25, 1.0)
+
+
+def workload_specs(n: int = 20, fanout: int = 4, seed: int = 7, mix: str = "uniform") -> list[Spec]:
     """`n` synthetic workloads (§8.1: compute and communication stages, the
-    amounts and stage counts varied so that sensitivities vary): 3-6
-    stages, compute and communication each 10^U(-0.5, 1) ms, `fanout`
-    distinct shifts of 1-8 ranks."""
+    amounts and stage counts varied so that sensitivities vary), 3-6
+    stages, `fanout` distinct shifts of 1-8 ranks, by `mix`:
+
+    * ``uniform`` (the study's own): compute and communication each
+      10^U(-0.5, 1) ms, at line rate;
+    * ``paper``: a stage of 10^U(-0.2, 1.3) ms split by a communication
+      fraction f ~ U(PAPER_F) (the paper's testbed range, see PAPER_F), at
+      line rate;
+    * ``demand``: the ``uniform`` workloads, each rank sending at most a
+      fraction U(DEMAND_RANGE) of its link (drawn from a second stream, so
+      everything else is the ``uniform`` mix's);
+    * ``overlap``: the ``uniform`` workloads, each with probability 1/2
+      (a third stream) overlapping its communication with its computation
+      — what makes PageRank insensitive in seed 003 §2.3 (Fig. 2b): such
+      a workload sends as much, but is slowed only once its communication
+      outlasts its computation."""
+    if mix not in MIXES:
+        raise SabaError(f"mix must be one of {', '.join(MIXES)}, got {mix!r}")
     rng = np.random.default_rng(seed)
+    demand_rng = np.random.default_rng([seed, 1])
+    overlap_rng = np.random.default_rng([seed, 2])
     specs = []
     for k in range(n):
         stages = int(rng.integers(3, 7))
-        compute_ms = float(10 ** rng.uniform(-0.5, 1.0))
-        comm_ms = float(10 ** rng.uniform(-0.5, 1.0))
+        if mix == "paper":
+            total = float(10 ** rng.uniform(-0.2, 1.3))
+            f = float(rng.uniform(*PAPER_F))
+            compute_ms, comm_ms = (1.0 - f) * total, f * total
+        else:
+            compute_ms = float(10 ** rng.uniform(-0.5, 1.0))
+            comm_ms = float(10 ** rng.uniform(-0.5, 1.0))
         shifts = tuple(sorted(int(x) for x in rng.choice(np.arange(1, 9), fanout, replace=False)))
-        specs.append(Spec(f"w{k:02d}", stages, compute_ms, comm_ms, shifts))
+        demand = float(demand_rng.uniform(*DEMAND_RANGE)) if mix == "demand" else 1.0
+        overlap = bool(overlap_rng.random() < 0.5) if mix == "overlap" else False
+        specs.append(Spec(f"w{k:02d}", stages, compute_ms, comm_ms, shifts, demand, overlap))
     return specs
+
+
+def demand_caps(specs: Sequence[Spec], jobs: Sequence[Job], routes: Routes) -> dict[int, float]:
+    """Egress caps (bytes per ns, for :meth:`Routes.capped_egress`) of the
+    hosts of the jobs whose workload sends below line rate (``jobs[i]``
+    runs ``specs[i]``); a host running two capped instances is an error
+    (the cap is its NIC's)."""
+    caps: dict[int, float] = {}
+    for spec, job in zip(specs, jobs, strict=True):
+        if not 0.0 < spec.demand <= 1.0:
+            raise SabaError(f"{spec.name}: demand must be in (0, 1], got {spec.demand}")
+        if spec.demand == 1.0:
+            continue
+        for h in job.hosts:
+            if h in caps:
+                raise SabaError(f"host h{h} runs two demand-capped instances")
+            caps[h] = spec.demand * float(routes.capacity[routes.host_egress(h)])
+    return caps
 
 
 def make_job(spec: Spec, hosts: Sequence[int], comm_scale: float = 1.0) -> Job:
     """`spec` on `hosts` (rank i on hosts[i]), communication x `comm_scale`."""
     n = len(hosts)
     pairs = tuple((i, (i + s) % n) for i in range(n) for s in spec.shifts if (i + s) % n != i)
-    per_flow = spec.comm_ms * comm_scale * 1e6 * BYTES_PER_NS / len(spec.shifts)
-    stage = Stage(spec.compute_ms * 1e6, pairs, per_flow)
+    per_flow = spec.comm_ms * comm_scale * 1e6 * BYTES_PER_NS * spec.demand / len(spec.shifts)
+    stage = Stage(spec.compute_ms * 1e6, pairs, per_flow, spec.overlap)
     return Job(spec.name, tuple(hosts), (stage,) * spec.stages)
 
 
@@ -205,9 +280,10 @@ def profile(
     out = {}
     for spec in specs:
         job = make_job(spec, list(range(rack)))
+        caps = demand_caps([spec], [job], routes)
         times = {}
         for share in SHARES:
-            r = run([job], routes.scaled_hosts(share), FlowFair())
+            r = run([job], routes.scaled_hosts(share).capped_egress(caps), FlowFair())
             times[share] = r.jct_ns[job.name] / 1e9
         samples = slowdowns(times)
         out[spec.name] = (samples, {k: fit(samples, k) for k in (1, 2, 3)})
@@ -218,7 +294,7 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
     """Profiles, then runs every seed's placement under the baseline and
     each scheme."""
     study.check()
-    specs = workload_specs(study.workloads, study.fanout, study.workload_seed)
+    specs = workload_specs(study.workloads, study.fanout, study.workload_seed, study.mix)
     pairs: set[tuple[int, int]] = set()
     for seed in study.seeds:
         for j in placement(specs, study.hosts, seed):
@@ -236,6 +312,7 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
             "stages": s.stages,
             "compute_ms": s.compute_ms,
             "comm_ms": s.comm_ms,
+            "demand": s.demand,
         }
         row.update({f"slowdown_{b:g}": d for b, d in samples})
         row.update({f"r2_k{k}": fits[k].r2 for k in (1, 2, 3)})
@@ -244,7 +321,8 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
     models = {n: list(fits[study.degree].coeffs) for n, (_, fits) in prof.items()}
     for seed in study.seeds:
         jobs = placement(specs, study.hosts, seed, study.comm_scale)
-        base = run(jobs, routes, FlowFair(), batch=study.batch, tol=study.tol)
+        net = routes.capped_egress(demand_caps(specs, jobs, routes))
+        base = run(jobs, net, FlowFair(), batch=study.batch, tol=study.tol)
         rows.jct += [
             {
                 "seed": seed,
@@ -256,9 +334,7 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
         ]
         log(f"seed {seed} flow_maxmin: {base.solves} solves")
         for scheme in study.schemes:
-            r = run(
-                jobs, routes, policy(scheme, jobs, models, routes, seed), study.batch, study.tol
-            )
+            r = run(jobs, net, policy(scheme, jobs, models, net, seed), study.batch, study.tol)
             sp = [base.jct_ns[j.name] / r.jct_ns[j.name] for j in jobs]
             rows.jct += [
                 {"seed": seed, "scheme": scheme, "workload": j.name, "jct_ns": r.jct_ns[j.name]}

@@ -149,7 +149,13 @@ def _monotone_fit(b: np.ndarray, d: np.ndarray, degree: int) -> tuple[float, ...
         constraints=[{"type": "ineq", "fun": lambda c: -(slope @ c), "jac": lambda c: -slope}],
         options={"ftol": 1e-14, "maxiter": 1000},
     )
-    if not res.success:
+    # SLSQP's exit 8 ("positive directional derivative for linesearch")
+    # means no step along its search direction lowers the objective: at
+    # ftol 1e-14 on an objective of ~30 (a steep, 13x-at-5 % profile) that
+    # is the optimum to rounding; accepted when the slope constraint holds
+    scale = max(1.0, float(np.abs(slope @ res.x).max()))
+    stalled = res.status == 8 and float((slope @ res.x).max()) <= 1e-9 * scale
+    if not (res.success or stalled):
         raise ModelError(f"the monotone fit of degree {degree} failed: {res.message}")
     return tuple(float(c) for c in res.x)
 

@@ -10,8 +10,11 @@ or from a baseline policy.
   ``fluid.record_paths`` and reads every pair's egress ports and every
   link's capacity (so paths are exactly the fluid mode's ECMP choices).
 * **Jobs** are bulk-synchronous like the fluid mode's ``[[staged]]``: a
-  stage is a compute delay then one flow per (rank, rank) pair; the next
-  stage starts when every flow of the stage has arrived. No path latency
+  stage is a compute delay then one flow per (rank, rank) pair (or, for
+  an overlapped stage, both at once, the stage ending when both are done);
+  the next stage starts when every flow of the stage has arrived. A
+  sender below line rate is a cap on its host's egress link
+  (:meth:`Routes.capped_egress`). No path latency
   (the study's flows are megabytes at 56 Gbit/s; the topology is given
   zero link delay).
 * **Policies** say, per (flow, link), the priority level, the queue and
@@ -106,6 +109,30 @@ class Routes:
         for i, (n, p) in enumerate(zip(self.node, self.peer, strict=True)):
             if n.startswith("h") or p.startswith("h"):
                 cap[i] *= share
+        return Routes(cap, self.node, self.peer, self.paths)
+
+    def host_egress(self, host: int) -> int:
+        """The link host `host` sends on (its NIC's egress)."""
+        i = self._egress().get(host)
+        if i is None:
+            raise TopologyError(f"no egress link recorded for host h{host}")
+        return i
+
+    def _egress(self) -> dict[int, int]:
+        return {int(n[1:]): i for i, n in enumerate(self.node) if n[:1] == "h" and n[1:].isdigit()}
+
+    def capped_egress(self, caps: Mapping[int, float]) -> Routes:
+        """The same network with host h's egress link at most ``caps[h]``
+        (bytes per ns): the ranks there cannot send faster, whatever the
+        network gives them (a demand below line rate)."""
+        cap = self.capacity.copy()
+        egress = self._egress()
+        for h, c in caps.items():
+            if not c > 0:
+                raise SabaError(f"egress cap of host h{h} must be above 0, got {c}")
+            if h not in egress:
+                raise TopologyError(f"no egress link recorded for host h{h}")
+            cap[egress[h]] = min(cap[egress[h]], c)
         return Routes(cap, self.node, self.peer, self.paths)
 
 
@@ -203,11 +230,15 @@ class SimTopology:
 @dataclass(frozen=True)
 class Stage:
     """Compute for `compute_ns`, then send `bytes` for each (rank, rank)
-    pair; the stage ends when they have all arrived."""
+    pair; the stage ends when they have all arrived. With `overlap` the
+    flows start with the computation and the stage ends when both are
+    done (communication hidden behind computation, as PageRank's in seed
+    003 §2.3, Fig. 2b)."""
 
     compute_ns: float
     pairs: tuple[tuple[int, int], ...]
     bytes: float
+    overlap: bool = False
 
 
 @dataclass(frozen=True)
@@ -499,6 +530,7 @@ def run(
     stage = [0] * n_jobs
     compute_end = [jobs[j].stages[0].compute_ns for j in range(n_jobs)]
     pending = [0] * n_jobs  # flows of the current stage not yet arrived
+    computing = [False] * n_jobs  # an overlapped stage's computation still running
     done: dict[str, float] = {}
     f_job: list[int] = []
     f_size: list[float] = []
@@ -527,7 +559,7 @@ def run(
             f_path.append(routes.path(hosts[a], hosts[b]))
             n += 1
         pending[j] = n
-        if n == 0:
+        if n == 0 and not computing[j]:
             finish_stage(j)
 
     def finish_stage(j: int) -> None:
@@ -540,13 +572,29 @@ def run(
             dirty = True
         else:
             compute_end[j] = t + jobs[j].stages[stage[j]].compute_ns
+            begin_overlap(j)
+
+    def begin_overlap(j: int) -> None:
+        nonlocal dirty
+        if jobs[j].stages[stage[j]].overlap:
+            computing[j] = True
+            start_comm(j)
+            dirty = True
+
+    for j in range(n_jobs):
+        begin_overlap(j)
 
     while len(done) < n_jobs:
         # compute phases ending now
         for j in range(n_jobs):
             if compute_end[j] <= t:
                 compute_end[j] = np.inf
-                start_comm(j)
+                if computing[j]:  # overlapped: the flows started with it
+                    computing[j] = False
+                    if pending[j] == 0:
+                        finish_stage(j)
+                else:
+                    start_comm(j)
                 dirty = True
         if len(done) == n_jobs:
             break
@@ -608,7 +656,7 @@ def run(
             dirty = True
             for j in gone:
                 pending[j] -= 1
-                if pending[j] == 0:
+                if pending[j] == 0 and not computing[j]:
                     finish_stage(j)
         else:
             f_rem[:] = rem.tolist()
