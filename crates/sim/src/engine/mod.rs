@@ -17,7 +17,7 @@ pub mod trace;
 mod training;
 
 use crate::event::{Ev, EventList};
-use crate::fabric::{Network, NodeKind};
+use crate::fabric::Network;
 use crate::job::Job;
 use crate::packet::{PacketPool, PktId};
 use crate::transport::credit::CreditPacer;
@@ -315,16 +315,12 @@ impl Simulator {
         use crate::packet::prefetch;
         let [next, after] = self.events.upcoming::<2>();
         if let Some(Ev::Arrive { node, pkt }) = after {
-            let host = self
-                .net
-                .nodes
-                .get(node as usize)
-                .is_some_and(|n| n.kind != NodeKind::Switch);
+            let host = !self.net.is_switch(node) && (node as usize) < self.net.nodes.len();
             self.pool.prefetch(pkt, host);
         }
         match next {
-            Some(Ev::Arrive { node, pkt }) => match self.net.nodes.get(node as usize) {
-                Some(n) if n.kind == NodeKind::Switch => {
+            Some(Ev::Arrive { node, pkt }) => {
+                if self.net.is_switch(node) {
                     if let Some(port) = self.route_of(node, pkt) {
                         prefetch(&self.net.ports[port as usize]);
                         // the queue's line too, from its address kept aside:
@@ -334,15 +330,14 @@ impl Simulator {
                         // `arrive` takes the choice instead of routing again
                         self.routed = (pkt, node, port);
                     }
-                }
-                Some(_) => {
+                } else {
+                    // a host (or no node): the flow it delivers to
                     let flow = self.pool.try_get(pkt).map(|p| p.flow);
                     if let Some(f) = flow.and_then(|f| self.flows.get(f as usize)) {
                         crate::packet::prefetch_lines(f);
                     }
                 }
-                None => {}
-            },
+            }
             Some(Ev::TxDone { port }) => {
                 if let Some(p) = self.net.ports.get(port as usize) {
                     crate::packet::prefetch_lines(p);
