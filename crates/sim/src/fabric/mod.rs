@@ -159,8 +159,17 @@ impl NetworkBuilder {
                 switch_bits[i / 64] |= 1 << (i % 64);
             }
         }
+        let nics = self
+            .hosts
+            .iter()
+            .map(|&n| {
+                let ports = &self.nodes[n as usize].ports;
+                ports.first().copied().unwrap_or(u32::MAX)
+            })
+            .collect();
         Network {
             switch_bits,
+            nics,
             nodes: self.nodes,
             ports: self.ports,
             hosts: self.hosts,
@@ -187,6 +196,9 @@ pub struct Network {
     /// node, in a bitmap that stays in the L1 cache (a node's kind sits in
     /// its 64-byte [`Node`], a line per node: at k = 20, 14,500 of them).
     switch_bits: Vec<u64>,
+    /// The NIC of each host (a host's first port, read per packet sent:
+    /// four bytes a host instead of its node's line and port list).
+    nics: Vec<u32>,
 }
 
 impl Network {
@@ -211,7 +223,7 @@ impl Network {
 
     /// The NIC (first egress port) of host `h`.
     pub fn nic(&self, h: u32) -> u32 {
-        self.nodes[self.hosts[h as usize] as usize].ports[0]
+        self.nics[h as usize]
     }
 
     /// The queue entry of packet `id` offered to `port`.
