@@ -12,10 +12,13 @@ shared, so compare rows taken in one script run.
 
 CPU ns/hop is the process's user + system time (setup and output
 included) over packet-hops: on a loaded machine it moves less than wall
-time. Several binaries (comma-separated) alternate per k.
+time. Several binaries (comma-separated) alternate per k; with --repeat N
+each k runs N rounds (every other round in reverse order) and a last
+table gives each binary's median and minimum CPU ns/hop per k (the
+topology-only run is skipped after the first round).
 
 Usage: python3 benches/sim/scaling.py [--bin target/release/approxnet-sim[,OTHER]]
-       [--ks 4,8,12,16,20,24] [--out benches/sim/results/scaling.csv]
+       [--ks 4,8,12,16,20,24] [--repeat N] [--out benches/sim/results/scaling.csv]
 Build first: CARGO_BUILD_JOBS=1 cargo build --release -p approxnet-sim
 """
 
@@ -25,6 +28,7 @@ import json
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -84,34 +88,47 @@ def main():
         help="binary; several, comma-separated, alternate per k (before / after)",
     )
     ap.add_argument("--ks", default="4,8,12,16,20,24")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds per k (alternating order)")
     ap.add_argument("--out", default=None, help="CSV to write (default: print only)")
     a = ap.parse_args()
     rows = []
     print(
-        "| k | binary | hosts | topology-only RSS MB | run RSS MB | wall s (all) | loop s | packet-hops"
+        "| k | round | binary | hosts | topology-only RSS MB | run RSS MB | wall s (all) | loop s | packet-hops"
         " | ns/hop (loop) | CPU ns/hop (process) | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    bins = a.bin.split(",")
     for k in [int(x) for x in a.ks.split(",")]:
-        for binary in a.bin.split(","):
-            with tempfile.TemporaryDirectory() as out:
-                _, _, topo_rss = timed_run(binary, SCENARIO.format(k=k), out)
-                s, elapsed, rss = timed_run(binary, SCENARIO.format(k=k) + WORKLOAD, out)
-            row = {
-                "k": k,
-                "binary": binary,
-                "hosts": k**3 // 4,
-                "topology_rss_mb": round(topo_rss, 1),
-                "run_rss_mb": round(rss, 1),
-                "wall_s": round(elapsed, 2),
-                "loop_s": round(s["wall_s"], 3),
-                "hops": s["hops"],
-                "ns_per_hop": round(s["wall_s"] / max(s["hops"], 1) * 1e9, 1),
-                "cpu_ns_per_hop": round(s["cpu_s"] / max(s["hops"], 1) * 1e9, 1),
-                "load1": round(os.getloadavg()[0], 1),
-            }
-            rows.append(row)
-            print("| " + " | ".join(str(v) for v in row.values()) + " |", flush=True)
+        for rnd in range(a.repeat):
+            for binary in bins if rnd % 2 == 0 else bins[::-1]:
+                with tempfile.TemporaryDirectory() as out:
+                    topo_rss = 0.0
+                    if rnd == 0:
+                        _, _, topo_rss = timed_run(binary, SCENARIO.format(k=k), out)
+                    s, elapsed, rss = timed_run(binary, SCENARIO.format(k=k) + WORKLOAD, out)
+                row = {
+                    "k": k,
+                    "round": rnd,
+                    "binary": binary,
+                    "hosts": k**3 // 4,
+                    "topology_rss_mb": round(topo_rss, 1),
+                    "run_rss_mb": round(rss, 1),
+                    "wall_s": round(elapsed, 2),
+                    "loop_s": round(s["wall_s"], 3),
+                    "hops": s["hops"],
+                    "ns_per_hop": round(s["wall_s"] / max(s["hops"], 1) * 1e9, 1),
+                    "cpu_ns_per_hop": round(s["cpu_s"] / max(s["hops"], 1) * 1e9, 1),
+                    "load1": round(os.getloadavg()[0], 1),
+                }
+                rows.append(row)
+                print("| " + " | ".join(str(v) for v in row.values()) + " |", flush=True)
+    if a.repeat > 1:
+        print("\n| k | binary | runs | CPU ns/hop median | min |")
+        print("|---|---|---|---|---|")
+        for k in sorted({r["k"] for r in rows}):
+            for binary in bins:
+                v = [r["cpu_ns_per_hop"] for r in rows if r["k"] == k and r["binary"] == binary]
+                print(f"| {k} | {binary} | {len(v)} | {statistics.median(v):.1f} | {min(v):.1f} |")
     if a.out:
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
         with open(a.out, "w", newline="") as f:

@@ -50,21 +50,28 @@ impl Simulator {
                 } else {
                     Vec::new()
                 };
-                let msgs: Vec<u64> = if sample {
+                let picked: Vec<u64> = if sample {
                     index.iter().map(|&i| job.msgs[i as usize]).collect()
                 } else {
-                    job.msgs.clone()
+                    Vec::new()
                 };
                 let fid = self.flows.len() as u32;
                 let (src, dst) = (job.src, job.dst);
                 let early_stop = job.approximate && approx == SenderApprox::EarlySend;
                 let q = self.queue_for_job(now, j);
-                let mut f = Flow::new(fid, j, src, dst, &msgs, proto, q, &self.tp, now, 0);
+                // the job's own list unless sampled (no copy)
+                let msgs = if sample {
+                    &picked[..]
+                } else {
+                    &self.jobs[j as usize].msgs[..]
+                };
+                let n_msgs = msgs.len() as u32;
+                let mut f = Flow::new(fid, j, src, dst, msgs, proto, q, &self.tp, now, 0);
                 f.msg_index = index;
                 f.produced = f.bytes_of_job_prefix(ready);
                 f.early_stop = early_stop;
                 let job = &mut self.jobs[j as usize];
-                job.sent_msgs = msgs.len() as u32;
+                job.sent_msgs = n_msgs;
                 job.flow = Some(fid);
                 self.flows.push(f);
                 self.connect_flow(now, fid);

@@ -115,7 +115,7 @@ impl Simulator {
         );
         if self.tsq_limit != u32::MAX {
             let node = self.net.ports[port as usize].node;
-            if matches!(self.net.nodes[node as usize].kind, NodeKind::Host(_)) {
+            if !self.net.is_switch(node) {
                 let p = self.pool.get(e.id);
                 if p.hdr.kind == Kind::Data && p.payload.is_empty() {
                     self.tsq_nic_took(now, p.flow);
@@ -175,8 +175,14 @@ impl Simulator {
     }
 
     pub(super) fn arrive(&mut self, now: Instant, node: u32, id: PktId) {
-        match self.net.nodes[node as usize].kind {
-            NodeKind::Switch => {
+        if !self.net.is_switch(node) {
+            if let NodeKind::Host(h) = self.net.nodes[node as usize].kind {
+                self.deliver(now, h, id);
+            }
+            return;
+        }
+        {
+            {
                 if self.routed.0 == id && self.routed.1 == node {
                     // chosen when this event was prefetched (same packet,
                     // same switch: the same choice)
@@ -202,7 +208,6 @@ impl Simulator {
                 };
                 self.enqueue(now, port, id);
             }
-            NodeKind::Host(h) => self.deliver(now, h, id),
         }
     }
 

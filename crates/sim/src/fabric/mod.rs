@@ -153,7 +153,23 @@ impl NetworkBuilder {
             })
             .collect();
         let routes = Routes::build(&adj, &self.hosts);
+        let mut switch_bits = vec![0u64; self.nodes.len().div_ceil(64)];
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.kind == NodeKind::Switch {
+                switch_bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let nics = self
+            .hosts
+            .iter()
+            .map(|&n| {
+                let ports = &self.nodes[n as usize].ports;
+                ports.first().copied().unwrap_or(u32::MAX)
+            })
+            .collect();
         Network {
+            switch_bits,
+            nics,
             nodes: self.nodes,
             ports: self.ports,
             hosts: self.hosts,
@@ -176,9 +192,25 @@ pub struct Network {
     pub routes: Routes,
     /// ECMP mode.
     pub ecmp: Ecmp,
+    /// Bit `n` set when node `n` is a switch: what every hop asks of its
+    /// node, in a bitmap that stays in the L1 cache (a node's kind sits in
+    /// its 64-byte [`Node`], a line per node: at k = 20, 14,500 of them).
+    switch_bits: Vec<u64>,
+    /// The NIC of each host (a host's first port, read per packet sent:
+    /// four bytes a host instead of its node's line and port list).
+    nics: Vec<u32>,
 }
 
 impl Network {
+    /// Whether node `n` is a switch (false for a node id out of range).
+    #[inline]
+    pub fn is_switch(&self, n: u32) -> bool {
+        let n = n as usize;
+        self.switch_bits
+            .get(n / 64)
+            .is_some_and(|w| w >> (n % 64) & 1 != 0)
+    }
+
     /// Number of hosts.
     pub fn host_count(&self) -> usize {
         self.hosts.len()
@@ -191,7 +223,7 @@ impl Network {
 
     /// The NIC (first egress port) of host `h`.
     pub fn nic(&self, h: u32) -> u32 {
-        self.nodes[self.hosts[h as usize] as usize].ports[0]
+        self.nics[h as usize]
     }
 
     /// The queue entry of packet `id` offered to `port`.

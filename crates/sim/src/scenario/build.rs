@@ -218,7 +218,13 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             ));
         }
     }
-    for p in workload::generate(&classes, hosts, host_rate.as_bps(), f.seed) {
+    let plans = workload::generate(&classes, hosts, host_rate.as_bps(), f.seed);
+    let native = plans
+        .iter()
+        .filter(|p| !classes[p.class as usize].scheme.is_atp())
+        .count();
+    sim.reserve_jobs(plans.len(), native);
+    for p in plans {
         let c = &classes[p.class as usize];
         let n = p.msgs.len() as u32;
         let job = Job {

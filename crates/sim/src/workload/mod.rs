@@ -174,14 +174,38 @@ pub fn generate(classes: &[JobClass], hosts: u32, rate_bps: f64, seed: u64) -> V
                 });
             }
         }
-        class_jobs.sort_by_key(|j| (j.start, j.src));
+        sort_plans(&mut class_jobs, |j| (j.start.as_nanos(), 0, j.src));
         if c.max_jobs > 0 {
             class_jobs.truncate(c.max_jobs as usize);
         }
         out.extend(class_jobs);
     }
-    out.sort_by_key(|j| (j.start, j.class, j.src));
+    sort_plans(&mut out, |j| (j.start.as_nanos(), j.class, j.src));
     out
+}
+
+/// Sorts plans by `key`, equal keys in their present order (a stable
+/// sort), by sorting small (key, index) records and moving each plan
+/// once: a stable sort of the 72-byte plans themselves moved each about
+/// log2(n) times (9 % of the instructions of a k = 20 fat-tree run with
+/// 10^5 jobs).
+fn sort_plans(plans: &mut Vec<JobPlan>, key: impl Fn(&JobPlan) -> (u64, u32, u32)) {
+    let mut order: Vec<((u64, u32, u32), u32)> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (key(p), i as u32))
+        .collect();
+    if order.is_sorted() {
+        return;
+    }
+    // the index makes every record distinct: unstable = stable here
+    order.sort_unstable();
+    let mut slots: Vec<Option<JobPlan>> = std::mem::take(plans).into_iter().map(Some).collect();
+    plans.extend(
+        order
+            .iter()
+            .map(|&(_, i)| slots[i as usize].take().expect("each index appears once")),
+    );
 }
 
 /// One job per `(src, dst)` pair at the class start, plus a uniform jitter
@@ -217,6 +241,29 @@ fn one_shot(
 mod tests {
     use super::*;
     use crate::scheme::{Proto, SenderApprox};
+
+    /// `sort_plans` puts plans in exactly the order of a stable sort by
+    /// key, ties (many: coarse times) in their first order.
+    #[test]
+    fn sort_plans_is_a_stable_sort() {
+        let mut rng = Rng::new(4);
+        let mut plans: Vec<JobPlan> = (0..5_000u64)
+            .map(|i| JobPlan {
+                class: rng.below(3) as u32,
+                src: rng.below(20) as u32,
+                dst: 0,
+                start: Instant::from_nanos(rng.below(50)),
+                // the original position, to see where ties went
+                msgs: vec![i],
+                ready_ns: Vec::new(),
+            })
+            .collect();
+        let mut want = plans.clone();
+        want.sort_by_key(|j| (j.start, j.class, j.src));
+        sort_plans(&mut plans, |j| (j.start.as_nanos(), j.class, j.src));
+        let ids = |v: &[JobPlan]| v.iter().map(|j| j.msgs[0]).collect::<Vec<_>>();
+        assert_eq!(ids(&plans), ids(&want));
+    }
 
     fn class(load: f64) -> JobClass {
         JobClass {
