@@ -9,7 +9,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::connection::{Connection, State};
-use crate::event::Event;
+use crate::event::{Event, EventSink};
 use crate::job::{JobError, JobSpec};
 use crate::rng::Rng;
 use crate::stats::{DropReason, EndpointStats};
@@ -94,6 +94,22 @@ pub enum ConnectError {
     /// The endpoint already holds `Limits::max_connections`.
     #[error("endpoint already holds {0} connections (the cap)")]
     TooManyConnections(usize),
+}
+
+/// The endpoint's event queue as seen by one connection's DATA path: its
+/// events are written in place with the connection's handle, in the order
+/// raised. (The connection's own queue is empty then: `touched` drains it
+/// after every call, so nothing queued there can come first.)
+struct Tagged<'a> {
+    q: &'a mut VecDeque<(ConnectionHandle, Event)>,
+    h: ConnectionHandle,
+}
+
+impl EventSink for Tagged<'_> {
+    #[inline]
+    fn push_back(&mut self, e: Event) {
+        self.q.push_back((self.h, e));
+    }
 }
 
 /// One connection slot of an endpoint (a freed slot keeps its generation).
@@ -587,7 +603,19 @@ impl Endpoint {
                     .max_buffered_bytes
                     .min(s.charged.saturating_add(spare));
                 let before = self.stats.dropped_total();
-                c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
+                if h.ty.0 == PacketType::Data {
+                    debug_assert!(c.events.is_empty());
+                    let mut events = Tagged {
+                        q: &mut self.events,
+                        h: ConnectionHandle {
+                            index: i as u32,
+                            generation: s.generation,
+                        },
+                    };
+                    c.on_data_packet(now, &h, body, &self.cfg, &mut self.stats, &mut events);
+                } else {
+                    c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
+                }
                 self.cfg.limits.max_buffered_bytes = limits.max_buffered_bytes;
                 if self.stats.dropped_total() == before {
                     self.stats.accepted += 1;
