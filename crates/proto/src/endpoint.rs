@@ -508,10 +508,10 @@ impl Endpoint {
             Ok(p) => p,
             Err(e) => return self.count_wire_error(e),
         };
-        let h = match HeaderRepr::parse(&p) {
-            Ok(h) => h,
-            Err(e) => return self.count_wire_error(e),
-        };
+        let mut h = HeaderRepr::default();
+        if let Err(e) = HeaderRepr::parse_into(&p, &mut h) {
+            return self.count_wire_error(e);
+        }
         let body = p.body();
         match h.ty.0 {
             PacketType::Hello => {
