@@ -420,6 +420,15 @@ impl Endpoint {
     // `poll_timeout`) cost ~15 instructions each.
     #[inline(always)]
     fn touched(&mut self, i: usize) {
+        self.touched_after(i, false);
+    }
+
+    /// [`Endpoint::touched`]; `data_in`: the call was a DATA packet's
+    /// arrival, whose timers are derived only where it can move them
+    /// (`Connection::after_data_received`; debug builds check it against
+    /// the full derivation).
+    #[inline(always)]
+    fn touched_after(&mut self, i: usize, data_in: bool) {
         let h = self.handle(i);
         let now = self.now;
         let s = &mut self.slots[i];
@@ -452,7 +461,20 @@ impl Endpoint {
             s.in_ready = true;
             self.ready.push_back(i);
         }
-        let d = c.poll_timeout(now, &self.cfg);
+        let d = match data_in
+            .then(|| c.after_data_received(now, &self.cfg))
+            .flatten()
+        {
+            Some(d) => {
+                debug_assert_eq!(
+                    c.poll_timeout(now, &self.cfg),
+                    d,
+                    "a DATA packet moved connection {i}'s timers beyond the idle entry"
+                );
+                d
+            }
+            None => c.poll_timeout(now, &self.cfg),
+        };
         self.rearm(i, d);
     }
 
@@ -624,7 +646,7 @@ impl Endpoint {
                     s.in_ack_waiting = true;
                     self.ack_waiting.push(i);
                 }
-                self.touched(i);
+                self.touched_after(i, h.ty.0 == PacketType::Data);
                 while self.unproven.held() > limits.unproven_bytes_cap()
                     && self.evict_oldest_unproven(Some(i))
                 {}
