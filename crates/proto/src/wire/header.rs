@@ -297,11 +297,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
         } else {
             (self.precise_len() as usize).min(b.len() - HEADER_LEN)
         };
-        let c = super::crc::crc32c_44(&head);
         if precise == 0 {
-            return c;
+            return super::crc::crc32c_44(&head);
         }
-        super::crc::crc32c_append(c, &b[HEADER_LEN..HEADER_LEN + precise])
+        super::crc::crc32c_44_then(&head, &b[HEADER_LEN..HEADER_LEN + precise])
     }
 
     /// Whether the stored checksum matches.
