@@ -379,10 +379,13 @@ impl Connection {
                 self.on_data(now, h, body, cfg, stats, &mut events);
                 self.events = events;
             }
-            PacketType::Ack => match AckRepr::parse(body) {
-                Ok(a) => self.on_ack(now, h, &a, cfg),
-                Err(_) => stats.drop(DropReason::Malformed),
-            },
+            PacketType::Ack => {
+                let mut a = AckRepr::default();
+                match AckRepr::parse_into(body, &mut a) {
+                    Ok(()) => self.on_ack(now, h, &a, cfg),
+                    Err(_) => stats.drop(DropReason::Malformed),
+                }
+            }
             PacketType::Job => match JobRepr::parse(body) {
                 Ok(j) => match self.recv.on_job(now, h.job_id, j, cfg) {
                     Ok(fresh) => {
