@@ -88,8 +88,12 @@ impl SeqRing {
     pub(crate) fn push(&mut self, seq: u32, oldest: u32) {
         let stale = self.slot(oldest).min(self.words.len());
         debug_assert!(self.words.range(..stale).all(|&w| w == 0));
-        self.words.drain(..stale);
-        self.first = self.first.wrapping_add(stale as u32) & WORD_INDEX_MASK;
+        if stale > 0 {
+            // (an empty `drain` still builds and drops its iterator: most
+            // pushes retire no word)
+            self.words.drain(..stale);
+            self.first = self.first.wrapping_add(stale as u32) & WORD_INDEX_MASK;
+        }
         if self.words.is_empty() {
             self.first = seq >> 6;
         }

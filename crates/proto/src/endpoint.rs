@@ -9,7 +9,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::connection::{Connection, State};
-use crate::event::Event;
+use crate::event::{Event, EventSink};
 use crate::job::{JobError, JobSpec};
 use crate::rng::Rng;
 use crate::stats::{DropReason, EndpointStats};
@@ -94,6 +94,22 @@ pub enum ConnectError {
     /// The endpoint already holds `Limits::max_connections`.
     #[error("endpoint already holds {0} connections (the cap)")]
     TooManyConnections(usize),
+}
+
+/// The endpoint's event queue as seen by one connection's DATA path: its
+/// events are written in place with the connection's handle, in the order
+/// raised. (The connection's own queue is empty then: `touched` drains it
+/// after every call, so nothing queued there can come first.)
+struct Tagged<'a> {
+    q: &'a mut VecDeque<(ConnectionHandle, Event)>,
+    h: ConnectionHandle,
+}
+
+impl EventSink for Tagged<'_> {
+    #[inline]
+    fn push_back(&mut self, e: Event) {
+        self.q.push_back((self.h, e));
+    }
 }
 
 /// One connection slot of an endpoint (a freed slot keeps its generation).
@@ -404,6 +420,15 @@ impl Endpoint {
     // `poll_timeout`) cost ~15 instructions each.
     #[inline(always)]
     fn touched(&mut self, i: usize) {
+        self.touched_after(i, false);
+    }
+
+    /// [`Endpoint::touched`]; `data_in`: the call was a DATA packet's
+    /// arrival, whose timers are derived only where it can move them
+    /// (`Connection::after_data_received`; debug builds check it against
+    /// the full derivation).
+    #[inline(always)]
+    fn touched_after(&mut self, i: usize, data_in: bool) {
         let h = self.handle(i);
         let now = self.now;
         let s = &mut self.slots[i];
@@ -436,7 +461,20 @@ impl Endpoint {
             s.in_ready = true;
             self.ready.push_back(i);
         }
-        let d = c.poll_timeout(now, &self.cfg);
+        let d = match data_in
+            .then(|| c.after_data_received(now, &self.cfg))
+            .flatten()
+        {
+            Some(d) => {
+                debug_assert_eq!(
+                    c.poll_timeout(now, &self.cfg),
+                    d,
+                    "a DATA packet moved connection {i}'s timers beyond the idle entry"
+                );
+                d
+            }
+            None => c.poll_timeout(now, &self.cfg),
+        };
         self.rearm(i, d);
     }
 
@@ -492,10 +530,10 @@ impl Endpoint {
             Ok(p) => p,
             Err(e) => return self.count_wire_error(e),
         };
-        let h = match HeaderRepr::parse(&p) {
-            Ok(h) => h,
-            Err(e) => return self.count_wire_error(e),
-        };
+        let mut h = HeaderRepr::default();
+        if let Err(e) = HeaderRepr::parse_into(&p, &mut h) {
+            return self.count_wire_error(e);
+        }
         let body = p.body();
         match h.ty.0 {
             PacketType::Hello => {
@@ -587,7 +625,19 @@ impl Endpoint {
                     .max_buffered_bytes
                     .min(s.charged.saturating_add(spare));
                 let before = self.stats.dropped_total();
-                c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
+                if h.ty.0 == PacketType::Data {
+                    debug_assert!(c.events.is_empty());
+                    let mut events = Tagged {
+                        q: &mut self.events,
+                        h: ConnectionHandle {
+                            index: i as u32,
+                            generation: s.generation,
+                        },
+                    };
+                    c.on_data_packet(now, &h, body, &self.cfg, &mut self.stats, &mut events);
+                } else {
+                    c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
+                }
                 self.cfg.limits.max_buffered_bytes = limits.max_buffered_bytes;
                 if self.stats.dropped_total() == before {
                     self.stats.accepted += 1;
@@ -596,7 +646,7 @@ impl Endpoint {
                     s.in_ack_waiting = true;
                     self.ack_waiting.push(i);
                 }
-                self.touched(i);
+                self.touched_after(i, h.ty.0 == PacketType::Data);
                 while self.unproven.held() > limits.unproven_bytes_cap()
                     && self.evict_oldest_unproven(Some(i))
                 {}

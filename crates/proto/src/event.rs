@@ -2,7 +2,24 @@
 
 use crate::time::Duration;
 use crate::units::Rate;
+use std::collections::VecDeque;
 use thiserror::Error;
+
+/// Where the receive path puts the events it raises: a connection's own
+/// queue, or, on the endpoint's DATA path, the endpoint's queue with the
+/// connection's handle, written in place (the 112-byte event is then not
+/// moved from the one queue to the other: two copies per delivered message).
+pub(crate) trait EventSink {
+    /// Queues `e` after the events already queued.
+    fn push_back(&mut self, e: Event);
+}
+
+impl EventSink for VecDeque<Event> {
+    #[inline]
+    fn push_back(&mut self, e: Event) {
+        VecDeque::push_back(self, e);
+    }
+}
 
 /// One group's outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]

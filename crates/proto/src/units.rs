@@ -30,8 +30,7 @@ impl Rate {
         if self.0 <= 0.0 {
             return Duration::from_secs(3600);
         }
-        let ns = (bytes as f64 * 8.0 * 1e9 / self.0).ceil();
-        Duration::from_nanos(ns as u64)
+        Duration::from_nanos(ceil_u64(bytes as f64 * 8.0 * 1e9 / self.0))
     }
     /// The rate that moves `bytes` in `d`.
     pub fn from_bytes_per(bytes: usize, d: Duration) -> Rate {
@@ -57,3 +56,55 @@ impl fmt::Display for Rate {
 /// The largest datagram payload approxnet emits by default (bytes); fits a
 /// 1500-byte Ethernet MTU with IPv4 + UDP headers.
 pub const DEFAULT_MTU: usize = 1472;
+
+/// `x.ceil() as u64`, bit for bit (NaN 0, saturating past `u64::MAX`),
+/// without the `ceil` library call the baseline x86-64 target makes for
+/// `f64::ceil` (no SSE4.1 rounding instruction): the pacing gap is
+/// computed once per DATA packet sent.
+#[inline]
+fn ceil_u64(x: f64) -> u64 {
+    // Below 2^53 the truncation and its conversion back are exact, so
+    // `t < x` says exactly whether `x` had a fraction; from 2^53 on every
+    // f64 is a whole number (or saturates to `u64::MAX` as `ceil` does).
+    let t = x as u64;
+    if (t as f64) < x {
+        t.saturating_add(1) // past u64::MAX: saturated, as the cast does
+    } else {
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ceil_u64` agrees with `f64::ceil` followed by `as u64` on whole
+    /// numbers, fractions just above and below them, the 2^53 and 2^64
+    /// edges, zero, infinities and NaN.
+    #[test]
+    fn ceil_u64_is_ceil_then_cast() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            f64::MIN_POSITIVE,
+            0.5,
+            1.0,
+            f64::INFINITY,
+            f64::NAN,
+            -1.5,
+            (1u64 << 53) as f64,
+            (1u64 << 53) as f64 - 0.5,
+            (1u64 << 63) as f64,
+            u64::MAX as f64,
+            1e30,
+        ];
+        for k in 0..2000u64 {
+            let w = (k * k * 7919) as f64;
+            xs.extend([w, w + 0.25, w - 1e-9, w + 1e-9, w * 1.000_000_1]);
+            xs.push(1500.0 * 8.0 * 1e9 / (k as f64 * 1e8 + 1.0));
+        }
+        for x in xs {
+            assert_eq!(ceil_u64(x), x.ceil() as u64, "x = {x:e}");
+        }
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::{Connection, Control};
 use crate::config::Config;
-use crate::event::{Event, Role};
+use crate::event::{Event, EventSink, Role};
 use crate::receiver::DataVerdict;
 use crate::stats::{DropReason, EndpointStats};
 use crate::time::{Duration, Instant};
@@ -19,12 +19,13 @@ impl Connection {
         body: &[u8],
         cfg: &Config,
         stats: &mut EndpointStats,
+        events: &mut impl EventSink,
     ) {
         if !self.recv.epoch_ok(h.epoch) {
             stats.drop(DropReason::StaleEpoch);
             return;
         }
-        match self.recv.on_data(now, h, body, cfg, &mut self.events) {
+        match self.recv.on_data(now, h, body, cfg, events) {
             DataVerdict::Drop(r) => {
                 stats.drop(r);
                 return;
@@ -39,7 +40,7 @@ impl Connection {
         self.recv.seqs.insert(h.seq);
         // The sender stops a job once told it is satisfied: the ACK that
         // first says so leaves at once.
-        let (satisfied, newly) = self.recv.satisfied(h.job_id, &mut self.events);
+        let (satisfied, newly) = self.recv.satisfied(h.job_id, events);
         let mut echo = *h;
         echo.ty = PacketTypeField(PacketType::Ack);
         echo.flags = Flags(if ce { Flags::ECE } else { 0 });

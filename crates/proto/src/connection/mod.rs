@@ -14,7 +14,7 @@ mod transmit;
 mod window;
 
 use crate::config::Config;
-use crate::event::{Event, JobFailure, Role};
+use crate::event::{Event, EventSink, JobFailure, Role};
 use crate::job::{JobError, JobSpec};
 use crate::policy::Policies;
 use crate::receiver::RecvSide;
@@ -342,6 +342,24 @@ impl Connection {
         self.timers.set(Timer::Epoch, now + self.rtt(cfg));
     }
 
+    /// A verified DATA packet for this connection; the events it raises go
+    /// to `events` (the endpoint's queue: see `Endpoint::handle_datagram`).
+    pub(crate) fn on_data_packet(
+        &mut self,
+        now: Instant,
+        h: &HeaderRepr,
+        body: &[u8],
+        cfg: &Config,
+        stats: &mut EndpointStats,
+        events: &mut impl EventSink,
+    ) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.last_heard = now;
+        self.on_data(now, h, body, cfg, stats, events);
+    }
+
     /// A verified packet for this connection.
     pub(crate) fn on_packet(
         &mut self,
@@ -356,11 +374,18 @@ impl Connection {
         }
         self.last_heard = now;
         match h.ty.0 {
-            PacketType::Data => self.on_data(now, h, body, cfg, stats),
-            PacketType::Ack => match AckRepr::parse(body) {
-                Ok(a) => self.on_ack(now, h, &a, cfg),
-                Err(_) => stats.drop(DropReason::Malformed),
-            },
+            PacketType::Data => {
+                let mut events = std::mem::take(&mut self.events);
+                self.on_data(now, h, body, cfg, stats, &mut events);
+                self.events = events;
+            }
+            PacketType::Ack => {
+                let mut a = AckRepr::default();
+                match AckRepr::parse_into(body, &mut a) {
+                    Ok(()) => self.on_ack(now, h, &a, cfg),
+                    Err(_) => stats.drop(DropReason::Malformed),
+                }
+            }
             PacketType::Job => match JobRepr::parse(body) {
                 Ok(j) => match self.recv.on_job(now, h.job_id, j, cfg) {
                     Ok(fresh) => {

@@ -264,6 +264,50 @@ impl Connection {
         }
     }
 
+    /// The idle timer: the peer's silence and the receiver's jobs (their
+    /// expiry) while state is held for the peer; the handshake's limit.
+    #[inline(always)]
+    fn derive_idle(&mut self, cfg: &Config) {
+        if self.state == State::Established
+            && (self.send.busy() || self.close_sent.is_some() || self.recv.has_jobs())
+        {
+            let silent = self.last_heard + cfg.idle_timeout;
+            let stale = self.recv.next_expiry(cfg.idle_timeout);
+            self.timers
+                .set(Timer::Idle, stale.map_or(silent, |s| s.min(silent)));
+        } else if let State::Handshaking { .. } = self.state {
+            self.timers
+                .set(Timer::Idle, self.handshake_started + cfg.idle_timeout);
+        } else {
+            self.timers.stop(Timer::Idle);
+        }
+    }
+
+    /// The timers after a DATA packet arrived at `now`
+    /// (`Connection::on_data_packet`), derived anew only where receiving
+    /// can move them: the idle entry (the peer's silence, the receiver's
+    /// jobs); `on_data` sets or stops the ACK-delay entry itself. `None`
+    /// when the full `poll_timeout` is needed. Receiving DATA changes
+    /// nothing on the send side, and the endpoint derived the table after
+    /// the previous call: the keepalive entry (send side, `last_sent`,
+    /// `last_keepalive`) stands, and with no data waiting to be sent the
+    /// pacing entry stays off whatever `now` (with data waiting it depends
+    /// on `now` through the in-flight cap, so the full path runs). Loss,
+    /// probe, epoch and control entries are never derived.
+    #[inline(always)]
+    pub(crate) fn after_data_received(
+        &mut self,
+        now: Instant,
+        cfg: &Config,
+    ) -> Option<Option<Instant>> {
+        if self.state != State::Established || self.timers_now.is_none() || self.send.has_data() {
+            return None;
+        }
+        self.timers_now = Some(now);
+        self.derive_idle(cfg);
+        Some(self.timers.next())
+    }
+
     /// Whether the last `poll_timeout` ran at `now`: then, after a call
     /// that changed none of its inputs (sending a control packet), its
     /// deadline still holds and need not be derived again.
@@ -279,19 +323,7 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        if self.state == State::Established
-            && (self.send.busy() || self.close_sent.is_some() || self.recv.has_jobs())
-        {
-            let silent = self.last_heard + cfg.idle_timeout;
-            let stale = self.recv.next_expiry(cfg.idle_timeout);
-            self.timers
-                .set(Timer::Idle, stale.map_or(silent, |s| s.min(silent)));
-        } else if let State::Handshaking { .. } = self.state {
-            self.timers
-                .set(Timer::Idle, self.handshake_started + cfg.idle_timeout);
-        } else {
-            self.timers.stop(Timer::Idle);
-        }
+        self.derive_idle(cfg);
         if self.state == State::Established && self.keepalive_job().is_some() {
             let quiet = self.last_sent.max(self.last_keepalive);
             self.timers.set(

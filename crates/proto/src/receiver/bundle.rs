@@ -4,10 +4,9 @@
 use super::reassembly::hand_over;
 use super::{DataVerdict, Held, RecvSide, PER_PACKET_OVERHEAD};
 use crate::config::Config;
-use crate::event::Event;
+use crate::event::EventSink;
 use crate::stats::DropReason;
 use crate::wire::{BundleRecord, BundleRecords, Flags, HeaderRepr};
-use std::collections::VecDeque;
 
 impl RecvSide {
     /// A BUNDLE packet (`Flags::BUNDLE`): whole one-packet messages of group
@@ -21,7 +20,7 @@ impl RecvSide {
         h: &HeaderRepr,
         body: &[u8],
         cfg: &Config,
-        events: &mut VecDeque<Event>,
+        events: &mut impl EventSink,
     ) -> DataVerdict {
         if h.flags.has(Flags::APPROX_CRC)
             || h.flags.has(Flags::TENSOR)

@@ -4,7 +4,7 @@
 use super::{RecvGroup, RecvJob, RecvSide};
 use crate::bitset::BitSet;
 use crate::config::Config;
-use crate::event::{Event, GroupReport, JobFailure, JobReport, Role};
+use crate::event::{Event, EventSink, GroupReport, JobFailure, JobReport, Role};
 use crate::stats::DropReason;
 use crate::tensor::TensorAssembly;
 use crate::time::{Duration, Instant};
@@ -133,7 +133,7 @@ impl RecvSide {
 
     /// Whether job `id` holds `ceil(MSR * N)` of every group, and whether
     /// it just got there (then [`Event::JobSatisfied`] is queued, once).
-    pub(crate) fn satisfied(&mut self, id: u32, events: &mut VecDeque<Event>) -> (bool, bool) {
+    pub(crate) fn satisfied(&mut self, id: u32, events: &mut impl EventSink) -> (bool, bool) {
         let Some(j) = self.jobs.iter_mut().find(|j| j.id == id) else {
             // Finished (FIN seen) or unknown: nothing left to ask for.
             return (self.recent_done.contains(&id), false);

@@ -4,11 +4,10 @@
 
 use super::{DataVerdict, Held, Partial, RecvGroup, RecvSide, PER_PACKET_OVERHEAD};
 use crate::config::{Config, Integrity};
-use crate::event::Event;
+use crate::event::{Event, EventSink};
 use crate::stats::DropReason;
 use crate::wire::body::check_approx_trailer;
 use crate::wire::{Flags, HeaderRepr};
-use std::collections::VecDeque;
 
 impl RecvSide {
     /// Handles a DATA packet whose header and precise prefix verified.
@@ -18,7 +17,7 @@ impl RecvSide {
         h: &HeaderRepr,
         body: &[u8],
         cfg: &Config,
-        events: &mut VecDeque<Event>,
+        events: &mut impl EventSink,
     ) -> DataVerdict {
         let Some(ji) = self.jobs.iter().position(|j| j.id == h.job_id) else {
             if self.recent_done.contains(&h.job_id) {
@@ -171,7 +170,7 @@ pub(super) fn hand_over(
     id: u32,
     m: Held,
     buffered: &mut usize,
-    events: &mut VecDeque<Event>,
+    events: &mut impl EventSink,
 ) {
     let deliver = |group: u16, id: u32, m: Held| Event::MessageDelivered {
         job,

@@ -137,6 +137,16 @@ impl AckRepr {
 
     /// Parses an ACK body; never panics.
     pub fn parse(body: &[u8]) -> Result<AckRepr, WireError> {
+        let mut a = AckRepr::default();
+        AckRepr::parse_into(body, &mut a)?;
+        Ok(a)
+    }
+
+    /// [`AckRepr::parse`] into `out`, which must be `AckRepr::default()`
+    /// (left in an unspecified state on an error): the connection parses
+    /// into its own value, where a returned `Result` cost a copy of the
+    /// 84-byte body per ACK.
+    pub(crate) fn parse_into(body: &[u8], out: &mut AckRepr) -> Result<(), WireError> {
         if body.len() < FIXED {
             return Err(WireError::Truncated {
                 have: body.len(),
@@ -153,7 +163,10 @@ impl AckRepr {
                 actual: body.len(),
             });
         }
-        let mut a = AckRepr::new(get_u32(body, 0), get_u32(body, 4), get_u32(body, 8));
+        let a = out;
+        a.cumulative = get_u32(body, 0);
+        a.ce_count = get_u32(body, 4);
+        a.recv_count = get_u32(body, 8);
         a.satisfied = body[13] & ACK_SATISFIED != 0;
         for i in 0..n {
             let at = FIXED + 8 * i;
@@ -166,7 +179,7 @@ impl AckRepr {
             }
             a.push_range(r);
         }
-        Ok(a)
+        Ok(())
     }
 
     /// Writes the body into `buf[..buffer_len()]`.

@@ -34,6 +34,21 @@ pub fn crc32c_44(data: &[u8; 44]) -> u32 {
     crc32c::crc32c(data)
 }
 
+/// CRC32C of a 44-byte block followed by `tail` (a header, then its
+/// precise prefix or control body): one feature check and one call where
+/// `crc32c_44` then `crc32c_append` made two (every ACK, emitted and
+/// verified).
+pub fn crc32c_44_then(data: &[u8; 44], tail: &[u8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if tail.len() <= 256 && std::arch::is_x86_feature_detected!("sse4.2") {
+            // SAFETY: the CPU supports SSE4.2, checked just above.
+            return unsafe { short_sse42(sse42_44(data), tail) };
+        }
+    }
+    crc32c_append(crc32c_44(data), tail)
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse4.2")]
 unsafe fn sse42_44(data: &[u8; 44]) -> u32 {
@@ -122,6 +137,16 @@ mod tests {
         for start in [0, 3, 17, 40] {
             let block: [u8; 44] = data[start..start + 44].try_into().unwrap();
             assert_eq!(crc32c_44(&block), crc32c::crc32c(&block), "from {start}");
+            for n in [
+                0, 1, 2, 3, 4, 7, 8, 15, 16, 20, 31, 32, 33, 100, 256, 257, 500,
+            ] {
+                let tail = &data[start + 44..start + 44 + n];
+                assert_eq!(
+                    crc32c_44_then(&block, tail),
+                    crc32c::crc32c(&data[start..start + 44 + n]),
+                    "from {start}, tail {n}"
+                );
+            }
         }
         // RFC 3720 test vector: 32 bytes of zeros.
         assert_eq!(crc32c(&[0u8; 32]), 0x8a91_36aa);

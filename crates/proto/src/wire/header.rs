@@ -297,11 +297,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
         } else {
             (self.precise_len() as usize).min(b.len() - HEADER_LEN)
         };
-        let c = super::crc::crc32c_44(&head);
         if precise == 0 {
-            return c;
+            return super::crc::crc32c_44(&head);
         }
-        super::crc::crc32c_append(c, &b[HEADER_LEN..HEADER_LEN + precise])
+        super::crc::crc32c_44_then(&head, &b[HEADER_LEN..HEADER_LEN + precise])
     }
 
     /// Whether the stored checksum matches.
@@ -378,6 +377,18 @@ impl HeaderRepr {
     /// Parses and validates a header: version, lengths, checksum and the
     /// per-type field rules. Never panics, whatever the bytes.
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<HeaderRepr, WireError> {
+        let mut h = HeaderRepr::default();
+        HeaderRepr::parse_into(p, &mut h)?;
+        Ok(h)
+    }
+
+    /// [`HeaderRepr::parse`] into `out` (left as it was on an error): the
+    /// endpoint's receive path parses into its own value, where a returned
+    /// `Result` cost a copy of the 44-byte header per datagram.
+    pub(crate) fn parse_into<T: AsRef<[u8]>>(
+        p: &Packet<T>,
+        out: &mut HeaderRepr,
+    ) -> Result<(), WireError> {
         p.check_len()?;
         if p.version() != VERSION {
             return Err(WireError::BadVersion(p.version()));
@@ -401,7 +412,7 @@ impl HeaderRepr {
                 return Err(WireError::Malformed("element range ends before it starts"));
             }
         }
-        Ok(HeaderRepr {
+        *out = HeaderRepr {
             ty: PacketTypeField(ty),
             flags: p.flags(),
             conn_id: p.conn_id(),
@@ -416,7 +427,8 @@ impl HeaderRepr {
             elem_end: p.elem_end(),
             precise_len,
             body_len,
-        })
+        };
+        Ok(())
     }
 
     /// Bytes this header plus its body occupy.
