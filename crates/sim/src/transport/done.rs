@@ -96,11 +96,11 @@ mod tests {
             if s.finished() {
                 return (s, t);
             }
-            t = t + Duration::from_micros(10);
-            let segs: Vec<Segment> = out.drain(..).collect();
+            t += Duration::from_micros(10);
+            let segs: Vec<Segment> = std::mem::take(&mut out);
             for seg in segs {
                 n += 1;
-                if n % 5 == 0 {
+                if n.is_multiple_of(5) {
                     continue;
                 }
                 let (a, b) = (seg.hdr.seq, seg.hdr.seq + seg.hdr.len as u64);
