@@ -248,7 +248,10 @@ impl Simulator {
                 f.sender.on_ack(now, hdr, &mut out);
                 self.outbox = out;
                 self.flush_flow(now, fid);
-                self.retire_sender(fid);
+                // only an ACK of the flow's last byte can finish its sender
+                if hdr.ack >= self.flows[fid as usize].bytes {
+                    self.retire_sender(fid);
+                }
             }
             Kind::Syn | Kind::SynAck | Kind::Stop => self.control_packet(now, fid, hdr),
             Kind::Datagram => {}
