@@ -248,9 +248,22 @@ impl Simulator {
                 f.sender.on_ack(now, hdr, &mut out);
                 self.outbox = out;
                 self.flush_flow(now, fid);
+                // only an ACK of the flow's last byte can finish its sender
+                if hdr.ack >= self.flows[fid as usize].bytes {
+                    self.retire_sender(fid);
+                }
             }
             Kind::Syn | Kind::SynAck | Kind::Stop => self.control_packet(now, fid, hdr),
             Kind::Datagram => {}
+        }
+    }
+
+    /// Frees a finished sender's state (see `transport::done`), keeping
+    /// what is still read of it; the freed block goes to the next flow.
+    fn retire_sender(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        if let Some(d) = f.sender.retired() {
+            f.sender = Box::new(d);
         }
     }
 

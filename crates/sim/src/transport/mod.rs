@@ -18,6 +18,7 @@
 pub mod aeolus;
 pub mod cc;
 pub mod credit;
+pub mod done;
 pub mod flow;
 pub mod prr;
 pub mod receiver;
@@ -87,6 +88,12 @@ pub trait Sender {
     /// (retransmissions on a loss signal excepted). Senders without it
     /// ignore the call.
     fn set_tx_room(&mut self, _pkts: u32) {}
+    /// A finished sender whose every later call is answered by the
+    /// returned [`done::DoneSender`] exactly as by itself (the flow then
+    /// frees it); `None` while it may still send or count.
+    fn retired(&self) -> Option<done::DoneSender> {
+        None
+    }
 }
 
 pub use cc::{CongestionControl, Dctcp, NewReno, PFabricCc};

@@ -425,6 +425,18 @@ impl<C: CongestionControl> Sender for ReliableSender<C> {
     fn set_tx_room(&mut self, pkts: u32) {
         self.tx_room = pkts;
     }
+
+    /// Once every byte is acknowledged: `on_ack` returns at once, a send
+    /// finds nothing at or past `snd_una` (= the flow's end; the SACK
+    /// scoreboard was advanced to it), `on_timer` only clears a due
+    /// deadline, and the counters no longer change.
+    fn retired(&self) -> Option<super::done::DoneSender> {
+        self.finished().then(|| super::done::DoneSender {
+            stats: self.stats,
+            deadline: self.deadline,
+            ect: self.cc.ect(),
+        })
+    }
 }
 
 #[cfg(test)]
