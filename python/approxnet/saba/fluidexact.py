@@ -22,21 +22,38 @@ bottlenecked flows unbounded and every other flow asking for its rate,
 must give each flow at least its rate and each bottlenecked flow exactly
 its rate (the fixed point's definition). Where it does not, each flow's
 bottleneck moves to the entry that gives it least (a Newton step on the
-piecewise-linear fixed-point equation) and the system is solved again.
-The first guess: each flow's least share with every demand unbounded.
-These Newton steps are not globally convergent: on large instances with
-per-port weights (1,944 servers, thousands of flows) they cycle. When no
-certified solution is found in :data:`COLD_STEPS` steps, the reference
-iteration runs and Newton steps from its answer polish it to the exact
-fixed point near it; if that fails too, the reference's rates are
-returned (``exact`` False).
+piecewise-linear fixed-point equation) and the system is solved again;
+a guess met before is never taken again (one flow's bottleneck moves at
+a time then, :func:`_newton`), which ends the 2-cycles plain steps fall
+into near the answer.
+
+:func:`solve` starts from the bracket of :mod:`.fluidbound`: every fixed
+point lies in ``[lo, hi]`` and the flows whose bracket closed have their
+(unique) rate already. If every flow's closed, that is the answer.
+Otherwise Newton steps start from the bottlenecks of the bracket's
+middle (then of its top) and an answer is accepted only if it is
+certified and inside the bracket. When neither certifies within
+:data:`COLD_STEPS` steps, the reference iteration runs on the links of
+the open flows (the closed ones fixed) and Newton steps from its answer
+polish it to the exact fixed point near it; if that fails too, the
+reference's rates are returned (``exact`` False).
+
+**Which fixed point.** Where the model has one fixed point, every
+method here gives it, and so does the reference wherever it ends at a
+fixed point (the bracket proves the point unique where it closes).
+Where it has many, the flows the bracket decided still have their one
+rate; the rest get the certified fixed point Newton steps reach from
+the bracket's middle (in the crossed example below, 5 + 5 within 1e-6:
+the middle of the bracket [1, 9] and of the segment of fixed points),
+which the reference need not reach (it may stop elsewhere on the set,
+or off it).
 
 **The fixed point is not unique.** When two flows cross two links whose
 weights favour them oppositely (0.9 / 0.1 on one, 0.1 / 0.9 on the
 other), every split that fills the links is a fixed point, and the
-linear system is singular; it is then solved in the least-squares sense
-(normal equations with a 1e-12 ridge, refined) and the certificate
-decides. The reference iteration can also stop at a point that is *not*
+linear system is singular; up to :data:`LSTSQ_MAX` unknowns it is then
+solved in the least-squares sense (normal equations with a 1e-12 ridge,
+refined) and the certificate decides. The reference iteration can also stop at a point that is *not*
 a fixed point there (each link believing the other holds the flows: 1.05
 + 1.05 of 10 in that example; flows at rate 0 that a link would serve),
 which the certificate refuses (tests/test_saba_fluidexact.py).
