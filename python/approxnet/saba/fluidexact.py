@@ -33,10 +33,9 @@ point lies in ``[lo, hi]`` and the flows whose bracket closed have their
 Otherwise Newton steps start from the bottlenecks of the bracket's
 middle (then of its top) and an answer is accepted only if it is
 certified and inside the bracket. When neither certifies within
-:data:`COLD_STEPS` steps, the reference iteration runs on the links of
-the open flows (the closed ones fixed) and Newton steps from its answer
-polish it to the exact fixed point near it; if that fails too, the
-reference's rates are returned (``exact`` False).
+:data:`COLD_STEPS` steps, the reference iteration runs and Newton steps
+from its answer polish it to the exact fixed point near it; if that
+fails too, the reference's rates are returned (``exact`` False).
 
 **Which fixed point.** Where the model has one fixed point, every
 method here gives it, and so does the reference wherever it ends at a
@@ -69,8 +68,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.sparse.linalg import MatrixRankWarning, splu, spsolve
 
-from .fluidbound import Bracket, bracket, phi, restrict
-from .fluidshare import Entries, _iterate, _local
+from .fluidbound import Bracket, bracket, phi
+from .fluidshare import Entries, _local, allocate
 
 __all__ = ["Solved", "solve", "certify", "fixed_point_gap"]
 
@@ -332,11 +331,10 @@ def solve(e: Entries, tol: float = 1e-6, max_iter: int = 2000, cold: bool = True
     2. Newton steps (:data:`COLD_STEPS`) from the bottlenecks of the
        bracket's middle, then of its top; a certified answer inside the
        bracket is returned.
-    3. Otherwise the reference iteration (:func:`.fluidshare._iterate`,
-       `tol`, `max_iter`) with the closed flows fixed at their rates, and
-       Newton steps from its answer (a polish to the exact fixed point
-       near it); if that fails too, the reference's rates (``exact``
-       False).
+    3. Otherwise the reference iteration (:func:`.fluidshare.allocate`,
+       `tol`, `max_iter`) and Newton steps from its answer (a polish to
+       the exact fixed point near it); if that fails too, the
+       reference's rates (``exact`` False).
 
     `cold` False skips step 2."""
     e.check()
@@ -359,10 +357,9 @@ def solve(e: Entries, tol: float = 1e-6, max_iter: int = 2000, cold: bool = True
         solves += s
         if got is not None and _inside(got, br):
             return Solved(got, passes, solves, True, 0.0)
-    # the iteration sweeps only the links that carry an open flow
-    active = np.zeros(len(e.capacity), dtype=bool)
-    active[e.link[br.open[e.flow]]] = True
-    ref = _iterate(restrict(e, active), ~br.open, br.lo.copy(), tol, max_iter)
+    # the reference from scratch: seeded with the bracket's closed flows
+    # it took more passes, not fewer (698 vs 562 at 4,000 flows)
+    ref = allocate(e, tol=tol, max_iter=max_iter)
     passes += ref.iterations
     demand = ref.rates[e.flow] * (1.0 + POLISH) + POLISH * 1e-3 * float(e.capacity.max())
     a = _local(e, demand)
