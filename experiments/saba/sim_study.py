@@ -30,28 +30,16 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from approxnet.saba import flowstudy
+from approxnet.saba.errors import SabaError
 from approxnet.saba.flowstudy import Spec as Spec  # re-exported for sim_setups.py
-from approxnet.saba.flowstudy import geomean
 from approxnet.saba.flowstudy import make_job as make_job
 from approxnet.saba.flowstudy import placement as placement
 from approxnet.saba.model import SHARES, SensitivityModel
-from approxnet.saba.sim_backend import (
-    PAPER_SPINE_LEAF,
-    CoflowOrder,
-    FlowFair,
-    Policy,
-    PortQueues,
-    Routes,
-    SabaPolicy,
-    SrptLevels,
-    routes_from_sim,
-    run,
-)
+from approxnet.saba.sim_backend import PAPER_SPINE_LEAF, Routes
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "results" / "saba"
@@ -112,18 +100,47 @@ def profile(specs: list[Spec], routes: Routes, rack: int) -> dict[str, Profiled]
     }
 
 
-def write(
-    scale: str, tag: str, jct_rows: list[list[object]], speed_rows: list[list[object]]
-) -> None:
-    """The per-job and the averaged CSVs so far (rewritten after each run)."""
+def write(scale: str, tag: str, rows: flowstudy.StudyRows) -> None:
+    """The study's three CSVs so far (rewritten as rows come in)."""
+    with open(OUT / f"sim_{scale}{tag}_models.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            ["workload", "stages", "compute_ms", "comm_ms", "demand"]
+            + [f"slowdown_{s:g}" for s in SHARES]
+            + ["r2_k1", "r2_k2", "r2_k3", "c0", "c1", "c2", "c3"]
+        )
+        for m in rows.models:
+            w.writerow(
+                [
+                    m["workload"],
+                    m["stages"],
+                    f"{m['compute_ms']:.3f}",
+                    f"{m['comm_ms']:.3f}",
+                    f"{m['demand']:.3f}",
+                ]
+                + [f"{m[f'slowdown_{s:g}']:.4f}" for s in SHARES]
+                + [f"{m[f'r2_k{k}']:.4f}" for k in (1, 2, 3)]
+                + [f"{m[f'c{i}']:.6g}" for i in range(4)]
+            )
+    if not rows.jct:
+        return
     with open(OUT / f"sim_{scale}{tag}_jct.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["seed", "scheme", "workload", "jct_ns"])
-        w.writerows(jct_rows)
+        w.writerows([r["seed"], r["scheme"], r["workload"], f"{r['jct_ns']:.1f}"] for r in rows.jct)
     with open(OUT / f"sim_{scale}{tag}_speedup.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["seed", "scheme", "geomean_speedup", "min", "max"])
-        w.writerows(speed_rows)
+        w.writerows(
+            [
+                r["seed"],
+                r["scheme"],
+                f"{r['geomean_speedup']:.4f}",
+                f"{r['min']:.4f}",
+                f"{r['max']:.4f}",
+            ]
+            for r in rows.speedup
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,6 +153,16 @@ def main(argv: list[str] | None = None) -> int:
         default="app_maxmin,saba8,saba2,saba4,saba16,saba_unlimited,saba8_dist,homa_like,sincronia_like",
     )
     ap.add_argument("--workload-seed", type=int, default=7)
+    ap.add_argument(
+        "--mix",
+        choices=flowstudy.MIXES,
+        default="uniform",
+        help="workload mix (flowstudy.workload_specs): the study's own, the paper's "
+        "testbed range, demand-limited or overlapped",
+    )
+    ap.add_argument(
+        "--fanout", type=int, default=FANOUT, help="peers each rank sends to per stage (1-8)"
+    )
     ap.add_argument("--tol", type=float, default=1e-6, help="sharing iteration tolerance")
     ap.add_argument("--tag", default="", help="suffix of the output files' names")
     ap.add_argument(
@@ -145,16 +172,6 @@ def main(argv: list[str] | None = None) -> int:
         help="sharing solver: fluidexact.solve (certified) or fluidshare.allocate",
     )
 
-    ap.add_argument(
-        "--mix",
-        choices=flowstudy.MIXES,
-        default="uniform",
-        help="workload mix (flowstudy.workload_specs): the study's own, the paper's "
-        "testbed range, or demand-limited",
-    )
-    ap.add_argument(
-        "--fanout", type=int, default=FANOUT, help="peers each rank sends to per stage (1-8)"
-    )
     ap.add_argument("--degree", type=int, choices=(1, 2, 3), default=3, help="models' degree")
     ap.add_argument(
         "--comm-scale", type=float, default=1.0, help="runtime communication x the profiled"
@@ -165,87 +182,32 @@ def main(argv: list[str] | None = None) -> int:
     sc = SCALES[args.scale]
     if not 1 <= args.fanout <= 8:
         ap.error("--fanout must be 1..8")
-    specs = workload_specs(args.workload_seed, args.mix, args.fanout)
-    hosts, rack = sc.hosts, sc.rack
-    pairs: set[tuple[int, int]] = set()
-    for seed in args.seeds:
-        for j in placement(specs, hosts, seed):
-            pairs |= j.host_pairs()
-    for j in [make_job(s, list(range(rack))) for s in specs]:
-        pairs |= j.host_pairs()
-    t0 = time.time()
-    routes = routes_from_sim(sc.topology, pairs)
-    print(f"routes: {len(pairs)} pairs, {len(routes.capacity)} links ({time.time() - t0:.1f} s)")
-    prof = profile(specs, routes, rack)
+    study = flowstudy.FlowStudy(
+        topology=sc.topology,
+        hosts=sc.hosts,
+        rack=sc.rack,
+        seeds=tuple(args.seeds),
+        schemes=tuple(s for s in args.schemes.split(",") if s),
+        workloads=WORKLOADS,
+        fanout=args.fanout,
+        workload_seed=args.workload_seed,
+        mix=args.mix,
+        batch=args.batch,
+        tol=args.tol,
+        degree=args.degree,
+        comm_scale=args.comm_scale,
+        solver=args.solver,
+    )
+    try:
+        study.check()
+    except SabaError as e:
+        ap.error(str(e))
     OUT.mkdir(parents=True, exist_ok=True)
-    with open(OUT / f"sim_{args.scale}{args.tag}_models.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(
-            ["workload", "stages", "compute_ms", "comm_ms", "demand"]
-            + [f"slowdown_{s:g}" for s in SHARES]
-            + ["r2_k1", "r2_k2", "r2_k3", "c0", "c1", "c2", "c3"]
-        )
-        for s in specs:
-            p = prof[s.name]
-            w.writerow(
-                [s.name, s.stages, f"{s.compute_ms:.3f}", f"{s.comm_ms:.3f}", f"{s.demand:.3f}"]
-                + [f"{d:.4f}" for _, d in p.samples]
-                + [f"{p.fits[k].r2:.4f}" for k in (1, 2, 3)]
-                + [f"{c:.6g}" for c in p.fits[3].padded()]
-            )
-    models = {n: list(p.fits[args.degree].coeffs) for n, p in prof.items()}
-    schemes = [s for s in args.schemes.split(",") if s]
-    jct_rows: list[list[object]] = []
-    speed_rows: list[list[object]] = []
-    for seed in args.seeds:
-        jobs = placement(specs, hosts, seed, args.comm_scale)
-        # a demand below line rate is a cap on the NIC's egress (one
-        # instance per server, so the cap is the workload's)
-        net = routes.capped_egress(flowstudy.demand_caps(specs, jobs, routes))
-        sizes = [st.bytes for j in jobs for st in j.stages for _ in st.pairs]
-        t0 = time.time()
-        base = run(jobs, net, FlowFair(), batch=args.batch, tol=args.tol, solver=args.solver)
-        print(
-            f"seed {seed} flow_maxmin: {time.time() - t0:.1f} s, {base.solves} solves, "
-            f"{base.iterations} iterations",
-            flush=True,
-        )
-        for j in jobs:
-            jct_rows.append([seed, "flow_maxmin", j.name, f"{base.jct_ns[j.name]:.1f}"])
-        for scheme in schemes:
-            t0 = time.time()
-            if scheme == "app_maxmin":
-                pol: Policy = PortQueues.per_app(jobs, net)
-            elif scheme.startswith("saba"):
-                rest = scheme[4:]
-                dist = rest.endswith("_dist")
-                rest = rest.removesuffix("_dist")
-                q = None if rest == "_unlimited" else int(rest)
-                pol = SabaPolicy(
-                    jobs, models, net, queues=q, controllers=4 if dist else 1, seed=seed
-                )
-            elif scheme == "homa_like":
-                pol = SrptLevels(sizes, levels=8)
-            elif scheme == "sincronia_like":
-                pol = CoflowOrder(levels=8)
-            else:
-                raise SystemExit(f"unknown scheme {scheme!r}")
-            setup = time.time() - t0
-            r = run(jobs, net, pol, batch=args.batch, tol=args.tol, solver=args.solver)
-            sp = [base.jct_ns[j.name] / r.jct_ns[j.name] for j in jobs]
-            for j in jobs:
-                jct_rows.append([seed, scheme, j.name, f"{r.jct_ns[j.name]:.1f}"])
-            speed_rows.append(
-                [seed, scheme, f"{geomean(sp):.4f}", f"{min(sp):.4f}", f"{max(sp):.4f}"]
-            )
-            write(args.scale, args.tag, jct_rows, speed_rows)
-            print(
-                f"seed {seed} {scheme}: geomean speed-up {geomean(sp):.3f} "
-                f"(min {min(sp):.3f}, max {max(sp):.3f}); setup {setup:.1f} s, run "
-                f"{time.time() - t0 - setup:.1f} s, {r.solves} solves, {r.iterations} passes, "
-                f"{r.uncertified} uncertified",
-                flush=True,
-            )
+    flowstudy.run_study(
+        study,
+        log=lambda m: print(m, flush=True),
+        progress=lambda rows: write(args.scale, args.tag, rows),
+    )
     return 0
 
 

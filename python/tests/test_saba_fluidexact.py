@@ -138,8 +138,8 @@ def test_certificate_refuses_wrong_rates() -> None:
     assert not certify(e, np.array([6.0, 3.0, 0.5]), every)[0]  # link not full
     assert not certify(e, np.array([6.0, 3.0, np.nan]), every)[0]
     assert np.allclose(solve(e).rates, [6.0, 3.0, 1.0], rtol=1e-12)
-    warm = solve(e, cold=False)  # reference + polish
-    assert warm.exact and not warm.cold
+    warm = solve(e, cold=False)  # one link: the bracket decides it, no Newton
+    assert warm.exact and warm.steps == 0
     assert np.allclose(warm.rates, [6.0, 3.0, 1.0], rtol=1e-12)
 
 
@@ -155,3 +155,38 @@ def test_bad_entries_are_refused() -> None:
     )
     with pytest.raises(ValueError, match="weights must be > 0"):
         solve(e)
+
+
+def test_above_newton_max_only_the_bracket_or_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past NEWTON_MAX flows no linear system is solved: a closed bracket
+    is still an exact answer, an open one gives the reference's rates,
+    marked uncertified."""
+    from approxnet.saba import fluidexact
+
+    monkeypatch.setattr(fluidexact, "NEWTON_MAX", 1)
+    one_link = Entries(
+        np.array([0, 1]),
+        np.zeros(2, dtype=np.int64),
+        np.zeros(2, dtype=np.int64),
+        np.array([0, 1]),
+        np.array([0.75, 0.25]),
+        np.array([8.0]),
+        2,
+    )
+    got = solve(one_link)
+    assert got.exact and got.steps == 0
+    assert np.allclose(got.rates, [6.0, 2.0], rtol=1e-12)
+    crossed = Entries(
+        np.array([0, 0, 1, 1]),
+        np.array([0, 1, 0, 1]),
+        np.zeros(4, dtype=np.int64),
+        np.array([0, 1, 2, 3]),
+        np.array([0.9, 0.1, 0.1, 0.9]),
+        np.array([10.0, 10.0]),
+        2,
+    )
+    got = solve(crossed)
+    assert not got.exact and got.steps == 0
+    assert np.array_equal(got.rates, allocate(crossed).rates)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -101,3 +102,10 @@ def test_flow_study_preset_runs_end_to_end(tmp_path: Path) -> None:
     assert overall["saba8"] == pytest.approx(ratio, rel=1e-9)
     # with every app registered at once the distributed mode is the centralized one
     assert overall["saba8_dist"] == pytest.approx(overall["saba8"], rel=1e-9)
+
+
+def test_flow_study_refuses_an_unknown_solver() -> None:
+    study = _flow_study(preset("saba/flow-small", quick=True))
+    assert study.solver == "exact"
+    with pytest.raises(SabaError, match="solver must be 'exact' or 'reference', got 'fast'"):
+        replace(study, solver="fast").check()

@@ -19,6 +19,7 @@ distributed mode), ``homa_like`` and ``sincronia_like``.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,8 @@ class FlowStudy:
     degree: int = 3
     comm_scale: float = 1.0
     mix: str = "uniform"
+    solver: str = "exact"
+    """The sharing solver (:func:`.sim_backend.run`): "exact" or "reference"."""
 
     def check(self) -> None:
         """`SabaError` naming the first bad field."""
@@ -117,6 +120,8 @@ class FlowStudy:
             raise SabaError(f"mix must be one of {', '.join(MIXES)}, got {self.mix!r}")
         if not self.seeds:
             raise SabaError("seeds must not be empty")
+        if self.solver not in ("exact", "reference"):
+            raise SabaError(f"solver must be 'exact' or 'reference', got {self.solver!r}")
         for s in self.schemes:
             _check_scheme(s)
 
@@ -290,9 +295,14 @@ def profile(
     return out
 
 
-def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) -> StudyRows:
+def run_study(
+    study: FlowStudy,
+    log: Callable[[str], None] = lambda _m: None,
+    progress: Callable[[StudyRows], None] | None = None,
+) -> StudyRows:
     """Profiles, then runs every seed's placement under the baseline and
-    each scheme."""
+    each scheme. `progress`, if given, sees the rows so far after the
+    profiles and after each scheme's run (to write them as they come)."""
     study.check()
     specs = workload_specs(study.workloads, study.fanout, study.workload_seed, study.mix)
     pairs: set[tuple[int, int]] = set()
@@ -301,8 +311,9 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
             pairs |= j.host_pairs()
     for j in [make_job(s, list(range(study.rack))) for s in specs]:
         pairs |= j.host_pairs()
+    t0 = time.time()
     routes = routes_from_sim(study.topology, pairs)
-    log(f"routes: {len(pairs)} host pairs, {len(routes.capacity)} links")
+    log(f"routes: {len(pairs)} pairs, {len(routes.capacity)} links ({time.time() - t0:.1f} s)")
     prof = profile(specs, routes, study.rack)
     rows = StudyRows([], [], [])
     for s in specs:
@@ -318,11 +329,14 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
         row.update({f"r2_k{k}": fits[k].r2 for k in (1, 2, 3)})
         row.update({f"c{i}": c for i, c in enumerate(fits[3].padded())})
         rows.models.append(row)
+    if progress is not None:
+        progress(rows)
     models = {n: list(fits[study.degree].coeffs) for n, (_, fits) in prof.items()}
     for seed in study.seeds:
         jobs = placement(specs, study.hosts, seed, study.comm_scale)
         net = routes.capped_egress(demand_caps(specs, jobs, routes))
-        base = run(jobs, net, FlowFair(), batch=study.batch, tol=study.tol)
+        t0 = time.time()
+        base = run(jobs, net, FlowFair(), batch=study.batch, tol=study.tol, solver=study.solver)
         rows.jct += [
             {
                 "seed": seed,
@@ -332,9 +346,15 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
             }
             for j in jobs
         ]
-        log(f"seed {seed} flow_maxmin: {base.solves} solves")
+        log(
+            f"seed {seed} flow_maxmin: {time.time() - t0:.1f} s, {base.solves} solves, "
+            f"{base.iterations} iterations"
+        )
         for scheme in study.schemes:
-            r = run(jobs, net, policy(scheme, jobs, models, net, seed), study.batch, study.tol)
+            t0 = time.time()
+            pol = policy(scheme, jobs, models, net, seed)
+            setup = time.time() - t0
+            r = run(jobs, net, pol, batch=study.batch, tol=study.tol, solver=study.solver)
             sp = [base.jct_ns[j.name] / r.jct_ns[j.name] for j in jobs]
             rows.jct += [
                 {"seed": seed, "scheme": scheme, "workload": j.name, "jct_ns": r.jct_ns[j.name]}
@@ -349,5 +369,12 @@ def run_study(study: FlowStudy, log: Callable[[str], None] = lambda _m: None) ->
                     "max": max(sp),
                 }
             )
-            log(f"seed {seed} {scheme}: geomean speed-up {geomean(sp):.3f}, {r.solves} solves")
+            if progress is not None:
+                progress(rows)
+            log(
+                f"seed {seed} {scheme}: geomean speed-up {geomean(sp):.3f} "
+                f"(min {min(sp):.3f}, max {max(sp):.3f}); setup {setup:.1f} s, run "
+                f"{time.time() - t0 - setup:.1f} s, {r.solves} solves, {r.iterations} passes, "
+                f"{r.uncertified} uncertified"
+            )
     return rows

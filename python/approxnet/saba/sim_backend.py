@@ -479,8 +479,8 @@ class CoflowOrder:
         return None
 
 
-#: Re-allocations in a row whose cold Newton guess failed before `run`
-#: stops trying it (see run).
+#: Re-allocations in a row whose Newton steps from the bracket failed
+#: before `run` stops trying them (see run).
 COLD_MISSES = 3
 
 
@@ -612,9 +612,10 @@ def run(
             level, queue, qweight = policy.entries(flows, routes)
             ent = Entries(ef, el, level, queue, qweight, routes.capacity, len(f_job))
             if solver == "exact":
-                # after COLD_MISSES re-allocations in a row whose first
-                # guess did not certify, go straight to the reference +
-                # polish (large instances; every 8th still tries cold)
+                # after COLD_MISSES re-allocations in a row whose Newton
+                # steps from the bracket did not certify, go from the
+                # bracket straight to the reference + polish (every 8th
+                # still tries Newton)
                 ex = solve(ent, tol=tol, cold=misses < COLD_MISSES or res.solves % 8 == 0)
                 misses = 0 if ex.cold else misses + 1
                 rates, passes, change = ex.rates, ex.passes, ex.change
