@@ -6,29 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from saba_instances import crossed, instance
 
 from approxnet.saba.fluidexact import certify, solve
 from approxnet.saba.fluidshare import Entries, _local, allocate
-
-
-def instance(
-    rng: np.random.Generator, links: int, flows: int, apps: int, levels: int, equal: bool
-) -> Entries:
-    """Random paths of 1-4 links, one queue per (link, app, level), random
-    per-port queue weights (or all equal), random capacities."""
-    cap = rng.uniform(1.0, 10.0, links)
-    paths = [
-        rng.choice(links, int(rng.integers(1, min(4, links) + 1)), replace=False)
-        for _ in range(flows)
-    ]
-    ef = np.concatenate([np.full(len(p), i) for i, p in enumerate(paths)]).astype(np.int64)
-    el = np.concatenate(paths).astype(np.int64)
-    app = rng.integers(0, apps, flows)
-    lvl = rng.integers(0, levels, flows)[ef].astype(np.int64)
-    _, q = np.unique((el * apps + app[ef]) * levels + lvl, return_inverse=True)
-    nq = int(q.max()) + 1
-    w = np.ones(nq) if equal else 0.05 + rng.random(nq)
-    return Entries(ef, el, lvl, q.astype(np.int64), w, cap, flows)
 
 
 def is_fixed_point(e: Entries, rates: np.ndarray, tol: float = 1e-7) -> bool:
@@ -63,7 +44,7 @@ def test_matches_the_reference_where_its_answer_is_exact() -> None:
             int(rng.integers(2, 60)),
             int(rng.integers(1, 6)),
             int(rng.integers(1, 3)),
-            equal=k % 2 == 0,
+            "equal" if k % 2 == 0 else "port",
         )
         # max_iter=0: the reference's exact rounds only (infinite rates
         # where they did not finish and its iteration would have had to)
@@ -89,7 +70,7 @@ def test_every_answer_is_a_fixed_point_by_definition() -> None:
             int(rng.integers(2, 25)),
             int(rng.integers(1, 5)),
             int(rng.integers(1, 3)),
-            equal=False,
+            "port",
         )
         got = solve(e)
         if got.exact:
@@ -103,15 +84,7 @@ def test_crossed_weights_the_reference_leaves_links_idle() -> None:
     0.1 / 0.9 on the other: every split that fills the links is a fixed
     point; the reference iteration stops at 1.05 + 1.05 of 10 (each link
     thinks the other holds the flows), which is not one."""
-    e = Entries(
-        np.array([0, 0, 1, 1]),
-        np.array([0, 1, 0, 1]),
-        np.zeros(4, dtype=np.int64),
-        np.array([0, 1, 2, 3]),
-        np.array([0.9, 0.1, 0.1, 0.9]),
-        np.array([10.0, 10.0]),
-        2,
-    )
+    e = crossed()
     ref = allocate(e)
     assert ref.rates.sum() < 2.2
     assert not is_fixed_point(e, ref.rates)
@@ -178,15 +151,6 @@ def test_above_newton_max_only_the_bracket_or_the_reference(
     got = solve(one_link)
     assert got.exact and got.steps == 0
     assert np.allclose(got.rates, [6.0, 2.0], rtol=1e-12)
-    crossed = Entries(
-        np.array([0, 0, 1, 1]),
-        np.array([0, 1, 0, 1]),
-        np.zeros(4, dtype=np.int64),
-        np.array([0, 1, 2, 3]),
-        np.array([0.9, 0.1, 0.1, 0.9]),
-        np.array([10.0, 10.0]),
-        2,
-    )
-    got = solve(crossed)
+    got = solve(crossed())
     assert not got.exact and got.steps == 0
-    assert np.array_equal(got.rates, allocate(crossed).rates)
+    assert np.array_equal(got.rates, allocate(crossed()).rates)
