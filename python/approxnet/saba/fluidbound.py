@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .fluidshare import Entries, d_finite, waterfill
+from .fluidshare import Entries, d_finite, level_queues, waterfill
 
 __all__ = ["open_waterfill", "open_local", "phi", "Bracket", "bracket", "restrict"]
 
@@ -121,12 +121,7 @@ def open_local(e: Entries, demand: F64) -> F64:
     left = e.capacity.astype(float).copy()
     for lvl in np.unique(e.level):
         m = np.flatnonzero(e.level == lvl)
-        q, qinv = np.unique(e.queue[m], return_inverse=True)
-        qdem = np.bincount(qinv, weights=d_finite(demand[m]), minlength=len(q)).astype(float)
-        qinf = np.bincount(qinv, weights=~np.isfinite(demand[m]), minlength=len(q))
-        qdem[qinf > 0] = np.inf
-        qlink = np.zeros(len(q), dtype=np.int64)
-        qlink[qinv] = e.link[m]
+        q, qinv, qdem, qlink = level_queues(e, demand, m)
         # the queue's share when one of its flows asks for everything
         qopen = open_waterfill(qlink, e.qweight[q], qdem, left)
         out[m] = open_waterfill(qinv, np.ones(len(m)), demand[m], qopen)

@@ -120,6 +120,21 @@ def d_finite(d: F64) -> F64:
     return np.where(np.isfinite(d), d, 0.0)
 
 
+def level_queues(
+    e: Entries, demand: F64, m: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], F64, NDArray[np.int64]]:
+    """The queues of the entries `m` (one priority level): their ids, each
+    entry's index among them, each queue's demand (the sum of its entries',
+    infinite if any is) and its link."""
+    q, qinv = np.unique(e.queue[m], return_inverse=True)
+    qdem = np.bincount(qinv, weights=d_finite(demand[m]), minlength=len(q)).astype(float)
+    qinf = np.bincount(qinv, weights=~np.isfinite(demand[m]), minlength=len(q))
+    qdem[qinf > 0] = np.inf
+    qlink = np.zeros(len(q), dtype=np.int64)
+    qlink[qinv] = e.link[m]
+    return q, qinv, qdem, qlink
+
+
 def _local(e: Entries, demand: F64) -> F64:
     """Every link's own allocation to its entries, given each entry's
     demand (levels strictly, queues by weight, flows equally)."""
@@ -127,12 +142,7 @@ def _local(e: Entries, demand: F64) -> F64:
     left = e.capacity.astype(float).copy()
     for lvl in np.unique(e.level):
         m = np.flatnonzero(e.level == lvl)
-        q, qinv = np.unique(e.queue[m], return_inverse=True)
-        qdem = np.bincount(qinv, weights=d_finite(demand[m]), minlength=len(q)).astype(float)
-        qinf = np.bincount(qinv, weights=~np.isfinite(demand[m]), minlength=len(q))
-        qdem[qinf > 0] = np.inf
-        qlink = np.zeros(len(q), dtype=np.int64)
-        qlink[qinv] = e.link[m]
+        q, qinv, qdem, qlink = level_queues(e, demand, m)
         qshare = waterfill(qlink, e.qweight[q], qdem, left)
         left = np.maximum(left - np.bincount(qlink, weights=qshare, minlength=len(left)), 0.0)
         out[m] = waterfill(qinv, np.ones(len(m)), demand[m], qshare)
