@@ -43,6 +43,31 @@ def instance(
     return Entries(ef, el, lvl, q.astype(np.int64), w, cap, flows)
 
 
+Size = int | tuple[int, int]
+
+
+def _size(rng: np.random.Generator, size: Size) -> int:
+    return size if isinstance(size, int) else int(rng.integers(*size))
+
+
+def drawn(
+    rng: np.random.Generator,
+    links: Size,
+    flows: Size,
+    apps: Size,
+    levels: Size,
+    weights: str,
+) -> Entries:
+    """`instance` with each size either fixed or drawn uniformly from
+    [lo, hi) by the same generator, in the order links, flows, apps,
+    levels (so a test's instances do not change with this shorthand)."""
+    n_links = _size(rng, links)
+    n_flows = _size(rng, flows)
+    n_apps = _size(rng, apps)
+    n_levels = _size(rng, levels)
+    return instance(rng, n_links, n_flows, n_apps, n_levels, weights)
+
+
 def crossed() -> Entries:
     """Two flows over the same two links (capacity 10), queue weights
     0.9 / 0.1 on one link and 0.1 / 0.9 on the other."""

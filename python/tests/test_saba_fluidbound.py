@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from saba_instances import crossed, instance
+from saba_instances import crossed, drawn, instance
 
 from approxnet.saba.fluidbound import bracket, open_local, phi
 from approxnet.saba.fluidexact import fixed_point_gap, solve
@@ -21,11 +21,11 @@ def test_open_share_is_the_local_allocation_with_one_demand_unbounded() -> None:
     rng = np.random.default_rng(21)
     checked = 0
     for k in range(60):
-        e = instance(
+        e = drawn(
             rng,
-            int(rng.integers(1, 5)),
-            int(rng.integers(1, 9)),
-            int(rng.integers(1, 4)),
+            (1, 5),
+            (1, 9),
+            (1, 4),
             1 + k % 2,
             "port",
         )
@@ -88,12 +88,12 @@ def test_every_fixed_point_lies_in_the_bracket() -> None:
     rng = np.random.default_rng(23)
     inside = 0
     for k in range(30):
-        e = instance(
+        e = drawn(
             rng,
-            int(rng.integers(3, 20)),
-            int(rng.integers(2, 50)),
-            int(rng.integers(1, 6)),
-            int(rng.integers(1, 3)),
+            (3, 20),
+            (2, 50),
+            (1, 6),
+            (1, 3),
             ("equal", "app", "port")[k % 3],
         )
         br = bracket(e)
@@ -114,12 +114,12 @@ def test_decided_flows_match_the_reference() -> None:
     rng = np.random.default_rng(24)
     compared = 0
     for k in range(40):
-        e = instance(
+        e = drawn(
             rng,
-            int(rng.integers(3, 25)),
-            int(rng.integers(2, 60)),
-            int(rng.integers(1, 6)),
-            int(rng.integers(1, 3)),
+            (3, 25),
+            (2, 60),
+            (1, 6),
+            (1, 3),
             ("app", "port")[k % 2],
         )
         ref = allocate(e, max_iter=300)

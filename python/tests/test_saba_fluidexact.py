@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from saba_instances import crossed, instance
+from saba_instances import crossed, drawn
 
 from approxnet.saba.fluidexact import certify, solve
 from approxnet.saba.fluidshare import Entries, _local, allocate
@@ -38,12 +38,12 @@ def test_matches_the_reference_where_its_answer_is_exact() -> None:
     rng = np.random.default_rng(11)
     compared = uncertified = 0
     for k in range(120):
-        e = instance(
+        e = drawn(
             rng,
-            int(rng.integers(3, 25)),
-            int(rng.integers(2, 60)),
-            int(rng.integers(1, 6)),
-            int(rng.integers(1, 3)),
+            (3, 25),
+            (2, 60),
+            (1, 6),
+            (1, 3),
             "equal" if k % 2 == 0 else "port",
         )
         # max_iter=0: the reference's exact rounds only (infinite rates
@@ -64,12 +64,12 @@ def test_every_answer_is_a_fixed_point_by_definition() -> None:
     rng = np.random.default_rng(12)
     exact = 0
     for _ in range(40):
-        e = instance(
+        e = drawn(
             rng,
-            int(rng.integers(3, 15)),
-            int(rng.integers(2, 25)),
-            int(rng.integers(1, 5)),
-            int(rng.integers(1, 3)),
+            (3, 15),
+            (2, 25),
+            (1, 5),
+            (1, 3),
             "port",
         )
         got = solve(e)
