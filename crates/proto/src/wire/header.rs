@@ -459,6 +459,16 @@ impl HeaderRepr {
         put_u32(b, field::CRC, 0);
     }
 
+    /// [`HeaderRepr::emit`] with `precise_len` and `body_len` both `len`
+    /// (a control packet's: its body is all precise), whatever this
+    /// value holds there: an ACK is written from the DATA header it echoes.
+    #[inline]
+    pub(crate) fn emit_sized(&self, buf: &mut [u8], len: u16) {
+        self.emit(buf);
+        put_u16(buf, field::PRECISE, len);
+        put_u16(buf, field::BODY_LEN, len);
+    }
+
     /// Emits header + `body` into `buf` and fills the checksum; returns the
     /// datagram length. `buf` must hold `HEADER_LEN + body.len()` bytes.
     pub fn emit_with_body(&self, buf: &mut [u8], body: &[u8]) -> usize {
