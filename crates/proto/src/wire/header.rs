@@ -289,18 +289,19 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// CRC32C over the header (CE masked, CRC field excluded) and the precise prefix.
     pub fn compute_checksum(&self) -> u32 {
         let b = self.buffer.as_ref();
-        let mut head = [0u8; field::CRC];
-        head.copy_from_slice(&b[..field::CRC]);
-        head[field::FLAGS] &= !Flags::CE;
+        // The header as it lies, CE masked in the CRC's first word (no
+        // copy: `crc32c_44_masked_then`). The length check panics as the
+        // copy did on a buffer shorter than a header.
+        let Some(head) = b.first_chunk::<{ field::CRC }>() else {
+            panic!("a packet buffer holds at least a header");
+        };
+        let keep0 = !((Flags::CE as u64) << (8 * field::FLAGS));
         let precise = if self.flags().has(Flags::PREFIX_BY_TRANSPORT) {
             0
         } else {
             (self.precise_len() as usize).min(b.len() - HEADER_LEN)
         };
-        if precise == 0 {
-            return super::crc::crc32c_44(&head);
-        }
-        super::crc::crc32c_44_then(&head, &b[HEADER_LEN..HEADER_LEN + precise])
+        super::crc::crc32c_44_masked_then(head, keep0, &b[HEADER_LEN..HEADER_LEN + precise])
     }
 
     /// Whether the stored checksum matches.
