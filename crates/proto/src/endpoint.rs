@@ -16,7 +16,7 @@ use crate::stats::{DropReason, EndpointStats};
 use crate::time::Instant;
 use crate::units::Rate;
 use crate::wire::header::PacketTypeField;
-use crate::wire::{HeaderRepr, HelloRepr, Packet, PacketType, WireError, HEADER_LEN};
+use crate::wire::{Flags, HeaderRepr, HelloRepr, Packet, PacketType, WireError, HEADER_LEN};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
@@ -109,6 +109,9 @@ impl EventSink for Tagged<'_> {
     #[inline]
     fn push_back(&mut self, e: Event) {
         self.q.push_back((self.h, e));
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.q.reserve(additional);
     }
 }
 
@@ -649,6 +652,18 @@ impl Endpoint {
                         },
                     };
                     c.on_data_packet(now, &h, body, &self.cfg, &mut self.stats, &mut events);
+                } else if h.ty.0 == PacketType::Fin && !h.flags.has(Flags::CLOSE) {
+                    // A job's FIN raises a burst (a `MessageAbandoned` per
+                    // message missing): written in place as DATA's events.
+                    debug_assert!(c.events.is_empty());
+                    let mut events = Tagged {
+                        q: &mut self.events,
+                        h: ConnectionHandle {
+                            index: i as u32,
+                            generation: s.generation,
+                        },
+                    };
+                    c.on_fin_packet(now, &h, &mut self.stats, &mut events);
                 } else {
                     c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
                 }

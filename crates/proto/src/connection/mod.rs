@@ -365,6 +365,41 @@ impl Connection {
         self.on_data(now, h, body, cfg, stats, events);
     }
 
+    /// A verified FIN of a job (not a connection's CLOSE) for this
+    /// connection; its events go to `events` (the endpoint's queue: see
+    /// `Endpoint::handle_datagram`).
+    pub(crate) fn on_fin_packet(
+        &mut self,
+        now: Instant,
+        h: &HeaderRepr,
+        stats: &mut EndpointStats,
+        events: &mut impl EventSink,
+    ) {
+        debug_assert!(h.ty.0 == PacketType::Fin && !h.flags.has(Flags::CLOSE));
+        if self.state == State::Closed {
+            return;
+        }
+        self.last_heard = now;
+        self.on_fin(now, h, stats, events);
+    }
+
+    fn on_fin(
+        &mut self,
+        now: Instant,
+        h: &HeaderRepr,
+        stats: &mut EndpointStats,
+        events: &mut impl EventSink,
+    ) {
+        if self.recv.on_fin(now, h.job_id, events) {
+            self.control.push_back(Control::FinAck {
+                job: h.job_id,
+                close: false,
+            });
+        } else {
+            stats.drop(DropReason::UnknownJob);
+        }
+    }
+
     /// A verified packet for this connection.
     pub(crate) fn on_packet(
         &mut self,
@@ -427,14 +462,9 @@ impl Connection {
                 self.shutdown(JobFailure::Reset, false);
             }
             PacketType::Fin => {
-                if self.recv.on_fin(now, h.job_id, &mut self.events) {
-                    self.control.push_back(Control::FinAck {
-                        job: h.job_id,
-                        close: false,
-                    });
-                } else {
-                    stats.drop(DropReason::UnknownJob);
-                }
+                let mut events = std::mem::take(&mut self.events);
+                self.on_fin(now, h, stats, &mut events);
+                self.events = events;
             }
             PacketType::FinAck if h.flags.has(Flags::CLOSE) => {
                 self.state = State::Closed;

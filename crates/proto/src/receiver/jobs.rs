@@ -151,7 +151,7 @@ impl RecvSide {
 
     /// The sender finished job `id`: report abandoned messages and the outcome.
     /// Returns `false` for a FIN of a job never seen.
-    pub(crate) fn on_fin(&mut self, now: Instant, id: u32, events: &mut VecDeque<Event>) -> bool {
+    pub(crate) fn on_fin(&mut self, now: Instant, id: u32, events: &mut impl EventSink) -> bool {
         let Some(ji) = self.jobs.iter().position(|j| j.id == id) else {
             return self.recent_done.contains(&id);
         };
