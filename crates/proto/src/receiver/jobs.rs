@@ -167,15 +167,13 @@ impl RecvSide {
             .sum();
         events.reserve(missing + 2);
         for g in &job.groups {
-            for m in 0..g.messages {
-                if !g.done.get(m as usize) {
-                    events.push_back(Event::MessageAbandoned {
-                        job: id,
-                        group: g.id,
-                        msg: m,
-                    });
-                }
-            }
+            g.done.for_each_clear(g.messages as usize, |m| {
+                events.push_back(Event::MessageAbandoned {
+                    job: id,
+                    group: g.id,
+                    msg: m as u32,
+                });
+            });
             if g.delivered < g.must && failure.is_none() {
                 failure = Some(JobFailure::GuaranteeMissed {
                     group: g.id,
