@@ -211,6 +211,7 @@ impl AckRepr {
     }
 
     /// Writes the body into `buf[..buffer_len()]`.
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) {
         put_u32(buf, 0, self.cumulative);
         put_u32(buf, 4, self.ce_count);

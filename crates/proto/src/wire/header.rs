@@ -439,6 +439,7 @@ impl HeaderRepr {
 
     /// Writes the header fields (not the checksum) into `buf[..HEADER_LEN]`.
     /// Write the body, then call [`Packet::fill_checksum`].
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) {
         let b = &mut buf[..HEADER_LEN];
         b[field::VERSION] = VERSION;
