@@ -79,6 +79,7 @@ impl TimerTable {
         let min = at.iter().fold(u64::MAX, |m, &x| m.min(x));
         (self.armed & !(1 << except as u8) != 0).then(|| Instant::from_nanos(min))
     }
+    #[inline]
     pub(crate) fn next(&self) -> Option<Instant> {
         let min = self.at.iter().fold(u64::MAX, |m, &x| m.min(x));
         (self.armed != 0).then(|| Instant::from_nanos(min))

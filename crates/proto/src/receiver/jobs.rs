@@ -133,6 +133,7 @@ impl RecvSide {
 
     /// Whether job `id` holds `ceil(MSR * N)` of every group, and whether
     /// it just got there (then [`Event::JobSatisfied`] is queued, once).
+    #[inline]
     pub(crate) fn satisfied(&mut self, id: u32, events: &mut impl EventSink) -> (bool, bool) {
         let Some(j) = self.jobs.iter_mut().find(|j| j.id == id) else {
             // Finished (FIN seen) or unknown: nothing left to ask for.
