@@ -10,7 +10,7 @@ use crate::wire::{AckRepr, Flags, HeaderRepr, HelloRepr, PacketType, HEADER_LEN}
 
 impl Connection {
     /// Whether a packet could be emitted now.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn wants_to_send(&self, now: Instant) -> bool {
         !self.control.is_empty()
             || (self.state == State::Established
