@@ -65,10 +65,12 @@ impl Connection {
             None => self.timers.stop(Timer::Loss),
         }
         // A tail: probe one PTO after the last packet, where that comes
-        // before the loss timer (whose RTO carries 4 RTTVAR and backoff).
-        let probe = self.last_sent + self.pto(cfg);
-        match loss {
-            Some(t) if probe < t && self.send.can_probe() => self.timers.set(Timer::Probe, probe),
+        // before the loss timer (whose RTO carries 4 RTTVAR and backoff);
+        // with nothing in flight, no probe (and no PTO to work out).
+        match loss.map(|t| (t, self.last_sent + self.pto(cfg))) {
+            Some((t, probe)) if probe < t && self.send.can_probe() => {
+                self.timers.set(Timer::Probe, probe)
+            }
             _ => self.timers.stop(Timer::Probe),
         }
     }
