@@ -12,12 +12,18 @@ use thiserror::Error;
 pub(crate) trait EventSink {
     /// Queues `e` after the events already queued.
     fn push_back(&mut self, e: Event);
+    /// Room for `additional` more events (a burst: one growth, not a
+    /// doubling per event).
+    fn reserve(&mut self, additional: usize);
 }
 
 impl EventSink for VecDeque<Event> {
     #[inline]
     fn push_back(&mut self, e: Event) {
         VecDeque::push_back(self, e);
+    }
+    fn reserve(&mut self, additional: usize) {
+        VecDeque::reserve(self, additional);
     }
 }
 

@@ -69,6 +69,17 @@ impl TimerTable {
         let min = at.iter().fold(u64::MAX, |m, &x| m.min(x));
         min <= now.as_nanos() && self.armed & !(1 << except as u8) != 0
     }
+    /// [`TimerTable::next`] as it would be with `except` stopped (the
+    /// table is left as it is): whether any other timer is due and the
+    /// deadline once `except` is stopped, in one pass.
+    #[inline]
+    pub(crate) fn next_without(&self, except: Timer) -> Option<Instant> {
+        let mut at = self.at;
+        at[except as usize] = u64::MAX;
+        let min = at.iter().fold(u64::MAX, |m, &x| m.min(x));
+        (self.armed & !(1 << except as u8) != 0).then(|| Instant::from_nanos(min))
+    }
+    #[inline]
     pub(crate) fn next(&self) -> Option<Instant> {
         let min = self.at.iter().fold(u64::MAX, |m, &x| m.min(x));
         (self.armed != 0).then(|| Instant::from_nanos(min))
@@ -93,14 +104,18 @@ mod tests {
         assert!(t.any_due_except(Timer::Pacing, Instant::from_nanos(50)));
         assert!(t.any_due_except(Timer::Loss, Instant::from_nanos(20)));
         assert!(t.expired(Timer::Pacing, Instant::from_nanos(20)));
+        assert_eq!(t.next_without(Timer::Pacing), Some(Instant::from_nanos(50)));
+        assert_eq!(t.next_without(Timer::Loss), Some(Instant::from_nanos(20)));
         assert!(!t.expired(Timer::Loss, Instant::from_nanos(49)));
         t.stop(Timer::Pacing);
         assert_eq!(t.get(Timer::Pacing), None);
         assert!(!t.expired(Timer::Pacing, Instant::FAR_FUTURE));
         assert_eq!(t.next(), Some(Instant::from_nanos(50)));
         t.stop(Timer::Loss);
+        assert_eq!(t.next_without(Timer::Keepalive), None);
         t.stop(Timer::Keepalive);
         assert_eq!(t.next(), None);
+        assert_eq!(t.next_without(Timer::Pacing), None);
         t.set(Timer::Idle, Instant::FAR_FUTURE);
         assert_eq!(t.next(), Some(Instant::FAR_FUTURE));
         assert_eq!(t.get(Timer::Idle), Some(Instant::FAR_FUTURE));

@@ -41,12 +41,14 @@ impl Connection {
         // The sender stops a job once told it is satisfied: the ACK that
         // first says so leaves at once.
         let (satisfied, newly) = self.recv.satisfied(h.job_id, events);
-        let mut echo = *h;
+        // The echo is written where the ACK will be queued (`AckQueue`).
+        let echo = &mut self.acks.pending().h;
+        *echo = *h;
         echo.ty = PacketTypeField(PacketType::Ack);
         echo.flags = Flags(if ce { Flags::ECE } else { 0 });
         echo.elem_start = 0;
         echo.elem_end = 0;
-        self.pending_ack = Some(echo);
+        self.pending_ack = true;
         self.pending_satisfied = satisfied;
         self.unacked += 1;
         // A full batch (or, when ECN is acted upon, a CE mark, or a job
@@ -63,15 +65,21 @@ impl Connection {
 
     /// Whether a coalesced ACK is waiting (see `Endpoint::flush_acks`).
     pub(crate) fn holds_ack(&self) -> bool {
-        self.pending_ack.is_some()
+        self.pending_ack
     }
 
     pub(crate) fn flush_ack(&mut self) {
-        if let Some(echo) = self.pending_ack.take() {
-            if let Some(mut ack) = self.recv.seqs.ack(self.recv.ce_count, self.recv.recv_count) {
-                ack.satisfied = self.pending_satisfied;
-                self.control.push_back(Control::Ack { h: echo, ack });
-            }
+        if std::mem::take(&mut self.pending_ack) && self.recv.seqs.is_started() {
+            // Built in the pending slot, behind its echo (see `AckQueue`).
+            let q = self.acks.pending();
+            let built =
+                self.recv
+                    .seqs
+                    .ack_into(self.recv.ce_count, self.recv.recv_count, &mut q.ack);
+            debug_assert!(built);
+            q.ack.satisfied = self.pending_satisfied;
+            self.acks.commit();
+            self.control.push_back(Control::Ack);
         }
         self.unacked = 0;
         self.timers.stop(Timer::AckDelay);

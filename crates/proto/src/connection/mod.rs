@@ -7,6 +7,7 @@
 //! probe, timeouts and control resends), [`transmit`] (outgoing
 //! datagrams) and [`window`] (the optional cap on packets in flight).
 
+mod ack_queue;
 mod acks;
 mod epoch;
 mod timers;
@@ -24,6 +25,7 @@ use crate::time::{Duration, Instant};
 use crate::timer::{Timer, TimerTable};
 use crate::units::Rate;
 use crate::wire::{AckRepr, Flags, HeaderRepr, JobRepr, PacketType, ResetReason};
+use ack_queue::AckQueue;
 use epoch::RateCut;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -43,10 +45,8 @@ pub(crate) enum State {
 #[derive(Clone, Debug)]
 enum Control {
     Hello(u64),
-    Ack {
-        h: HeaderRepr,
-        ack: AckRepr,
-    },
+    /// The oldest ACK on `Connection::acks` (built there in place).
+    Ack,
     /// A JOB acknowledged: the job and the messages it now announces (all
     /// groups), so that an ended stream's re-announce is confirmed only by
     /// an ACK of its shrunk counts.
@@ -83,6 +83,8 @@ pub(crate) struct Connection {
     send: SendSide,
     recv: RecvSide,
     control: VecDeque<Control>,
+    /// The ACKs behind the `Control::Ack` entries of `control`, in order.
+    acks: AckQueue,
     pub(crate) events: VecDeque<Event>,
     timers: TimerTable,
     srtt: Option<Duration>,
@@ -114,8 +116,10 @@ pub(crate) struct Connection {
     hello_resent: bool,
     close_requested: bool,
     close_sent: Option<Instant>,
-    pending_ack: Option<HeaderRepr>,
-    /// The job of `pending_ack` holds its MSR at this receiver.
+    /// An ACK is pending: the DATA header it echoes is in `acks`'
+    /// pending slot.
+    pending_ack: bool,
+    /// The job of the pending ACK holds its MSR at this receiver.
     pending_satisfied: bool,
     /// When the last keepalive (a resent JOB) left.
     last_keepalive: Instant,
@@ -146,6 +150,7 @@ impl Connection {
             send: SendSide::new(first_seq),
             recv: RecvSide::default(),
             control: VecDeque::new(),
+            acks: AckQueue::default(),
             events: VecDeque::new(),
             timers: TimerTable::default(),
             srtt: None,
@@ -164,7 +169,7 @@ impl Connection {
             hello_resent: false,
             close_requested: false,
             close_sent: None,
-            pending_ack: None,
+            pending_ack: false,
             pending_satisfied: false,
             last_keepalive: now,
             timers_now: None,
@@ -360,6 +365,41 @@ impl Connection {
         self.on_data(now, h, body, cfg, stats, events);
     }
 
+    /// A verified FIN of a job (not a connection's CLOSE) for this
+    /// connection; its events go to `events` (the endpoint's queue: see
+    /// `Endpoint::handle_datagram`).
+    pub(crate) fn on_fin_packet(
+        &mut self,
+        now: Instant,
+        h: &HeaderRepr,
+        stats: &mut EndpointStats,
+        events: &mut impl EventSink,
+    ) {
+        debug_assert!(h.ty.0 == PacketType::Fin && !h.flags.has(Flags::CLOSE));
+        if self.state == State::Closed {
+            return;
+        }
+        self.last_heard = now;
+        self.on_fin(now, h, stats, events);
+    }
+
+    fn on_fin(
+        &mut self,
+        now: Instant,
+        h: &HeaderRepr,
+        stats: &mut EndpointStats,
+        events: &mut impl EventSink,
+    ) {
+        if self.recv.on_fin(now, h.job_id, events) {
+            self.control.push_back(Control::FinAck {
+                job: h.job_id,
+                close: false,
+            });
+        } else {
+            stats.drop(DropReason::UnknownJob);
+        }
+    }
+
     /// A verified packet for this connection.
     pub(crate) fn on_packet(
         &mut self,
@@ -422,14 +462,9 @@ impl Connection {
                 self.shutdown(JobFailure::Reset, false);
             }
             PacketType::Fin => {
-                if self.recv.on_fin(now, h.job_id, &mut self.events) {
-                    self.control.push_back(Control::FinAck {
-                        job: h.job_id,
-                        close: false,
-                    });
-                } else {
-                    stats.drop(DropReason::UnknownJob);
-                }
+                let mut events = std::mem::take(&mut self.events);
+                self.on_fin(now, h, stats, &mut events);
+                self.events = events;
             }
             PacketType::FinAck if h.flags.has(Flags::CLOSE) => {
                 self.state = State::Closed;
@@ -492,6 +527,7 @@ impl Connection {
         }
         self.state = State::Closed;
         self.control.retain(|c| matches!(c, Control::FinAck { .. }));
+        self.acks.clear();
         for t in [
             Timer::Pacing,
             Timer::Loss,

@@ -65,10 +65,12 @@ impl Connection {
             None => self.timers.stop(Timer::Loss),
         }
         // A tail: probe one PTO after the last packet, where that comes
-        // before the loss timer (whose RTO carries 4 RTTVAR and backoff).
-        let probe = self.last_sent + self.pto(cfg);
-        match loss {
-            Some(t) if probe < t && self.send.can_probe() => self.timers.set(Timer::Probe, probe),
+        // before the loss timer (whose RTO carries 4 RTTVAR and backoff);
+        // with nothing in flight, no probe (and no PTO to work out).
+        match loss.map(|t| (t, self.last_sent + self.pto(cfg))) {
+            Some((t, probe)) if probe < t && self.send.can_probe() => {
+                self.timers.set(Timer::Probe, probe)
+            }
             _ => self.timers.stop(Timer::Probe),
         }
     }
@@ -211,15 +213,22 @@ impl Connection {
     pub(crate) fn pacing_wakeup(&mut self, now: Instant) -> Option<Option<Instant>> {
         if self.state != State::Established
             || !self.timers.expired(Timer::Pacing, now)
-            || self.timers.any_due_except(Timer::Pacing, now)
             || !self.window_open(now)
         {
             return None;
         }
+        // The other timers' minimum answers both whether one of them is
+        // due and the deadline once the pacing entry is off (one pass).
+        let rest = self.timers.next_without(Timer::Pacing);
+        if rest.is_some_and(|t| t <= now) {
+            return None;
+        }
+        debug_assert!(!self.timers.any_due_except(Timer::Pacing, now));
         debug_assert!(self.next_send <= now);
         self.timers.stop(Timer::Pacing);
         self.timers_now = Some(now);
-        Some(self.timers.next())
+        debug_assert_eq!(self.timers.next(), rest);
+        Some(rest)
     }
 
     /// The timers after a DATA packet left at `now`, derived anew only

@@ -133,6 +133,7 @@ impl RecvSide {
 
     /// Whether job `id` holds `ceil(MSR * N)` of every group, and whether
     /// it just got there (then [`Event::JobSatisfied`] is queued, once).
+    #[inline]
     pub(crate) fn satisfied(&mut self, id: u32, events: &mut impl EventSink) -> (bool, bool) {
         let Some(j) = self.jobs.iter_mut().find(|j| j.id == id) else {
             // Finished (FIN seen) or unknown: nothing left to ask for.
@@ -151,7 +152,7 @@ impl RecvSide {
 
     /// The sender finished job `id`: report abandoned messages and the outcome.
     /// Returns `false` for a FIN of a job never seen.
-    pub(crate) fn on_fin(&mut self, now: Instant, id: u32, events: &mut VecDeque<Event>) -> bool {
+    pub(crate) fn on_fin(&mut self, now: Instant, id: u32, events: &mut impl EventSink) -> bool {
         let Some(ji) = self.jobs.iter().position(|j| j.id == id) else {
             return self.recent_done.contains(&id);
         };
@@ -167,15 +168,13 @@ impl RecvSide {
             .sum();
         events.reserve(missing + 2);
         for g in &job.groups {
-            for m in 0..g.messages {
-                if !g.done.get(m as usize) {
-                    events.push_back(Event::MessageAbandoned {
-                        job: id,
-                        group: g.id,
-                        msg: m,
-                    });
-                }
-            }
+            g.done.for_each_clear(g.messages as usize, |m| {
+                events.push_back(Event::MessageAbandoned {
+                    job: id,
+                    group: g.id,
+                    msg: m as u32,
+                });
+            });
             if g.delivered < g.must && failure.is_none() {
                 failure = Some(JobFailure::GuaranteeMissed {
                     group: g.id,

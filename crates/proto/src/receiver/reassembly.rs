@@ -122,7 +122,12 @@ impl RecvSide {
             // Message complete.
             let part = g.partial.remove(&h.msg_id).unwrap_or_default();
             self.buffered -= part.charged;
-            let bytes = if part.got.len() == 1 {
+            // Without payloads kept every slot holds an empty vector:
+            // nothing to join (collecting the slots' vectors and joining
+            // them cost ~3,000 instructions per 46-packet message).
+            let bytes = if !keep {
+                Vec::new()
+            } else if part.got.len() == 1 {
                 part.got.into_iter().next().flatten().unwrap_or_default()
             } else {
                 part.got.into_iter().flatten().collect::<Vec<_>>().concat()

@@ -156,15 +156,32 @@ impl SeqTracker {
 
     /// The ACK body to send now, with the receive counters; `None` until
     /// the peer's first sequence number is known.
+    #[cfg(test)]
     pub(crate) fn ack(&self, ce: u32, recv: u32) -> Option<AckRepr> {
+        let mut a = AckRepr::default();
+        self.ack_into(ce, recv, &mut a).then_some(a)
+    }
+
+    /// Whether the peer's first sequence number is known ([`SeqTracker::ack`]
+    /// gives an ACK).
+    #[inline]
+    pub(crate) fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// [`SeqTracker::ack`] written into `out` (any earlier contents are
+    /// replaced): the connection builds an ACK in its queue's slot.
+    /// `false`, leaving `out` as it was, before the tracker started.
+    #[inline]
+    pub(crate) fn ack_into(&self, ce: u32, recv: u32, out: &mut AckRepr) -> bool {
         if !self.started {
-            return None;
+            return false;
         }
-        let mut a = AckRepr::new(self.cumulative, ce, recv);
+        out.reset(self.cumulative, ce, recv);
         for r in self.ranges.iter().rev().take(MAX_ACK_RANGES) {
-            a.push_range(*r);
+            out.push_range(*r);
         }
-        Some(a)
+        true
     }
 }
 
@@ -368,5 +385,39 @@ mod tests {
                 end: far.wrapping_add(1)
             }]
         );
+    }
+
+    /// An ACK built into a reused slot (one that held an ACK with more
+    /// ranges) is the ACK built afresh, on the wire byte for byte.
+    #[test]
+    fn an_ack_built_in_a_used_slot_is_a_fresh_one() {
+        let mut t = started(100);
+        let mut slot = AckRepr::default();
+        assert!(!SeqTracker::default().ack_into(1, 2, &mut slot));
+        // a slot that held eight ranges, reused for an ACK with none
+        let mut holes = started(0);
+        for i in 0..20 {
+            holes.insert(2 * i + 1);
+        }
+        assert!(holes.ack_into(0, 0, &mut slot));
+        assert_eq!(slot.ranges().len(), MAX_ACK_RANGES);
+        let mut none = started(0);
+        none.insert(0);
+        assert!(none.ack_into(5, 6, &mut slot));
+        assert_eq!(slot, AckRepr::new(1, 5, 6));
+        let mut rng = crate::rng::Rng::new(3);
+        for i in 0..400u32 {
+            if rng.below(4) != 0 {
+                t.insert(100 + i);
+            }
+            let fresh = t.ack(i, 2 * i).unwrap();
+            assert!(t.ack_into(i, 2 * i, &mut slot));
+            assert_eq!(slot, fresh);
+            let (mut a, mut b) = ([0u8; 96], [0u8; 96]);
+            slot.emit(&mut a[..slot.buffer_len()]);
+            fresh.emit(&mut b[..fresh.buffer_len()]);
+            assert_eq!(slot.buffer_len(), fresh.buffer_len());
+            assert_eq!(a, b);
+        }
     }
 }

@@ -78,7 +78,7 @@ impl SeqRange {
 }
 
 /// An ACK body as plain values.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct AckRepr {
     /// Every sequence number from the peer's first up to (before) this
     /// one was received.
@@ -94,6 +94,21 @@ pub struct AckRepr {
     n_ranges: u8,
 }
 
+/// Equal when the wire would say the same: the range slots past the range
+/// count are not part of the value ([`AckRepr::reset`] leaves them as
+/// they were).
+impl PartialEq for AckRepr {
+    fn eq(&self, o: &AckRepr) -> bool {
+        self.cumulative == o.cumulative
+            && self.ce_count == o.ce_count
+            && self.recv_count == o.recv_count
+            && self.satisfied == o.satisfied
+            && self.ranges() == o.ranges()
+    }
+}
+
+impl Eq for AckRepr {}
+
 /// ACK flag: the header's job is satisfied.
 const ACK_SATISFIED: u8 = 0x01;
 
@@ -106,6 +121,19 @@ impl AckRepr {
             recv_count,
             ..Default::default()
         }
+    }
+
+    /// Makes this `AckRepr::new(cumulative, ce_count, recv_count)` in
+    /// place: counters set, no range, not satisfied. The slots past the
+    /// (now zero) range count keep old values, which nothing reads, so an
+    /// ACK built in a reused slot is not written in full.
+    #[inline]
+    pub(crate) fn reset(&mut self, cumulative: u32, ce_count: u32, recv_count: u32) {
+        self.cumulative = cumulative;
+        self.ce_count = ce_count;
+        self.recv_count = recv_count;
+        self.satisfied = false;
+        self.n_ranges = 0;
     }
 
     /// Adds a selective range; returns `false` (and ignores it) when full
@@ -183,6 +211,7 @@ impl AckRepr {
     }
 
     /// Writes the body into `buf[..buffer_len()]`.
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) {
         put_u32(buf, 0, self.cumulative);
         put_u32(buf, 4, self.ce_count);

@@ -49,9 +49,41 @@ pub fn crc32c_44_then(data: &[u8; 44], tail: &[u8]) -> u32 {
     crc32c_append(crc32c_44(data), tail)
 }
 
+/// [`crc32c_44_then`] of the block with its first eight bytes (read
+/// little-endian) ANDed with `keep0`, computed from the block where it lies:
+/// a header's checksum masks its CE bit, and a copy of the 44 bytes to
+/// mask it in cost ~12 instructions per checksum (four per DATA packet and
+/// its ACK).
+#[inline]
+pub fn crc32c_44_masked_then(data: &[u8; 44], keep0: u64, tail: &[u8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if tail.len() <= 256 && std::arch::is_x86_feature_detected!("sse4.2") {
+            // SAFETY: the CPU supports SSE4.2, checked just above.
+            let head = unsafe { sse42_44_masked(data, keep0) };
+            if tail.is_empty() {
+                return head;
+            }
+            // SAFETY: as above.
+            return unsafe { short_sse42(head, tail) };
+        }
+    }
+    let mut head = *data;
+    let first = u64::from_le_bytes(head[..8].try_into().unwrap_or([0; 8])) & keep0;
+    head[..8].copy_from_slice(&first.to_le_bytes());
+    crc32c_44_then(&head, tail)
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse4.2")]
 unsafe fn sse42_44(data: &[u8; 44]) -> u32 {
+    sse42_44_masked(data, u64::MAX)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+#[inline]
+unsafe fn sse42_44_masked(data: &[u8; 44], keep0: u64) -> u32 {
     use std::arch::x86_64::{_mm_crc32_u32, _mm_crc32_u64};
     let word = |i: usize| {
         let mut x = [0u8; 8];
@@ -59,7 +91,7 @@ unsafe fn sse42_44(data: &[u8; 44]) -> u32 {
         u64::from_le_bytes(x)
     };
     let mut c = u32::MAX as u64;
-    c = _mm_crc32_u64(c, word(0));
+    c = _mm_crc32_u64(c, word(0) & keep0);
     c = _mm_crc32_u64(c, word(1));
     c = _mm_crc32_u64(c, word(2));
     c = _mm_crc32_u64(c, word(3));
@@ -145,6 +177,21 @@ mod tests {
                     crc32c_44_then(&block, tail),
                     crc32c::crc32c(&data[start..start + 44 + n]),
                     "from {start}, tail {n}"
+                );
+            }
+        }
+        // The masked form equals the plain one on the masked copy.
+        for (start, keep0) in [(0, u64::MAX), (5, !(1 << 16)), (40, 0), (77, 0x00ff_00ff)] {
+            let block: [u8; 44] = data[start..start + 44].try_into().unwrap();
+            let mut masked = block;
+            let first = u64::from_le_bytes(block[..8].try_into().unwrap()) & keep0;
+            masked[..8].copy_from_slice(&first.to_le_bytes());
+            for n in [0, 1, 4, 16, 33, 257] {
+                let tail = &data[200..200 + n];
+                assert_eq!(
+                    crc32c_44_masked_then(&block, keep0, tail),
+                    crc32c_44_then(&masked, tail),
+                    "from {start}, keep {keep0:#x}, tail {n}"
                 );
             }
         }

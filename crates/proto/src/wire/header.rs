@@ -289,18 +289,19 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// CRC32C over the header (CE masked, CRC field excluded) and the precise prefix.
     pub fn compute_checksum(&self) -> u32 {
         let b = self.buffer.as_ref();
-        let mut head = [0u8; field::CRC];
-        head.copy_from_slice(&b[..field::CRC]);
-        head[field::FLAGS] &= !Flags::CE;
+        // The header as it lies, CE masked in the CRC's first word (no
+        // copy: `crc32c_44_masked_then`). The length check panics as the
+        // copy did on a buffer shorter than a header.
+        let Some(head) = b.first_chunk::<{ field::CRC }>() else {
+            panic!("a packet buffer holds at least a header");
+        };
+        let keep0 = !((Flags::CE as u64) << (8 * field::FLAGS));
         let precise = if self.flags().has(Flags::PREFIX_BY_TRANSPORT) {
             0
         } else {
             (self.precise_len() as usize).min(b.len() - HEADER_LEN)
         };
-        if precise == 0 {
-            return super::crc::crc32c_44(&head);
-        }
-        super::crc::crc32c_44_then(&head, &b[HEADER_LEN..HEADER_LEN + precise])
+        super::crc::crc32c_44_masked_then(head, keep0, &b[HEADER_LEN..HEADER_LEN + precise])
     }
 
     /// Whether the stored checksum matches.
@@ -438,6 +439,7 @@ impl HeaderRepr {
 
     /// Writes the header fields (not the checksum) into `buf[..HEADER_LEN]`.
     /// Write the body, then call [`Packet::fill_checksum`].
+    #[inline]
     pub fn emit(&self, buf: &mut [u8]) {
         let b = &mut buf[..HEADER_LEN];
         b[field::VERSION] = VERSION;
@@ -457,6 +459,16 @@ impl HeaderRepr {
         put_u16(b, field::PRECISE, self.precise_len);
         put_u16(b, field::BODY_LEN, self.body_len);
         put_u32(b, field::CRC, 0);
+    }
+
+    /// [`HeaderRepr::emit`] with `precise_len` and `body_len` both `len`
+    /// (a control packet's: its body is all precise), whatever this
+    /// value holds there: an ACK is written from the DATA header it echoes.
+    #[inline]
+    pub(crate) fn emit_sized(&self, buf: &mut [u8], len: u16) {
+        self.emit(buf);
+        put_u16(buf, field::PRECISE, len);
+        put_u16(buf, field::BODY_LEN, len);
     }
 
     /// Emits header + `body` into `buf` and fills the checksum; returns the
