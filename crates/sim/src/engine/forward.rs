@@ -168,8 +168,8 @@ impl Simulator {
         let hops = self.net.routes.next_hops(node, p.dst);
         match (hops.len(), self.net.ecmp) {
             (0, _) => None,
-            (1, _) => Some(hops[0]),
-            (n, Ecmp::FlowHash) => Some(hops[ecmp_pick(p.hash, node, n)]),
+            (1, _) => Some(hops.at(0)),
+            (n, Ecmp::FlowHash) => Some(hops.at(ecmp_pick(p.hash, node, n))),
             (_, Ecmp::Spray) => None,
         }
     }
@@ -200,10 +200,10 @@ impl Simulator {
                         self.lose(now, id);
                         return;
                     }
-                    1 => hops[0],
+                    1 => hops.at(0),
                     n => match self.net.ecmp {
-                        Ecmp::FlowHash => hops[ecmp_pick(p.hash, node, n)],
-                        Ecmp::Spray => hops[self.rng.below(n as u64) as usize],
+                        Ecmp::FlowHash => hops.at(ecmp_pick(p.hash, node, n)),
+                        Ecmp::Spray => hops.at(self.rng.below(n as u64) as usize),
                     },
                 };
                 self.enqueue(now, port, id);
