@@ -241,6 +241,7 @@ impl Network {
     }
 
     /// The queue entry of packet `id` offered to `port`.
+    #[inline]
     fn entry(&self, port: u32, id: PktId, pool: &PacketPool) -> Entry {
         let p = pool.get(id);
         let q = (p.queue as usize).min(self.ports[port as usize].queues.len() - 1);
@@ -256,6 +257,7 @@ impl Network {
 
     /// Offers packet `id` to egress `port`, marking CE or dropping as the
     /// queue and the switch's shared buffer decide.
+    #[inline]
     pub fn offer(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Offer {
         let e = self.entry(port, id, pool);
         let q = e.queue as usize;
@@ -288,6 +290,7 @@ impl Network {
     /// the entry to serialise now, or `None` when the packet is dropped
     /// (the caller frees it). The switch's shared buffer would take the
     /// packet and give it back in the same instant, so only its room is read.
+    #[inline]
     pub fn pass_through(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Option<Entry> {
         let e = self.entry(port, id, pool);
         let port_ref = &mut self.ports[port as usize];
@@ -308,6 +311,7 @@ impl Network {
     }
 
     /// Starts serialising the next packet on `port` if it is idle.
+    #[inline]
     pub fn start_next(&mut self, port: u32) -> Option<Entry> {
         let p = &mut self.ports[port as usize];
         let e = p.start_next()?;

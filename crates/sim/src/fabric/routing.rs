@@ -286,6 +286,30 @@ impl Routes {
         }
     }
 
+    /// The one egress port at `node` towards `dst`: none, the only one,
+    /// or port `choose(n)` of `n` (`choose` is called only when there are
+    /// several, and must return an index below `n`). What a switch does
+    /// per packet, without building a [`Hops`] first.
+    #[inline]
+    pub fn pick(&self, node: u32, dst: u32, choose: impl FnOnce(usize) -> usize) -> Option<u32> {
+        match self.next_hops(node, dst) {
+            Hops::Stride { first, step, len } => match len {
+                0 => None,
+                1 => Some(first),
+                n => {
+                    let i = choose(n as usize);
+                    assert!(i < n as usize, "hop {i} of {n}");
+                    Some(first + step * i as u32)
+                }
+            },
+            Hops::List(l) => match l.len() {
+                0 => None,
+                1 => Some(l[0]),
+                n => Some(l[choose(n)]),
+            },
+        }
+    }
+
     fn table_hops(&self, node: u32, dst: u32) -> &[u32] {
         let lo = self.node_entries[node as usize] as usize;
         let hi = self.node_entries[node as usize + 1] as usize;
