@@ -333,7 +333,7 @@ impl Routes {
 /// switches it links to (the rest follow: both give every host of a rack
 /// the same ports at any other switch), so that the check costs switches x
 /// racks + hosts, not switches x hosts. Also checks the hosts' node ids
-/// and links.
+/// and links, and each host's row (every destination if `all`).
 fn agrees(clos: &Clos, table: &Routes, adj: &[Vec<(u32, u32)>], hosts: &[u32], all: bool) -> bool {
     if adj.len() != clos.node_count() {
         return false;
@@ -371,11 +371,22 @@ fn agrees(clos: &Clos, table: &Routes, adj: &[Vec<(u32, u32)>], hosts: &[u32], a
             return false;
         }
     }
-    // each host at its own switch(es), and every host's own row
-    clos.hosts().all(|(g, node, _)| {
+    // each host at its own switch(es), and each host's own row: itself,
+    // a host of its rack and one of another rack (a host sends everything
+    // else by its NIC in both, unless another rack is unreachable)
+    clos.hosts().all(|(g, node, rack)| {
+        let other = first_of_rack.iter().find(|&&(_, r)| r != rack);
+        let own = first_of_rack.iter().find(|&&(_, r)| r == rack);
         adj[node as usize].iter().all(|&(_, sw)| same(sw, g))
             && same(node, g)
-            && first_of_rack.iter().all(|&(d, _)| same(node, d))
+            && if all {
+                (0..hosts.len() as u32).all(|d| same(node, d))
+            } else {
+                [other, own]
+                    .into_iter()
+                    .flatten()
+                    .all(|&(d, _)| same(node, d))
+            }
     })
 }
 
@@ -596,6 +607,21 @@ mod tests {
             for all in [false, true] {
                 assert_eq!(agrees(&clos, &table, &adj, &net.hosts, all), want);
             }
+        }
+        // a leaf-spine without spines differs only in the hosts' rows
+        let lone = build(&|b| topology::leaf_spine(b, &f, 0, 3, 2, 1.0));
+        let (adj, layout) = (
+            adjacency(&lone),
+            Layout::LeafSpine {
+                spines: 0,
+                leaves: 3,
+                hosts_per_leaf: 2,
+            },
+        );
+        let table = Routes::build(&adj, &lone.hosts);
+        let clos = Clos::new(layout).expect("small leaf-spine");
+        for all in [false, true] {
+            assert!(!agrees(&clos, &table, &adj, &lone.hosts, all));
         }
         let after = build(&|b| {
             b.add_switch("first", 1);
