@@ -75,6 +75,7 @@ impl Simulator {
     }
 
     /// Puts `e`, just taken from `port`'s queues, on the wire.
+    #[inline(always)]
     fn transmit(&mut self, now: Instant, port: u32, e: crate::fabric::queue::Entry) {
         self.trace_event(now, TraceEvent::Tx, port, e.id);
         if self.blocked_hosts > 0 {
@@ -165,13 +166,15 @@ impl Simulator {
     #[inline]
     pub(super) fn route_of(&self, node: u32, id: PktId) -> Option<u32> {
         let p = self.pool.try_get(id)?;
-        let hops = self.net.routes.next_hops(node, p.dst);
-        match (hops.len(), self.net.ecmp) {
-            (0, _) => None,
-            (1, _) => Some(hops[0]),
-            (n, Ecmp::FlowHash) => Some(hops[ecmp_pick(p.hash, node, n)]),
-            (_, Ecmp::Spray) => None,
-        }
+        let mut spray = false;
+        let port = self.net.routes.pick(node, p.dst, |n| match self.net.ecmp {
+            Ecmp::FlowHash => ecmp_pick(p.hash, node, n),
+            Ecmp::Spray => {
+                spray = true;
+                0
+            }
+        });
+        port.filter(|_| !spray)
     }
 
     pub(super) fn arrive(&mut self, now: Instant, node: u32, id: PktId) {
@@ -191,20 +194,17 @@ impl Simulator {
                     return;
                 }
                 let p = self.pool.get(id);
-                let hops = self.net.routes.next_hops(node, p.dst);
-                let port = match hops.len() {
-                    0 => {
-                        // unreachable destination: count as a drop
-                        self.counters.drops += 1;
-                        self.trace_event(now, TraceEvent::Drop, node, id);
-                        self.lose(now, id);
-                        return;
-                    }
-                    1 => hops[0],
-                    n => match self.net.ecmp {
-                        Ecmp::FlowHash => hops[ecmp_pick(p.hash, node, n)],
-                        Ecmp::Spray => hops[self.rng.below(n as u64) as usize],
-                    },
+                let (ecmp, rng) = (self.net.ecmp, &mut self.rng);
+                let choose = |n: usize| match ecmp {
+                    Ecmp::FlowHash => ecmp_pick(p.hash, node, n),
+                    Ecmp::Spray => rng.below(n as u64) as usize,
+                };
+                let Some(port) = self.net.routes.pick(node, p.dst, choose) else {
+                    // unreachable destination: count as a drop
+                    self.counters.drops += 1;
+                    self.trace_event(now, TraceEvent::Drop, node, id);
+                    self.lose(now, id);
+                    return;
                 };
                 self.enqueue(now, port, id);
             }

@@ -379,6 +379,7 @@ impl Simulator {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, now: Instant, ev: Ev) {
         match ev {
             Ev::TxDone { port } => self.tx_done(now, port),

@@ -4,6 +4,7 @@
 //! the simulator moves packets through it.
 
 pub mod buffer;
+pub mod clos;
 pub mod link;
 pub mod port;
 pub mod queue;
@@ -13,6 +14,7 @@ pub mod sched;
 use crate::packet::{PacketPool, PktId};
 use approxnet_proto::wire;
 use buffer::{SharedBuffer, SharingConfig};
+use clos::Layout;
 use link::LinkSpec;
 use port::{Port, PortConfig};
 use queue::{Admit, Entry};
@@ -64,6 +66,8 @@ pub struct NetworkBuilder {
     switch_port: PortConfig,
     host_port: PortConfig,
     sharing: SharingConfig,
+    /// The structure a preset declared on the empty builder, if any.
+    layout: Option<Layout>,
 }
 
 impl NetworkBuilder {
@@ -126,6 +130,16 @@ impl NetworkBuilder {
         }
     }
 
+    /// Declares that a preset with this structure is about to be wired:
+    /// honoured only on an empty builder (routes are then computed from
+    /// the structure where they agree with the table, see
+    /// [`routing::Routes::build_for`]).
+    pub fn layout(&mut self, layout: Layout) {
+        if self.nodes.is_empty() && self.ports.is_empty() {
+            self.layout = Some(layout);
+        }
+    }
+
     /// Number of nodes so far.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
@@ -152,7 +166,7 @@ impl NetworkBuilder {
                     .collect()
             })
             .collect();
-        let routes = Routes::build(&adj, &self.hosts);
+        let routes = Routes::build_for(&adj, &self.hosts, self.layout);
         let mut switch_bits = vec![0u64; self.nodes.len().div_ceil(64)];
         for (i, n) in self.nodes.iter().enumerate() {
             if n.kind == NodeKind::Switch {
@@ -227,6 +241,7 @@ impl Network {
     }
 
     /// The queue entry of packet `id` offered to `port`.
+    #[inline]
     fn entry(&self, port: u32, id: PktId, pool: &PacketPool) -> Entry {
         let p = pool.get(id);
         let q = (p.queue as usize).min(self.ports[port as usize].queues.len() - 1);
@@ -242,6 +257,7 @@ impl Network {
 
     /// Offers packet `id` to egress `port`, marking CE or dropping as the
     /// queue and the switch's shared buffer decide.
+    #[inline]
     pub fn offer(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Offer {
         let e = self.entry(port, id, pool);
         let q = e.queue as usize;
@@ -274,6 +290,7 @@ impl Network {
     /// the entry to serialise now, or `None` when the packet is dropped
     /// (the caller frees it). The switch's shared buffer would take the
     /// packet and give it back in the same instant, so only its room is read.
+    #[inline]
     pub fn pass_through(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Option<Entry> {
         let e = self.entry(port, id, pool);
         let port_ref = &mut self.ports[port as usize];
@@ -294,6 +311,7 @@ impl Network {
     }
 
     /// Starts serialising the next packet on `port` if it is idle.
+    #[inline]
     pub fn start_next(&mut self, port: u32) -> Option<Entry> {
         let p = &mut self.ports[port as usize];
         let e = p.start_next()?;

@@ -109,6 +109,7 @@ impl Port {
     }
 
     /// Offers a packet to queue `q` (clamped to the last queue).
+    #[inline]
     pub fn admit(&mut self, q: u8, e: Entry, shared_room: u64) -> Admit {
         let qi = (q as usize).min(self.queues.len() - 1);
         let queue = &mut self.queues[qi];
@@ -122,6 +123,7 @@ impl Port {
     }
 
     /// Takes the next packet to serialise (the caller checks the wire is free).
+    #[inline]
     pub fn start_next(&mut self) -> Option<Entry> {
         let q = match self.sched {
             Scheduler::Strict => {
@@ -145,6 +147,7 @@ impl Port {
     /// that finds the port idle and every queue empty (strict priority
     /// only: DRR keeps per-queue state on each pick). The packet goes
     /// straight to the wire; queues' rings are not touched.
+    #[inline]
     pub fn pass_through(&mut self, q: u8, e: &Entry, shared_room: u64) -> Admit {
         debug_assert!(self.nonempty == 0 && matches!(self.sched, Scheduler::Strict));
         let qi = (q as usize).min(self.queues.len() - 1);

@@ -162,6 +162,7 @@ impl Queue {
     }
 
     /// Offers `e`; `shared_room` is what the switch's shared buffer still has.
+    #[inline]
     pub fn admit(&mut self, e: Entry, shared_room: u64) -> Admit {
         let size = e.size as u64;
         if e.droppable && self.bytes >= self.cfg.droppable_limit_bytes {
@@ -206,6 +207,7 @@ impl Queue {
     /// [`Queue::admit`] immediately followed by [`Queue::pop`] on an empty
     /// queue (its port is idle): the same checks, mark and counters, but
     /// the packet never enters the ring, whose memory stays untouched.
+    #[inline]
     pub fn pass_through(&mut self, e: &Entry, shared_room: u64) -> Admit {
         debug_assert!(self.items.is_empty() && self.bytes == 0);
         let size = e.size as u64;
@@ -232,16 +234,21 @@ impl Queue {
     }
 
     /// Removes the next packet to send.
+    #[inline]
     pub fn pop(&mut self) -> Option<Entry> {
         let e = match self.cfg.discipline {
             Discipline::Fifo => self.items.pop_front()?,
-            Discipline::PFabric => {
-                let i = self.pfabric_next()?;
-                self.items.remove(i)?
-            }
+            Discipline::PFabric => self.pfabric_pop()?,
         };
         self.bytes -= e.size as u64;
         Some(e)
+    }
+
+    /// pFabric's dequeue, out of the FIFO path (every dequeue inlines it).
+    #[inline(never)]
+    fn pfabric_pop(&mut self) -> Option<Entry> {
+        let i = self.pfabric_next()?;
+        self.items.remove(i)
     }
 
     /// pFabric dequeue: the earliest packet of the flow that owns the most

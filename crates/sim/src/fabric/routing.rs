@@ -16,7 +16,12 @@
 //! one breadth-first search from its switch and one pass over the nodes
 //! (the rack's switch and hosts then host by host), so building the table
 //! takes racks x nodes steps, not hosts x nodes.
+//!
+//! A fat-tree or leaf-spine preset wired onto an empty builder is routed
+//! by arithmetic instead ([`super::clos`]), kept only where it agrees with
+//! this table on every switch; the table is then dropped.
 
+use super::clos::{Clos, Layout};
 use std::collections::VecDeque;
 
 /// How a switch chooses among equal-cost next hops.
@@ -38,16 +43,107 @@ struct Prefix {
     len: u32,
 }
 
-/// Next-hop table: `(node, dst host) -> equal-cost egress ports`.
+/// The equal-cost egress ports of one (node, destination): a stored list,
+/// or an arithmetic progression `first, first + step, ...` of `len` ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hops<'a> {
+    /// Ports listed in the table.
+    List(&'a [u32]),
+    /// Ports computed from the topology's structure.
+    Stride {
+        /// The first port.
+        first: u32,
+        /// Distance between consecutive ports.
+        step: u32,
+        /// How many.
+        len: u32,
+    },
+}
+
+impl Hops<'_> {
+    /// No next hop (the destination itself, or unreachable).
+    pub const NONE: Hops<'static> = Hops::List(&[]);
+
+    /// The single port `p`.
+    #[inline]
+    pub fn one(p: u32) -> Hops<'static> {
+        Hops::Stride {
+            first: p,
+            step: 0,
+            len: 1,
+        }
+    }
+
+    /// How many ports.
+    #[inline]
+    pub fn len(&self) -> usize {
+        match *self {
+            Hops::List(l) => l.len(),
+            Hops::Stride { len, .. } => len as usize,
+        }
+    }
+
+    /// No port.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Port `i` (`i < len()`; panics past the end, as a slice index).
+    #[inline]
+    pub fn at(&self, i: usize) -> u32 {
+        match *self {
+            Hops::List(l) => l[i],
+            Hops::Stride { first, step, len } => {
+                assert!(i < len as usize, "hop {i} of {len}");
+                first + step * i as u32
+            }
+        }
+    }
+
+    /// The ports, in order.
+    pub fn to_vec(&self) -> Vec<u32> {
+        (0..self.len()).map(|i| self.at(i)).collect()
+    }
+}
+
+/// Next hops: `(node, dst host) -> equal-cost egress ports`, from a prefix
+/// table or, for a fat-tree or leaf-spine preset, from its structure.
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
     /// `node_entries[n] .. node_entries[n + 1]` index `entries`.
     node_entries: Vec<u32>,
     entries: Vec<Prefix>,
     ports: Vec<u32>,
+    /// Arithmetic routes (the table above is then empty).
+    clos: Option<Clos>,
 }
 
 impl Routes {
+    /// [`Routes::build`], then, if the network was wired by a preset that
+    /// declared `layout`, the same routes computed from its structure
+    /// where they agree with the table on every switch and destination
+    /// (the table is then dropped).
+    pub fn build_for(
+        adj: &[Vec<(u32, u32)>],
+        host_nodes: &[u32],
+        layout: Option<Layout>,
+    ) -> Routes {
+        let table = Routes::build(adj, host_nodes);
+        match layout.and_then(Clos::new) {
+            Some(c) if agrees(&c, &table, adj, host_nodes, cfg!(debug_assertions)) => Routes {
+                clos: Some(c),
+                ..Routes::default()
+            },
+            _ => table,
+        }
+    }
+
+    /// Whether next hops are computed from the topology's structure.
+    pub fn is_structured(&self) -> bool {
+        self.clos.is_some()
+    }
+
     /// Builds the table. `adj[node]` lists `(egress port, peer node)`;
     /// `host_nodes[h]` is the node of host `h`.
     pub fn build(adj: &[Vec<(u32, u32)>], host_nodes: &[u32]) -> Routes {
@@ -177,11 +273,44 @@ impl Routes {
             node_entries,
             entries,
             ports,
+            clos: None,
         }
     }
 
     /// Equal-cost egress ports at `node` towards host `dst` (empty if none).
-    pub fn next_hops(&self, node: u32, dst: u32) -> &[u32] {
+    #[inline]
+    pub fn next_hops(&self, node: u32, dst: u32) -> Hops<'_> {
+        match &self.clos {
+            Some(c) => c.next_hops(node, dst),
+            None => Hops::List(self.table_hops(node, dst)),
+        }
+    }
+
+    /// The one egress port at `node` towards `dst`: none, the only one,
+    /// or port `choose(n)` of `n` (`choose` is called only when there are
+    /// several, and must return an index below `n`). What a switch does
+    /// per packet, without building a [`Hops`] first.
+    #[inline]
+    pub fn pick(&self, node: u32, dst: u32, choose: impl FnOnce(usize) -> usize) -> Option<u32> {
+        match self.next_hops(node, dst) {
+            Hops::Stride { first, step, len } => match len {
+                0 => None,
+                1 => Some(first),
+                n => {
+                    let i = choose(n as usize);
+                    assert!(i < n as usize, "hop {i} of {n}");
+                    Some(first + step * i as u32)
+                }
+            },
+            Hops::List(l) => match l.len() {
+                0 => None,
+                1 => Some(l[0]),
+                n => Some(l[choose(n)]),
+            },
+        }
+    }
+
+    fn table_hops(&self, node: u32, dst: u32) -> &[u32] {
         let lo = self.node_entries[node as usize] as usize;
         let hi = self.node_entries[node as usize + 1] as usize;
         let entries = &self.entries[lo..hi];
@@ -192,10 +321,73 @@ impl Routes {
         }
     }
 
-    /// Prefix entries stored over all nodes.
+    /// Prefix entries stored over all nodes (0 for structured routes).
     pub fn entry_count(&self) -> usize {
         self.entries.len()
     }
+}
+
+/// Whether `clos` gives the table's ports, in the table's order, at every
+/// switch for every destination: `all` compares every (switch, host) pair;
+/// otherwise one host per rack at every switch and each host at the
+/// switches it links to (the rest follow: both give every host of a rack
+/// the same ports at any other switch), so that the check costs switches x
+/// racks + hosts, not switches x hosts. Also checks the hosts' node ids
+/// and links, and each host's row (every destination if `all`).
+fn agrees(clos: &Clos, table: &Routes, adj: &[Vec<(u32, u32)>], hosts: &[u32], all: bool) -> bool {
+    if adj.len() != clos.node_count() {
+        return false;
+    }
+    let mut is_host = vec![false; adj.len()];
+    let mut first_of_rack = Vec::new();
+    for (g, node, rack) in clos.hosts() {
+        if hosts.get(g as usize) != Some(&node)
+            || adj[node as usize].first().map(|a| a.0) != Some(2 * g)
+        {
+            return false;
+        }
+        is_host[node as usize] = true;
+        if first_of_rack.last().is_none_or(|&(_, r)| r != rack) {
+            first_of_rack.push((g, rack));
+        }
+    }
+    if hosts.len() != is_host.iter().filter(|&&h| h).count() {
+        return false;
+    }
+    let same = |node: u32, dst: u32| {
+        let (a, b) = (clos.next_hops(node, dst), table.table_hops(node, dst));
+        a.len() == b.len() && b.iter().enumerate().all(|(i, &p)| a.at(i) == p)
+    };
+    for node in 0..adj.len() as u32 {
+        if is_host[node as usize] {
+            continue;
+        }
+        let ok = if all {
+            (0..hosts.len() as u32).all(|g| same(node, g))
+        } else {
+            first_of_rack.iter().all(|&(g, _)| same(node, g))
+        };
+        if !ok {
+            return false;
+        }
+    }
+    // each host at its own switch(es), and each host's own row: itself,
+    // a host of its rack and one of another rack (a host sends everything
+    // else by its NIC in both, unless another rack is unreachable)
+    clos.hosts().all(|(g, node, rack)| {
+        let other = first_of_rack.iter().find(|&&(_, r)| r != rack);
+        let own = first_of_rack.iter().find(|&&(_, r)| r == rack);
+        adj[node as usize].iter().all(|&(_, sw)| same(sw, g))
+            && same(node, g)
+            && if all {
+                (0..hosts.len() as u32).all(|d| same(node, d))
+            } else {
+                [other, own]
+                    .into_iter()
+                    .flatten()
+                    .all(|&(d, _)| same(node, d))
+            }
+    })
 }
 
 /// Appends "destinations from host `first` on leave by `set`" to a node's
@@ -313,9 +505,8 @@ mod tests {
         }
     }
 
-    fn check(net: &Network) {
-        let adj: Vec<Vec<(u32, u32)>> = net
-            .nodes
+    fn adjacency(net: &Network) -> Vec<Vec<(u32, u32)>> {
+        net.nodes
             .iter()
             .map(|n| {
                 n.ports
@@ -323,27 +514,130 @@ mod tests {
                     .map(|&p| (p, net.ports[p as usize].peer))
                     .collect()
             })
-            .collect();
+            .collect()
+    }
+
+    fn check(net: &Network) {
+        let adj = adjacency(net);
         let want = matrix(&adj, &net.hosts);
-        for (node, row) in want.iter().enumerate() {
-            for (h, ports) in row.iter().enumerate() {
-                assert_eq!(
-                    net.routes.next_hops(node as u32, h as u32),
-                    &ports[..],
-                    "node {node} host {h}"
-                );
+        // the network's routes (structured for the fat-tree and leaf-spine
+        // presets) and the prefix table built from the same adjacency
+        let table = Routes::build(&adj, &net.hosts);
+        assert!(!table.is_structured());
+        for routes in [&net.routes, &table] {
+            for (node, row) in want.iter().enumerate() {
+                for (h, ports) in row.iter().enumerate() {
+                    assert_eq!(
+                        routes.next_hops(node as u32, h as u32).to_vec(),
+                        *ports,
+                        "node {node} host {h}, structured {}",
+                        routes.is_structured()
+                    );
+                }
             }
         }
+    }
+
+    fn build(add: &dyn Fn(&mut NetworkBuilder)) -> Network {
+        let mut b = NetworkBuilder::new(PortConfig::default(), PortConfig::default());
+        add(&mut b);
+        b.build(Ecmp::FlowHash)
+    }
+
+    /// Fat-trees and leaf-spines are routed by arithmetic that gives the
+    /// breadth-first table's ports, in its order, for every (node, host):
+    /// full and partial trees (hosts not a multiple of the edge switches,
+    /// fewer hosts than edge switches, more than k/2 a rack), leaf-spines
+    /// with one spine, many, one leaf, and none (falls back).
+    #[test]
+    fn structured_routes_equal_the_per_host_matrix() {
+        let f = fabric();
+        for (k, hosts) in [
+            (2, 2),
+            (4, 16),
+            (4, 3),
+            (4, 21),
+            (6, 40),
+            (8, 128),
+            (10, 250),
+        ] {
+            let net = build(&|b| topology::fat_tree(b, &f, k, hosts));
+            assert!(net.routes.is_structured(), "fat-tree k {k} hosts {hosts}");
+            assert_eq!(net.routes.entry_count(), 0);
+            check(&net);
+        }
+        for (spines, leaves, per) in [(3, 5, 4), (1, 4, 3), (4, 8, 16), (2, 1, 5)] {
+            let net = build(&|b| topology::leaf_spine(b, &f, spines, leaves, per, 2.0));
+            assert!(
+                net.routes.is_structured(),
+                "leaf-spine {spines} {leaves} {per}"
+            );
+            check(&net);
+        }
+        // no spine: the racks cannot reach each other, and a host has no
+        // route to another rack in the table (the arithmetic would give
+        // its NIC): kept as the table
+        let net = build(&|b| topology::leaf_spine(b, &f, 0, 3, 2, 1.0));
+        assert!(!net.routes.is_structured());
+        check(&net);
+    }
+
+    /// A preset wired onto a builder that already holds nodes, or one with
+    /// a link added by hand, falls back to the table (which the matrix
+    /// check above covers), and routes stay exact.
+    #[test]
+    fn a_changed_preset_falls_back_to_the_table() {
+        let f = fabric();
+        let extra = build(&|b| {
+            topology::fat_tree(b, &f, 4, 16);
+            b.connect(0, 1, f.core_link);
+        });
+        assert!(!extra.routes.is_structured());
+        check(&extra);
+        // the release build's shorter check (one host a rack) sees it too,
+        // and passes the unchanged tree
+        let layout = Layout::FatTree { k: 4, hosts: 16 };
+        let clos = Clos::new(layout).expect("small tree");
+        for (net, want) in [
+            (&extra, false),
+            (&build(&|b| topology::fat_tree(b, &f, 4, 16)), true),
+        ] {
+            let adj = adjacency(net);
+            let table = Routes::build(&adj, &net.hosts);
+            for all in [false, true] {
+                assert_eq!(agrees(&clos, &table, &adj, &net.hosts, all), want);
+            }
+        }
+        // a leaf-spine without spines differs only in the hosts' rows
+        let lone = build(&|b| topology::leaf_spine(b, &f, 0, 3, 2, 1.0));
+        let (adj, layout) = (
+            adjacency(&lone),
+            Layout::LeafSpine {
+                spines: 0,
+                leaves: 3,
+                hosts_per_leaf: 2,
+            },
+        );
+        let table = Routes::build(&adj, &lone.hosts);
+        let clos = Clos::new(layout).expect("small leaf-spine");
+        for all in [false, true] {
+            assert!(!agrees(&clos, &table, &adj, &lone.hosts, all));
+        }
+        let after = build(&|b| {
+            b.add_switch("first", 1);
+            topology::fat_tree(b, &f, 4, 16);
+        });
+        assert!(!after.routes.is_structured());
+        check(&after);
+        // another preset never declares a layout
+        let d = build(&|b| topology::dragonfly(b, &f, 3, 2, 1, 2));
+        assert!(!d.routes.is_structured());
+        check(&d);
     }
 
     #[test]
     fn prefix_table_equals_the_per_host_matrix() {
         let f = fabric();
-        let build = |add: &dyn Fn(&mut NetworkBuilder)| {
-            let mut b = NetworkBuilder::new(PortConfig::default(), PortConfig::default());
-            add(&mut b);
-            b.build(Ecmp::FlowHash)
-        };
         check(&build(&|b| topology::fat_tree(b, &f, 4, 16)));
         check(&build(&|b| topology::fat_tree(b, &f, 6, 40)));
         check(&build(&|b| topology::fat_tree(b, &f, 8, 128)));
@@ -383,10 +677,10 @@ mod tests {
     fn prefix_table_grows_linearly_in_hosts() {
         let f = fabric();
         let entries = |k: u32| {
-            let mut b = NetworkBuilder::new(PortConfig::default(), PortConfig::default());
-            topology::fat_tree(&mut b, &f, k, k * k * k / 4);
-            let net = b.build(Ecmp::FlowHash);
-            net.routes.entry_count() as f64 / net.hosts.len() as f64
+            let mut g = topology::Graph::default();
+            topology::fat_tree(&mut g, &f, k, k * k * k / 4);
+            let routes = g.routes();
+            routes.entry_count() as f64 / g.hosts.len() as f64
         };
         let (small, large) = (entries(8), entries(16));
         assert!(

@@ -76,13 +76,14 @@ impl FluidNet {
         while node != target {
             let hops = self.routes.next_hops(node, dst);
             debug_assert!(!hops.is_empty(), "no route {src} -> {dst}");
-            let Some(&p) = hops.get(if hops.len() == 1 {
+            if hops.is_empty() {
+                break;
+            }
+            let p = hops.at(if hops.len() == 1 {
                 0
             } else {
                 ecmp_pick(hash, node, hops.len())
-            }) else {
-                break;
-            };
+            });
             links.push(p);
             latency += self.delay_ns[p as usize] + self.latency.fec_ns;
             if !self.graph.is_host[node as usize] {

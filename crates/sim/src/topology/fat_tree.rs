@@ -1,12 +1,14 @@
 //! k-ary fat-tree (three tiers of k-port switches).
 
 use super::{Fabric, Wiring};
+use crate::fabric::clos::Layout;
 
 /// k-ary fat-tree (Al-Fares et al.): k pods of k/2 edge and k/2 aggregation
 /// switches, (k/2)^2 cores. `hosts` hosts are spread round-robin over the
 /// k^2/2 edge switches (the full tree has k^3/4; seed 000 section 7.1 uses
 /// a k = 12 tree with 192 hosts, fewer than the full 432).
 pub fn fat_tree(b: &mut impl Wiring, f: &Fabric, k: u32, hosts: u32) {
+    b.layout(Layout::FatTree { k, hosts });
     let half = k / 2;
     let edges_n = k * half;
     let mut edges = Vec::new();

@@ -1,6 +1,7 @@
 //! Two-tier leaf-spine with oversubscription.
 
 use super::{Fabric, Wiring};
+use crate::fabric::clos::Layout;
 use crate::fabric::link::LinkSpec;
 use approxnet_proto::units::Rate;
 
@@ -16,6 +17,11 @@ pub fn leaf_spine(
     hosts_per_leaf: u32,
     oversubscription: f64,
 ) {
+    b.layout(Layout::LeafSpine {
+        spines,
+        leaves,
+        hosts_per_leaf,
+    });
     let up_bps =
         f.host_link.rate.as_bps() * hosts_per_leaf as f64 / (spines as f64 * oversubscription);
     let uplink = LinkSpec {

@@ -35,6 +35,7 @@ pub use spec::Spec;
 pub use spine_leaf3::spine_leaf3;
 pub use torus::torus;
 
+use crate::fabric::clos::Layout;
 use crate::fabric::link::LinkSpec;
 use crate::fabric::NetworkBuilder;
 
@@ -58,6 +59,9 @@ pub trait Wiring {
     fn add_switch(&mut self, name: String, shared_buffer: u64) -> u32;
     /// Joins `a` and `b` with a full-duplex link (one egress port each way).
     fn connect(&mut self, a: u32, b: u32, link: LinkSpec);
+    /// The preset about to be wired has this structure (called first by
+    /// the fat-tree and leaf-spine presets; the packet mode routes by it).
+    fn layout(&mut self, _layout: Layout) {}
 }
 
 impl Wiring for NetworkBuilder {
@@ -69,5 +73,8 @@ impl Wiring for NetworkBuilder {
     }
     fn connect(&mut self, a: u32, b: u32, link: LinkSpec) {
         NetworkBuilder::connect(self, a, b, link)
+    }
+    fn layout(&mut self, layout: Layout) {
+        NetworkBuilder::layout(self, layout)
     }
 }
