@@ -455,6 +455,21 @@ impl EventList {
         Some((Instant::from_nanos(self.now), Ev::unpack(ev)))
     }
 
+    /// Moves the clock to `at` for an event kept outside the list (a job
+    /// arriving, see `engine::arrivals`), which counts as executed. No
+    /// event may be pending before `at`.
+    #[inline]
+    pub fn run_outside(&mut self, at: Instant) {
+        let t = at.as_nanos();
+        debug_assert!(t >= self.now, "an outside event in the past");
+        debug_assert!(
+            self.next_time().is_none_or(|n| n >= t),
+            "an outside event after a pending one"
+        );
+        self.advance(t.max(self.now));
+        self.executed += 1;
+    }
+
     /// The event [`EventList::pop`] returns next if it is due at the same
     /// nanosecond as the last one popped (for prefetching).
     #[inline]

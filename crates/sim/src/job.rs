@@ -1,6 +1,7 @@
 //! Jobs: N messages with a minimal sampling rate, and their outcome.
 
 use crate::scheme::Scheme;
+use crate::workload::{JobClass, JobPlan};
 use approxnet_proto::job::Msr;
 use approxnet_proto::time::Instant;
 
@@ -59,6 +60,59 @@ pub struct Job {
 }
 
 impl Job {
+    /// The job of a generated plan of class `c`, not yet started (index 0
+    /// until the simulator gives it one).
+    pub fn from_plan(p: JobPlan, c: &JobClass) -> Job {
+        let n = p.msgs.len() as u32;
+        Job {
+            id: 0,
+            class: p.class,
+            src: p.src,
+            dst: p.dst,
+            start: p.start,
+            needed: Job::needed_for(n, c.msr, c.approximate),
+            msgs: p.msgs,
+            ready_ns: p.ready_ns,
+            msr: c.msr,
+            scheme: c.scheme,
+            approximate: c.approximate,
+            sent_msgs: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+            done: None,
+            flow: None,
+            counters: JobCounters::default(),
+        }
+    }
+
+    /// A place kept for a generated job that has not arrived (it never
+    /// starts, and outputs leave it out: they list jobs started by the
+    /// end).
+    pub fn not_arrived(id: u32) -> Job {
+        Job {
+            id,
+            class: 0,
+            src: 0,
+            dst: 0,
+            start: Instant::FAR_FUTURE,
+            msgs: Vec::new(),
+            ready_ns: Vec::new(),
+            msr: 1.0,
+            needed: 0,
+            scheme: Scheme::Native(
+                crate::scheme::Proto::Udp,
+                crate::scheme::SenderApprox::Exact,
+            ),
+            approximate: false,
+            sent_msgs: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+            done: None,
+            flow: None,
+            counters: JobCounters::default(),
+        }
+    }
+
     /// Messages that must arrive for a job of `n` messages.
     /// The core's rule (`Msr::must_deliver`, seed 000 §3.3); `msr` was
     /// validated by the scenario (`0 < msr <= 1`).

@@ -113,7 +113,7 @@ pub fn run_scenario(
             name,
             built.sim.net.host_count(),
             built.sim.net.ports.len(),
-            built.sim.jobs.len(),
+            built.sim.job_count(),
             file.duration_ms
         );
     }

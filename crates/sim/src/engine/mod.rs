@@ -6,6 +6,7 @@
 //! from seeded generators, so a run repeats bit for bit.
 
 pub mod adapter;
+mod arrivals;
 mod control;
 mod credits;
 mod flows;
@@ -68,8 +69,13 @@ pub struct Simulator {
     pub events: EventList,
     /// Native flows.
     pub flows: Vec<Flow>,
-    /// Jobs (all generated up front, started by `JobStart` events).
+    /// Jobs by index: those arrived so far (see `engine::arrivals`) and
+    /// those added with [`Simulator::add_job`].
     pub jobs: Vec<Job>,
+    /// Generated jobs still to arrive.
+    pending: Option<Box<arrivals::Pending>>,
+    /// Arrival of the next of them (ns; `u64::MAX`: none).
+    next_arrival: u64,
     /// Queue of each job (native transports).
     pub job_queue: Vec<u8>,
     /// Messages of each job produced so far.
@@ -193,6 +199,8 @@ impl Simulator {
             events: EventList::new(),
             flows: Vec::new(),
             jobs: Vec::new(),
+            pending: None,
+            next_arrival: u64::MAX,
             job_queue: Vec::new(),
             job_produced: Vec::new(),
             conns: control::Conns::default(),
@@ -284,7 +292,7 @@ impl Simulator {
 
     /// Adds a job that starts at its arrival time; returns its index.
     pub fn add_job(&mut self, job: Job, queue: u8) -> u32 {
-        let id = self.jobs.len() as u32;
+        let id = self.next_job_index();
         let start = job.start;
         self.jobs.push(Job { id, ..job });
         self.job_queue.push(queue);
@@ -303,7 +311,7 @@ impl Simulator {
         if deep {
             self.queue_lines = QueueLines::of(&self.net);
         }
-        while let Some((now, ev)) = self.events.pop_until(self.end) {
+        while let Some((now, ev)) = self.next_event() {
             if deep {
                 self.prefetch_next();
             } else {

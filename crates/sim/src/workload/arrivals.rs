@@ -60,6 +60,8 @@ pub struct Arrivals {
     heap: BinaryHeap<Reverse<(u64, u32, u32, u32)>>,
     /// Plans still to come (the classes' `max_jobs` applied).
     total: u64,
+    /// Plans of each class in all.
+    class_totals: Vec<u64>,
 }
 
 impl Arrivals {
@@ -74,6 +76,7 @@ impl Arrivals {
             pending: Vec::new(),
             heap: BinaryHeap::new(),
             total: 0,
+            class_totals: Vec::new(),
         };
         for (ci, c) in classes.iter().enumerate() {
             let class_seed = seed ^ (0x5eed_0000 + ci as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -106,6 +109,7 @@ impl Arrivals {
                     stop_ns: 0.0,
                     left: u32::MAX,
                 });
+                a.class_totals.push(pairs.len() as u64);
                 for (src, dst) in pairs {
                     let p = one_shot_plan(ci, c, src, dst, jitter_ns, &mut rng, &mut gap_rng);
                     a.add_stream(ci as u32, Source::Once(Some(p)));
@@ -129,6 +133,7 @@ impl Arrivals {
                     stop_ns: 0.0,
                     left: 0,
                 });
+                a.class_totals.push(0);
                 continue;
             }
             let job_bytes = c.sizes.mean() * c.messages as f64;
@@ -169,11 +174,13 @@ impl Arrivals {
                 }
             }
             a.total += class_total.min(left as u64);
+            a.class_totals.push(class_total.min(left as u64));
             a.draws.push(d);
         }
         for i in 0..a.streams.len() {
             a.refill(i as u32);
         }
+        a.drop_capped();
         a
     }
 
@@ -212,27 +219,41 @@ impl Arrivals {
     pub fn remaining(&self) -> u64 {
         self.total
     }
+
+    /// Plans of each class in all (index = class).
+    pub fn class_totals(&self) -> &[u64] {
+        &self.class_totals
+    }
 }
 
 impl Iterator for Arrivals {
     type Item = JobPlan;
 
     fn next(&mut self) -> Option<JobPlan> {
-        loop {
-            let Reverse((_, ci, _, i)) = self.heap.pop()?;
-            let p = self.pending[i as usize].take().expect("a pending plan");
-            let left = &mut self.draws[ci as usize].left;
-            if *left == 0 {
-                // the class reached `max_jobs`: its later plans are dropped
-                // unseen (the streams stop drawing too)
-                continue;
+        let Reverse((_, ci, _, i)) = self.heap.pop()?;
+        let p = self.pending[i as usize].take().expect("a pending plan");
+        let left = &mut self.draws[ci as usize].left;
+        if *left != u32::MAX {
+            *left -= 1;
+        }
+        self.refill(i);
+        self.drop_capped();
+        self.total -= 1;
+        Some(p)
+    }
+}
+
+impl Arrivals {
+    /// Drops the first pending plans while their class has reached its
+    /// `max_jobs` (their streams stop drawing), so that the first one
+    /// left is the next plan.
+    fn drop_capped(&mut self) {
+        while let Some(&Reverse((_, ci, _, i))) = self.heap.peek() {
+            if self.draws[ci as usize].left > 0 {
+                return;
             }
-            if *left != u32::MAX {
-                *left -= 1;
-            }
-            self.refill(i);
-            self.total -= 1;
-            return Some(p);
+            self.heap.pop();
+            self.pending[i as usize] = None;
         }
     }
 }

@@ -355,9 +355,17 @@ mod tests {
         let all = [dense, incast, pairs, once, bulk, capped, empty, class(0.4)];
         for seed in [1, 2, 99] {
             let want = generate_eager(&all, 8, 10e9, seed);
-            let lazy = Arrivals::new(&all, 8, 10e9, seed);
+            let mut lazy = Arrivals::new(&all, 8, 10e9, seed);
             assert_eq!(lazy.remaining(), want.len() as u64);
-            let got: Vec<JobPlan> = lazy.collect();
+            let mut got = Vec::new();
+            // the next arrival is known before each plan is drawn
+            while let Some(t) = lazy.peek_start() {
+                let p = lazy.next().expect("a plan after a start");
+                assert_eq!(p.start, t);
+                assert_eq!(lazy.remaining(), (want.len() - got.len() - 1) as u64);
+                got.push(p);
+            }
+            assert!(lazy.next().is_none());
             assert!(want.len() > 1_000, "{}", want.len());
             let ties = want.windows(2).filter(|w| w[0].start == w[1].start).count();
             assert!(ties > 100, "{ties} ties");
