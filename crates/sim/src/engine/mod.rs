@@ -14,6 +14,7 @@ mod follow;
 mod forward;
 mod produce;
 mod sample;
+mod slots;
 pub mod trace;
 mod training;
 
@@ -29,6 +30,7 @@ use approxnet_proto::rng::Rng;
 use approxnet_proto::time::{Duration, Instant};
 pub use follow::{QueueFollow, QueueShift};
 pub use sample::{QueueSample, SamplePorts};
+pub use slots::FlowRecord;
 pub use trace::{PacketTrace, TraceEvent};
 pub use training::TrainingRun;
 
@@ -67,8 +69,10 @@ pub struct Simulator {
     pub pool: PacketPool,
     /// The event list.
     pub events: EventList,
-    /// Native flows.
+    /// Native flows by slot (see `engine::slots`).
     pub flows: Vec<Flow>,
+    /// Which slots are in use, and the records of freed flows.
+    slots: slots::Slots,
     /// Jobs by index: those arrived so far (see `engine::arrivals`) and
     /// those added with [`Simulator::add_job`].
     pub jobs: Vec<Job>,
@@ -198,6 +202,7 @@ impl Simulator {
             pool: PacketPool::new(),
             events: EventList::new(),
             flows: Vec::new(),
+            slots: slots::Slots::default(),
             jobs: Vec::new(),
             pending: None,
             next_arrival: u64::MAX,
@@ -391,7 +396,7 @@ impl Simulator {
         match ev {
             Ev::TxDone { port } => self.tx_done(now, port),
             Ev::Arrive { node, pkt } => self.arrive(now, node, pkt),
-            Ev::FlowTimer { flow } => self.flow_timer(now, flow),
+            Ev::FlowTimer { flow, gen } => self.flow_timer(now, flow, gen),
             Ev::EndpointTimer { host } => self.endpoint_timer(now, host),
             Ev::JobStart { job } => self.start_job(now, job),
             Ev::Produce { job } => self.produce(now, job),
