@@ -31,8 +31,13 @@ pub struct Job {
     pub dst: u32,
     /// Arrival.
     pub start: Instant,
-    /// Message sizes.
+    /// Message sizes (emptied when a finished job's flow is freed: see
+    /// `engine::slots`; `n_msgs` and `msg_bytes` stay).
     pub msgs: Vec<u64>,
+    /// Messages in the job.
+    pub n_msgs: u32,
+    /// Application bytes of the job.
+    pub msg_bytes: u64,
     /// When each message is produced, ns after `start` (non-decreasing);
     /// empty when every message is ready at `start`. Seed 000 §2.2 / §7.1:
     /// jobs produce their messages over time.
@@ -71,6 +76,8 @@ impl Job {
             dst: p.dst,
             start: p.start,
             needed: Job::needed_for(n, c.msr, c.approximate),
+            n_msgs: n,
+            msg_bytes: p.msgs.iter().sum(),
             msgs: p.msgs,
             ready_ns: p.ready_ns,
             msr: c.msr,
@@ -96,6 +103,8 @@ impl Job {
             dst: 0,
             start: Instant::FAR_FUTURE,
             msgs: Vec::new(),
+            n_msgs: 0,
+            msg_bytes: 0,
             ready_ns: Vec::new(),
             msr: 1.0,
             needed: 0,
@@ -126,7 +135,7 @@ impl Job {
     /// Messages produced within `elapsed_ns` of the job's start.
     pub fn ready_by(&self, elapsed_ns: u64) -> u32 {
         if self.ready_ns.is_empty() {
-            self.msgs.len() as u32
+            self.n_msgs
         } else {
             self.ready_ns.partition_point(|&t| t <= elapsed_ns) as u32
         }
@@ -141,7 +150,7 @@ impl Job {
 
     /// Total application bytes of the job.
     pub fn bytes(&self) -> u64 {
-        self.msgs.iter().sum()
+        self.msg_bytes
     }
 
     /// Job completion time, if done.
@@ -151,10 +160,10 @@ impl Job {
 
     /// Fraction of the job's messages delivered.
     pub fn delivered_fraction(&self) -> f64 {
-        if self.msgs.is_empty() {
+        if self.n_msgs == 0 {
             return 1.0;
         }
-        self.delivered as f64 / self.msgs.len() as f64
+        self.delivered as f64 / self.n_msgs as f64
     }
 
     /// Fraction of sent data packets lost in the network.

@@ -392,7 +392,7 @@ pub fn write_all(
             j.start.as_nanos(),
             opt(j.done.map(|d| d.as_nanos())),
             opt(j.jct()),
-            j.msgs.len(),
+            j.n_msgs,
             j.needed,
             j.sent_msgs,
             j.delivered,

@@ -118,7 +118,7 @@ pub fn run_scenario(
         );
     }
     // only the records are read after the run
-    built.sim.reuse_flow_slots();
+    built.sim.reuse_flow_slots(flows);
     let t0 = std::time::Instant::now();
     built.sim.run();
     let wall = t0.elapsed().as_secs_f64();

@@ -45,11 +45,12 @@ load = 0.15
 scheme = "pfabric"
 "#;
 
-fn run(reuse: bool) -> Built {
+/// Runs `LOSSY`; reuses slots if `reuse` is `Some(keep records)`.
+fn run(reuse: Option<bool>) -> Built {
     let f = scenario::parse(LOSSY, &[]).expect("scenario parses");
     let mut b = scenario::build(&f).expect("scenario builds");
-    if reuse {
-        b.sim.reuse_flow_slots();
+    if let Some(records) = reuse {
+        b.sim.reuse_flow_slots(records);
     }
     b.sim.run();
     b.sim.finalize();
@@ -58,11 +59,12 @@ fn run(reuse: bool) -> Built {
 
 #[test]
 fn reused_slots_change_no_outcome() {
-    let keep = run(false);
-    let reuse = run(true);
+    let keep = run(None);
+    let reuse = run(Some(true));
     let flows = keep.sim.flow_records();
     assert_eq!(reuse.sim.flow_records(), flows);
-    // every job's record but the index of its flow's slot
+    // every job's record but the index of its flow's slot and its message
+    // list (freed with the flow; its count and bytes stay)
     let jobs = |b: &Built| -> Vec<String> {
         b.sim
             .jobs
@@ -72,6 +74,7 @@ fn reused_slots_change_no_outcome() {
                     "{:?}",
                     approxnet_sim::job::Job {
                         flow: None,
+                        msgs: Vec::new(),
                         ..j.clone()
                     }
                 )
@@ -79,6 +82,17 @@ fn reused_slots_change_no_outcome() {
             .collect()
     };
     assert_eq!(jobs(&reuse), jobs(&keep));
+    let freed = reuse.sim.jobs.iter().filter(|j| j.msgs.is_empty()).count();
+    assert!(freed * 2 > reuse.sim.jobs.len(), "{freed} lists freed");
+    assert!(keep
+        .sim
+        .jobs
+        .iter()
+        .all(|j| j.msgs.len() == j.n_msgs as usize));
+    // without flow records: the same jobs
+    let bare = run(Some(false));
+    assert_eq!(jobs(&bare), jobs(&keep));
+    assert_eq!(bare.sim.counters, keep.sim.counters);
     assert_eq!(reuse.sim.counters, keep.sim.counters);
     assert_eq!(reuse.sim.events.executed(), keep.sim.events.executed());
     eprintln!(

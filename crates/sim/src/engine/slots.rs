@@ -87,6 +87,8 @@ impl FlowRecord {
 pub(crate) struct Slots {
     /// Reuse on.
     reuse: bool,
+    /// Keep a record of every freed flow (for `flows.csv`).
+    keep_records: bool,
     /// Per slot: packets in the network naming it.
     refs: Vec<u32>,
     /// Per slot: its generation (28 bits, see [`crate::event::MAX_NODE`]).
@@ -111,11 +113,14 @@ pub(crate) struct Slots {
 }
 
 impl Simulator {
-    /// Reuses the slots of finished flows (see `engine::slots`); call
-    /// before [`Simulator::run`]. Off while packets are traced (a trace
-    /// names flows by slot).
-    pub fn reuse_flow_slots(&mut self) {
+    /// Reuses the slots of finished flows (see `engine::slots`), keeping
+    /// a [`FlowRecord`] of each if `records` (what `flows.csv` reads; the
+    /// jobs' records are kept either way) and freeing the message lists
+    /// of their jobs; call before [`Simulator::run`]. Off while packets
+    /// are traced (a trace names flows by slot).
+    pub fn reuse_flow_slots(&mut self, records: bool) {
         self.slots.reuse = self.trace.is_none();
+        self.slots.keep_records = records;
     }
 
     /// Slots freed later than their flow's sender retired (packets of it
@@ -136,7 +141,7 @@ impl Simulator {
         let s = &mut self.slots;
         debug_assert_eq!(f.id, s.created);
         s.created += 1;
-        if s.reuse {
+        if s.reuse && s.keep_records {
             s.records.push(None);
         }
         if let Some(slot) = s.free.pop() {
@@ -244,15 +249,25 @@ impl Simulator {
         let job = &mut self.jobs[r.job as usize];
         set_job_counters(job, &r);
         job.flow = None;
+        // nothing reads the list again (its flow had every message, and
+        // jobs.csv reads the count and sum)
+        job.msgs = Vec::new();
         let s = &mut self.slots;
-        s.records[r.id as usize] = Some(r);
+        if s.keep_records {
+            s.records[r.id as usize] = Some(r);
+        }
         s.vacant[i] = true;
         s.gens[i] = (s.gens[i] + 1) & crate::event::MAX_NODE;
         s.free.push(fid);
     }
 
-    /// Every flow's outcome, by flow index.
+    /// Every flow's outcome, by flow index (panics if slots were reused
+    /// without keeping records).
     pub fn flow_records(&self) -> Vec<FlowRecord> {
+        assert!(
+            !self.slots.reuse || self.slots.keep_records,
+            "flow slots reused without records"
+        );
         let mut out: Vec<Option<FlowRecord>> = if self.slots.reuse {
             self.slots.records.clone()
         } else {
