@@ -40,7 +40,7 @@ impl Simulator {
     pub fn add_arrivals(&mut self, arrivals: Arrivals, classes: &[JobClass]) {
         let n = arrivals.remaining();
         let start = self.jobs.len() as u32;
-        self.next_arrival = arrivals.peek_start().map_or(u64::MAX, Instant::as_nanos);
+        self.set_next_arrival(arrivals.peek_start().map_or(u64::MAX, Instant::as_nanos));
         self.pending = Some(Box::new(Pending {
             arrivals,
             classes: classes.to_vec(),
@@ -73,19 +73,30 @@ impl Simulator {
     /// at its nanosecond) is started first.
     #[inline]
     pub(super) fn next_event(&mut self) -> Option<(Instant, Ev)> {
-        let end = self.end.as_nanos();
         loop {
-            let t = self.next_arrival;
-            if t > end {
-                return self.events.pop_until(self.end);
-            }
-            if t > 0 {
-                if let Some(e) = self.events.pop_until(Instant::from_nanos(t - 1)) {
+            // events due before the next arrival (`pop_limit`; none before
+            // one at 0), else the arrival, if it comes by the end
+            if self.next_arrival > 0 {
+                if let Some(e) = self.events.pop_until(self.pop_limit) {
                     return Some(e);
                 }
             }
-            self.arrive_job(Instant::from_nanos(t));
+            if self.next_arrival > self.end.as_nanos() {
+                return None;
+            }
+            self.arrive_job(Instant::from_nanos(self.next_arrival));
         }
+    }
+
+    /// Sets the next arrival (`u64::MAX`: none) and what the event loop
+    /// pops before it (`Simulator::end` is fixed from construction on).
+    fn set_next_arrival(&mut self, t: u64) {
+        self.next_arrival = t;
+        self.pop_limit = if t > self.end.as_nanos() {
+            self.end
+        } else {
+            Instant::from_nanos(t.saturating_sub(1))
+        };
     }
 
     /// Builds and starts the next generated job, which arrives at `now`.
@@ -101,7 +112,8 @@ impl Simulator {
             id,
             ..Job::from_plan(plan, class)
         };
-        self.next_arrival = p.arrivals.peek_start().map_or(u64::MAX, Instant::as_nanos);
+        let next = p.arrivals.peek_start().map_or(u64::MAX, Instant::as_nanos);
+        self.set_next_arrival(next);
         if let Some(slot) = self.jobs.get_mut(id as usize) {
             // its place was kept (a job was added past the generated ones)
             *slot = job;

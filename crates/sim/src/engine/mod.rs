@@ -80,6 +80,9 @@ pub struct Simulator {
     pending: Option<Box<arrivals::Pending>>,
     /// Arrival of the next of them (ns; `u64::MAX`: none).
     next_arrival: u64,
+    /// The latest time an event may have to run before that arrival (the
+    /// end if it comes after it).
+    pop_limit: Instant,
     /// Queue of each job (native transports).
     pub job_queue: Vec<u8>,
     /// Messages of each job produced so far.
@@ -206,6 +209,7 @@ impl Simulator {
             jobs: Vec::new(),
             pending: None,
             next_arrival: u64::MAX,
+            pop_limit: end,
             job_queue: Vec::new(),
             job_produced: Vec::new(),
             conns: control::Conns::default(),

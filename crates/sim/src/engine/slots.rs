@@ -239,12 +239,18 @@ impl Simulator {
 
     /// Frees slot `fid` if reuse is on, its sender is retired and nothing
     /// names it: its outcome goes to its record and its job.
+    #[inline]
     pub(super) fn free_if_done(&mut self, fid: u32) {
         let s = &self.slots;
         let i = fid as usize;
-        if !s.reuse || !s.retired[i] || s.vacant[i] || s.refs[i] != 0 {
-            return;
+        if s.reuse && s.retired[i] && !s.vacant[i] && s.refs[i] == 0 {
+            self.free_slot(fid);
         }
+    }
+
+    #[inline(never)]
+    fn free_slot(&mut self, fid: u32) {
+        let i = fid as usize;
         let r = FlowRecord::of(&self.flows[i]);
         let job = &mut self.jobs[r.job as usize];
         set_job_counters(job, &r);

@@ -162,8 +162,7 @@ impl Arrivals {
                 a.pending.push(None);
                 // the first pass: run the stream's draws to their end so
                 // that the next stream starts where it would have
-                while let Some(p) = draw(&mut s, ci as u32, c, &d, hosts) {
-                    drop(p);
+                while skip(&mut s, c, &d, hosts) {
                     class_total += 1;
                 }
                 if let Source::Poisson {
@@ -256,6 +255,33 @@ impl Arrivals {
             self.pending[i as usize] = None;
         }
     }
+}
+
+/// Draws what [`draw`] draws for a Poisson stream's next job, without
+/// building it; false past the class's stop.
+fn skip(s: &mut Source, c: &JobClass, d: &ClassDraw, hosts: u32) -> bool {
+    let Source::Poisson {
+        rng,
+        gap_rng,
+        t,
+        fixed_dst,
+        ..
+    } = s
+    else {
+        return false;
+    };
+    *t += -d.mean_gap_ns * (1.0 - rng.next_f64()).ln();
+    if *t > d.stop_ns {
+        return false;
+    }
+    if fixed_dst.is_none() {
+        rng.below(hosts as u64 - 1);
+    }
+    for _ in 0..c.messages {
+        c.sizes.skip(rng);
+    }
+    c.gaps.skip_ready(c.messages, gap_rng);
+    true
 }
 
 /// The next job of a Poisson stream, or `None` past the class's stop.

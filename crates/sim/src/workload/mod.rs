@@ -352,7 +352,28 @@ mod tests {
         capped.max_jobs = 37;
         let mut empty = class(0.0);
         empty.senders = vec![6];
-        let all = [dense, incast, pairs, once, bulk, capped, empty, class(0.4)];
+        // empirical sizes (FBKV's with its GPD tail: one or two draws a
+        // message) and gaps, which the first pass skips without computing
+        let mut fbkv = class(0.6);
+        fbkv.sizes = SizeDist::by_name("fbkv").expect("fbkv");
+        fbkv.gaps = GapDist::Fbkv;
+        fbkv.messages = 40;
+        let mut web = class(0.5);
+        web.sizes = SizeDist::by_name("web_search").expect("web_search");
+        web.gaps = GapDist::Exp { mean_ns: 500.0 };
+        web.max_jobs = 300;
+        let all = [
+            dense,
+            incast,
+            pairs,
+            once,
+            bulk,
+            capped,
+            empty,
+            class(0.4),
+            fbkv,
+            web,
+        ];
         for seed in [1, 2, 99] {
             let want = generate_eager(&all, 8, 10e9, seed);
             let mut lazy = Arrivals::new(&all, 8, 10e9, seed);
@@ -378,6 +399,37 @@ mod tests {
                     generate_eager(one, 8, 10e9, seed)
                 );
             }
+        }
+    }
+
+    /// Skipping a draw leaves a generator where sampling leaves it.
+    #[test]
+    fn skips_draw_what_samples_draw() {
+        for name in ["fbkv", "fbhd", "fbhd_hpcc", "web_search", "fixed:9"] {
+            let d = SizeDist::by_name(name).expect("a size name");
+            let (mut a, mut b) = (Rng::new(3), Rng::new(3));
+            for _ in 0..20_000 {
+                d.sample(&mut a);
+                d.skip(&mut b);
+            }
+            assert_eq!(a.next_u64(), b.next_u64(), "{name}");
+        }
+        let gaps = [
+            GapDist::None,
+            GapDist::Fbkv,
+            GapDist::Exp { mean_ns: 9.0 },
+            GapDist::Fixed { ns: 4 },
+            GapDist::Empirical {
+                points: vec![(1.0, 0.5), (3.0, 1.0)],
+            },
+        ];
+        for g in gaps {
+            let (mut a, mut b) = (Rng::new(5), Rng::new(5));
+            for n in 0..50 {
+                g.ready_ns(n, &mut a);
+                g.skip_ready(n, &mut b);
+            }
+            assert_eq!(a.next_u64(), b.next_u64(), "{g:?}");
         }
     }
 }
