@@ -82,6 +82,19 @@ impl FlowRecord {
     }
 }
 
+/// One slot's state.
+#[derive(Clone, Copy, Debug, Default)]
+struct SlotState {
+    /// Packets in the network naming it.
+    refs: u32,
+    /// Its generation (28 bits, see [`crate::event::MAX_NODE`]).
+    gen: u32,
+    /// Its flow's sender is retired.
+    retired: bool,
+    /// Vacant (its flow recorded, the slot not yet reused).
+    vacant: bool,
+}
+
 /// The slots' bookkeeping.
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
@@ -89,14 +102,9 @@ pub(crate) struct Slots {
     reuse: bool,
     /// Keep a record of every freed flow (for `flows.csv`).
     keep_records: bool,
-    /// Per slot: packets in the network naming it.
-    refs: Vec<u32>,
-    /// Per slot: its generation (28 bits, see [`crate::event::MAX_NODE`]).
-    gens: Vec<u32>,
-    /// Per slot: its flow's sender is retired.
-    retired: Vec<bool>,
-    /// Per slot: vacant (its flow recorded, the slot not yet reused).
-    vacant: Vec<bool>,
+    /// Per slot: its state (one 12-byte entry: a packet's arrival and a
+    /// send read it).
+    state: Vec<SlotState>,
     /// Vacant slots, the latest freed last.
     free: Vec<u32>,
     /// Flows created so far.
@@ -145,15 +153,13 @@ impl Simulator {
             s.records.push(None);
         }
         if let Some(slot) = s.free.pop() {
-            s.vacant[slot as usize] = false;
-            s.retired[slot as usize] = false;
+            let st = &mut s.state[slot as usize];
+            st.vacant = false;
+            st.retired = false;
             self.flows[slot as usize] = f;
             return slot;
         }
-        s.refs.push(0);
-        s.gens.push(0);
-        s.retired.push(false);
-        s.vacant.push(false);
+        s.state.push(SlotState::default());
         self.flows.push(f);
         (self.flows.len() - 1) as u32
     }
@@ -166,7 +172,12 @@ impl Simulator {
     /// A packet naming slot `fid` enters the network.
     #[inline]
     pub(super) fn slot_packet_sent(&mut self, fid: u32) {
-        if let Some(r) = self.slots.refs.get_mut(fid as usize) {
+        if let Some(r) = self
+            .slots
+            .state
+            .get_mut(fid as usize)
+            .map(|st| &mut st.refs)
+        {
             *r += 1;
         }
     }
@@ -175,7 +186,12 @@ impl Simulator {
     /// network before it is handled (which may free the slot after).
     #[inline]
     pub(super) fn slot_packet_left(&mut self, fid: u32) {
-        if let Some(r) = self.slots.refs.get_mut(fid as usize) {
+        if let Some(r) = self
+            .slots
+            .state
+            .get_mut(fid as usize)
+            .map(|st| &mut st.refs)
+        {
             debug_assert!(*r > 0, "slot {fid}: a packet arrived that was not counted");
             *r -= 1;
         }
@@ -185,7 +201,12 @@ impl Simulator {
     /// flow (dropped, corrupted, delivered to the wrong host).
     #[inline]
     pub(super) fn slot_packet_gone(&mut self, fid: u32) {
-        if let Some(r) = self.slots.refs.get_mut(fid as usize) {
+        if let Some(r) = self
+            .slots
+            .state
+            .get_mut(fid as usize)
+            .map(|st| &mut st.refs)
+        {
             debug_assert!(*r > 0, "slot {fid}: a packet gone that was not counted");
             *r -= 1;
             if *r == 0 {
@@ -196,7 +217,7 @@ impl Simulator {
 
     /// Schedules a timer event of slot `fid` at `at`.
     pub(super) fn schedule_flow_timer(&mut self, at: Instant, fid: u32) {
-        let gen = self.slots.gens[fid as usize];
+        let gen = self.slots.state[fid as usize].gen;
         self.events.schedule(at, Ev::FlowTimer { flow: fid, gen });
     }
 
@@ -204,19 +225,21 @@ impl Simulator {
     /// the flow in the slot (if not, its flow is gone: skip it).
     pub(super) fn slot_timer_live(&mut self, fid: u32, gen: u32) -> bool {
         let s = &mut self.slots;
-        if s.gens[fid as usize] == gen {
-            debug_assert!(!s.vacant[fid as usize]);
+        let st = s.state[fid as usize];
+        if st.gen == gen {
+            debug_assert!(!st.vacant);
             return true;
         }
         s.stale_timers.0 += 1;
-        s.stale_timers.1 += u64::from(!s.vacant[fid as usize]);
+        s.stale_timers.1 += u64::from(!st.vacant);
         false
     }
 
     /// The sender of slot `fid` retired (see `Simulator::retire_sender`).
     pub(super) fn slot_retired(&mut self, fid: u32) {
-        self.slots.retired[fid as usize] = true;
-        if self.slots.refs[fid as usize] == 0 {
+        let st = &mut self.slots.state[fid as usize];
+        st.retired = true;
+        if st.refs == 0 {
             self.free_if_done(fid);
         } else {
             self.slots.deferred += 1;
@@ -227,12 +250,10 @@ impl Simulator {
     #[inline]
     pub(super) fn check_slot_live(&self, fid: u32) {
         debug_assert!(
-            !self
-                .slots
-                .vacant
+            self.slots
+                .state
                 .get(fid as usize)
-                .copied()
-                .unwrap_or(false),
+                .is_none_or(|st| !st.vacant),
             "a packet or timer reached vacant slot {fid}"
         );
     }
@@ -243,7 +264,8 @@ impl Simulator {
     pub(super) fn free_if_done(&mut self, fid: u32) {
         let s = &self.slots;
         let i = fid as usize;
-        if s.reuse && s.retired[i] && !s.vacant[i] && s.refs[i] == 0 {
+        let st = s.state[i];
+        if s.reuse && st.retired && !st.vacant && st.refs == 0 {
             self.free_slot(fid);
         }
     }
@@ -262,8 +284,9 @@ impl Simulator {
         if s.keep_records {
             s.records[r.id as usize] = Some(r);
         }
-        s.vacant[i] = true;
-        s.gens[i] = (s.gens[i] + 1) & crate::event::MAX_NODE;
+        let st = &mut s.state[i];
+        st.vacant = true;
+        st.gen = (st.gen + 1) & crate::event::MAX_NODE;
         s.free.push(fid);
     }
 
@@ -280,7 +303,7 @@ impl Simulator {
             vec![None; self.flows.len()]
         };
         for (slot, f) in self.flows.iter().enumerate() {
-            if !self.slots.vacant.get(slot).copied().unwrap_or(false) {
+            if self.slots.state.get(slot).is_none_or(|st| !st.vacant) {
                 out[f.id as usize] = Some(FlowRecord::of(f));
             }
         }
