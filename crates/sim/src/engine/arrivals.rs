@@ -74,10 +74,11 @@ impl Simulator {
     #[inline]
     pub(super) fn next_event(&mut self) -> Option<(Instant, Ev)> {
         loop {
-            // events due before the next arrival (`pop_limit`; none before
-            // one at 0), else the arrival, if it comes by the end
+            // events due by the end and before the next arrival
+            // (`pop_limit`; none before one at 0), else the arrival, if it
+            // comes by the end
             if self.next_arrival > 0 {
-                if let Some(e) = self.events.pop_until(self.pop_limit) {
+                if let Some(e) = self.events.pop_until(self.pop_limit.min(self.end)) {
                     return Some(e);
                 }
             }
@@ -88,15 +89,11 @@ impl Simulator {
         }
     }
 
-    /// Sets the next arrival (`u64::MAX`: none) and what the event loop
-    /// pops before it (`Simulator::end` is fixed from construction on).
+    /// Sets the next arrival (`u64::MAX`: none) and the latest event time
+    /// the loop pops before it.
     fn set_next_arrival(&mut self, t: u64) {
         self.next_arrival = t;
-        self.pop_limit = if t > self.end.as_nanos() {
-            self.end
-        } else {
-            Instant::from_nanos(t.saturating_sub(1))
-        };
+        self.pop_limit = Instant::from_nanos(t.saturating_sub(1));
     }
 
     /// Builds and starts the next generated job, which arrives at `now`.

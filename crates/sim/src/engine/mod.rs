@@ -80,8 +80,7 @@ pub struct Simulator {
     pending: Option<Box<arrivals::Pending>>,
     /// Arrival of the next of them (ns; `u64::MAX`: none).
     next_arrival: u64,
-    /// The latest time an event may have to run before that arrival (the
-    /// end if it comes after it).
+    /// The latest time of an event that runs before that arrival.
     pop_limit: Instant,
     /// Queue of each job (native transports).
     pub job_queue: Vec<u8>,
@@ -209,7 +208,7 @@ impl Simulator {
             jobs: Vec::new(),
             pending: None,
             next_arrival: u64::MAX,
-            pop_limit: end,
+            pop_limit: Instant::FAR_FUTURE,
             job_queue: Vec::new(),
             job_produced: Vec::new(),
             conns: control::Conns::default(),
