@@ -42,8 +42,12 @@ pub enum Ev {
     },
     /// A native flow's timer (RTO) may have expired.
     FlowTimer {
-        /// Flow index.
+        /// Flow slot.
         flow: u32,
+        /// The slot's generation when it was scheduled (28 bits; see
+        /// `engine::slots`): a timer of a flow whose slot was freed since
+        /// is stale.
+        gen: u32,
     },
     /// A host's sans-IO endpoint asked to be woken.
     EndpointTimer {
@@ -96,7 +100,7 @@ impl Ev {
                 assert!(node <= MAX_NODE, "node id {node} over {MAX_NODE}");
                 (1, pkt, node)
             }
-            Ev::FlowTimer { flow } => (2, flow, 0),
+            Ev::FlowTimer { flow, gen } => (2, flow, gen & MAX_NODE),
             Ev::EndpointTimer { host } => (3, host, 0),
             Ev::JobStart { job } => (4, job, 0),
             Ev::Produce { job } => (5, job, 0),
@@ -116,7 +120,7 @@ impl Ev {
         match x & 15 {
             0 => Ev::TxDone { port: a },
             1 => Ev::Arrive { node: b, pkt: a },
-            2 => Ev::FlowTimer { flow: a },
+            2 => Ev::FlowTimer { flow: a, gen: b },
             3 => Ev::EndpointTimer { host: a },
             4 => Ev::JobStart { job: a },
             5 => Ev::Produce { job: a },
@@ -455,6 +459,21 @@ impl EventList {
         Some((Instant::from_nanos(self.now), Ev::unpack(ev)))
     }
 
+    /// Moves the clock to `at` for an event kept outside the list (a job
+    /// arriving, see `engine::arrivals`), which counts as executed. No
+    /// event may be pending before `at`.
+    #[inline]
+    pub fn run_outside(&mut self, at: Instant) {
+        let t = at.as_nanos();
+        debug_assert!(t >= self.now, "an outside event in the past");
+        debug_assert!(
+            self.next_time().is_none_or(|n| n >= t),
+            "an outside event after a pending one"
+        );
+        self.advance(t.max(self.now));
+        self.executed += 1;
+    }
+
     /// The event [`EventList::pop`] returns next if it is due at the same
     /// nanosecond as the last one popped (for prefetching).
     #[inline]
@@ -540,7 +559,10 @@ mod tests {
                 pkt: u32::MAX,
             },
             Ev::Arrive { node: 7, pkt: 0 },
-            Ev::FlowTimer { flow: 3 },
+            Ev::FlowTimer {
+                flow: 3,
+                gen: MAX_NODE,
+            },
             Ev::EndpointTimer { host: 1 << 31 },
             Ev::JobStart { job: 12 },
             Ev::Produce { job: u32::MAX - 1 },
@@ -565,18 +587,18 @@ mod tests {
     fn ties_break_by_schedule_order() {
         let mut el = EventList::new();
         let t = Instant::from_nanos(5);
-        el.schedule(t, Ev::FlowTimer { flow: 1 });
+        el.schedule(t, Ev::FlowTimer { flow: 1, gen: 0 });
         el.schedule(Instant::from_nanos(3), Ev::Sample);
-        el.schedule(t, Ev::FlowTimer { flow: 2 });
-        el.schedule(t, Ev::FlowTimer { flow: 3 });
+        el.schedule(t, Ev::FlowTimer { flow: 2, gen: 0 });
+        el.schedule(t, Ev::FlowTimer { flow: 3, gen: 0 });
         let order: Vec<Ev> = std::iter::from_fn(|| el.pop().map(|x| x.1)).collect();
         assert_eq!(
             order,
             vec![
                 Ev::Sample,
-                Ev::FlowTimer { flow: 1 },
-                Ev::FlowTimer { flow: 2 },
-                Ev::FlowTimer { flow: 3 }
+                Ev::FlowTimer { flow: 1, gen: 0 },
+                Ev::FlowTimer { flow: 2, gen: 0 },
+                Ev::FlowTimer { flow: 3, gen: 0 }
             ]
         );
         assert_eq!(el.now(), t);
@@ -595,13 +617,19 @@ mod tests {
         for round in 0..rounds {
             for _ in 0..rng.below(3) {
                 let t = now + dt(&mut rng);
-                el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: round });
+                el.schedule(
+                    Instant::from_nanos(t),
+                    Ev::FlowTimer {
+                        flow: round,
+                        gen: 0,
+                    },
+                );
                 reference.push(Reverse((t, seq, round)));
                 seq += 1;
             }
             if rng.below(2) == 0 {
                 match (el.pop(), reference.pop()) {
-                    (Some((t, Ev::FlowTimer { flow })), Some(Reverse((rt, _, rf)))) => {
+                    (Some((t, Ev::FlowTimer { flow, .. })), Some(Reverse((rt, _, rf)))) => {
                         assert_eq!((t.as_nanos(), flow), (rt, rf));
                         now = rt;
                     }
@@ -612,7 +640,7 @@ mod tests {
         }
         while let Some(Reverse((rt, _, rf))) = reference.pop() {
             let (t, ev) = el.pop().unwrap();
-            assert_eq!((t.as_nanos(), ev), (rt, Ev::FlowTimer { flow: rf }));
+            assert_eq!((t.as_nanos(), ev), (rt, Ev::FlowTimer { flow: rf, gen: 0 }));
         }
         assert!(el.pop().is_none());
         assert!(el.is_empty());
@@ -623,19 +651,22 @@ mod tests {
     fn events_at_the_end_of_time() {
         let mut el = EventList::new();
         let end = u64::MAX;
-        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 1 });
-        el.schedule(Instant::from_nanos(end - 1), Ev::FlowTimer { flow: 2 });
-        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 3 });
-        el.schedule(Instant::from_nanos(5), Ev::FlowTimer { flow: 4 });
+        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 1, gen: 0 });
+        el.schedule(
+            Instant::from_nanos(end - 1),
+            Ev::FlowTimer { flow: 2, gen: 0 },
+        );
+        el.schedule(Instant::from_nanos(end), Ev::FlowTimer { flow: 3, gen: 0 });
+        el.schedule(Instant::from_nanos(5), Ev::FlowTimer { flow: 4, gen: 0 });
         let order: Vec<(u64, Ev)> =
             std::iter::from_fn(|| el.pop().map(|(t, e)| (t.as_nanos(), e))).collect();
         assert_eq!(
             order,
             vec![
-                (5, Ev::FlowTimer { flow: 4 }),
-                (end - 1, Ev::FlowTimer { flow: 2 }),
-                (end, Ev::FlowTimer { flow: 1 }),
-                (end, Ev::FlowTimer { flow: 3 }),
+                (5, Ev::FlowTimer { flow: 4, gen: 0 }),
+                (end - 1, Ev::FlowTimer { flow: 2, gen: 0 }),
+                (end, Ev::FlowTimer { flow: 1, gen: 0 }),
+                (end, Ev::FlowTimer { flow: 3, gen: 0 }),
             ]
         );
         // an event due now, at the end of time, still comes out
@@ -650,7 +681,7 @@ mod tests {
         let mut rng = Rng::new(5);
         for i in 0..2_000u32 {
             let t = rng.below(3 * WHEEL_NS / 2);
-            el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: i });
+            el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: i, gen: 0 });
         }
         loop {
             let [a, b] = el.upcoming::<2>();
@@ -681,7 +712,7 @@ mod tests {
             for _ in 0..rng.below(40) {
                 // 0..3 ns ahead: a few crowded slots
                 let t = now + rng.below(3);
-                el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: id });
+                el.schedule(Instant::from_nanos(t), Ev::FlowTimer { flow: id, gen: 0 });
                 reference.push_back((t, id));
                 id += 1;
             }
@@ -690,12 +721,16 @@ mod tests {
             for _ in 0..pops {
                 let [a, b, c] = el.upcoming::<3>();
                 let want: Vec<Option<Ev>> = (0..3)
-                    .map(|k| reference.get(k).map(|&(_, f)| Ev::FlowTimer { flow: f }))
+                    .map(|k| {
+                        reference
+                            .get(k)
+                            .map(|&(_, f)| Ev::FlowTimer { flow: f, gen: 0 })
+                    })
                     .collect();
                 assert_eq!(vec![a, b, c], want);
                 match (el.pop(), reference.pop_front()) {
                     (Some((t, ev)), Some((rt, rf))) => {
-                        assert_eq!((t.as_nanos(), ev), (rt, Ev::FlowTimer { flow: rf }));
+                        assert_eq!((t.as_nanos(), ev), (rt, Ev::FlowTimer { flow: rf, gen: 0 }));
                         assert_eq!(el.len(), reference.len());
                     }
                     (None, None) => break,

@@ -1,6 +1,7 @@
 //! Jobs: N messages with a minimal sampling rate, and their outcome.
 
 use crate::scheme::Scheme;
+use crate::workload::{JobClass, JobPlan};
 use approxnet_proto::job::Msr;
 use approxnet_proto::time::Instant;
 
@@ -30,8 +31,13 @@ pub struct Job {
     pub dst: u32,
     /// Arrival.
     pub start: Instant,
-    /// Message sizes.
+    /// Message sizes (emptied when a finished job's flow is freed: see
+    /// `engine::slots`; `n_msgs` and `msg_bytes` stay).
     pub msgs: Vec<u64>,
+    /// Messages in the job.
+    pub n_msgs: u32,
+    /// Application bytes of the job.
+    pub msg_bytes: u64,
     /// When each message is produced, ns after `start` (non-decreasing);
     /// empty when every message is ready at `start`. Seed 000 §2.2 / §7.1:
     /// jobs produce their messages over time.
@@ -59,6 +65,63 @@ pub struct Job {
 }
 
 impl Job {
+    /// The job of a generated plan of class `c`, not yet started (index 0
+    /// until the simulator gives it one).
+    pub fn from_plan(p: JobPlan, c: &JobClass) -> Job {
+        let n = p.msgs.len() as u32;
+        Job {
+            id: 0,
+            class: p.class,
+            src: p.src,
+            dst: p.dst,
+            start: p.start,
+            needed: Job::needed_for(n, c.msr, c.approximate),
+            n_msgs: n,
+            msg_bytes: p.msgs.iter().sum(),
+            msgs: p.msgs,
+            ready_ns: p.ready_ns,
+            msr: c.msr,
+            scheme: c.scheme,
+            approximate: c.approximate,
+            sent_msgs: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+            done: None,
+            flow: None,
+            counters: JobCounters::default(),
+        }
+    }
+
+    /// A place kept for a generated job that has not arrived (it never
+    /// starts, and outputs leave it out: they list jobs started by the
+    /// end).
+    pub fn not_arrived(id: u32) -> Job {
+        Job {
+            id,
+            class: 0,
+            src: 0,
+            dst: 0,
+            start: Instant::FAR_FUTURE,
+            msgs: Vec::new(),
+            n_msgs: 0,
+            msg_bytes: 0,
+            ready_ns: Vec::new(),
+            msr: 1.0,
+            needed: 0,
+            scheme: Scheme::Native(
+                crate::scheme::Proto::Udp,
+                crate::scheme::SenderApprox::Exact,
+            ),
+            approximate: false,
+            sent_msgs: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+            done: None,
+            flow: None,
+            counters: JobCounters::default(),
+        }
+    }
+
     /// Messages that must arrive for a job of `n` messages.
     /// The core's rule (`Msr::must_deliver`, seed 000 §3.3); `msr` was
     /// validated by the scenario (`0 < msr <= 1`).
@@ -72,7 +135,7 @@ impl Job {
     /// Messages produced within `elapsed_ns` of the job's start.
     pub fn ready_by(&self, elapsed_ns: u64) -> u32 {
         if self.ready_ns.is_empty() {
-            self.msgs.len() as u32
+            self.n_msgs
         } else {
             self.ready_ns.partition_point(|&t| t <= elapsed_ns) as u32
         }
@@ -87,7 +150,7 @@ impl Job {
 
     /// Total application bytes of the job.
     pub fn bytes(&self) -> u64 {
-        self.msgs.iter().sum()
+        self.msg_bytes
     }
 
     /// Job completion time, if done.
@@ -97,10 +160,10 @@ impl Job {
 
     /// Fraction of the job's messages delivered.
     pub fn delivered_fraction(&self) -> f64 {
-        if self.msgs.is_empty() {
+        if self.n_msgs == 0 {
             return 1.0;
         }
-        self.delivered as f64 / self.msgs.len() as f64
+        self.delivered as f64 / self.n_msgs as f64
     }
 
     /// Fraction of sent data packets lost in the network.

@@ -392,7 +392,7 @@ pub fn write_all(
             j.start.as_nanos(),
             opt(j.done.map(|d| d.as_nanos())),
             opt(j.jct()),
-            j.msgs.len(),
+            j.n_msgs,
             j.needed,
             j.sent_msgs,
             j.delivered,
@@ -419,8 +419,8 @@ pub fn write_all(
     if flows {
         let mut w = BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?);
         writeln!(w, "flow,job,src,dst,scheme,bytes,start_ns,fct_ns,received_bytes,sent_pkts,retx_pkts,timeouts,drops,cancelled,credits,wasted_credits,sent_after_enough")?;
-        for f in &sim.flows {
-            let s = f.stats();
+        for f in &sim.flow_records() {
+            let s = f.stats;
             let scheme: Scheme = sim.jobs[f.job as usize].scheme;
             writeln!(
                 w,
@@ -434,7 +434,7 @@ pub fn write_all(
                 f.start.as_nanos(),
                 f.done
                     .map_or(String::new(), |d| (d - f.start).as_nanos().to_string()),
-                f.received_bytes(),
+                f.received_bytes,
                 s.sent_pkts,
                 s.retx_pkts,
                 s.timeouts,

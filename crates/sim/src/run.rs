@@ -113,10 +113,12 @@ pub fn run_scenario(
             name,
             built.sim.net.host_count(),
             built.sim.net.ports.len(),
-            built.sim.jobs.len(),
+            built.sim.job_count(),
             file.duration_ms
         );
     }
+    // only the records are read after the run
+    built.sim.reuse_flow_slots(flows);
     let t0 = std::time::Instant::now();
     built.sim.run();
     let wall = t0.elapsed().as_secs_f64();

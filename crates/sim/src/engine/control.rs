@@ -4,7 +4,6 @@
 //! queue, so they pay its real delay and may be lost.
 
 use super::Simulator;
-use crate::event::Ev;
 use crate::packet::{Hdr, Kind, Packet};
 use crate::scheme::{Proto, Scheme};
 use approxnet_proto::time::Instant;
@@ -122,7 +121,7 @@ impl Simulator {
         // a lost SYN or SYN-ACK is resent after the initial RTO
         let at = now + self.tp.rto.initial;
         self.flows[fid as usize].syn_deadline = Some(at);
-        self.events.schedule(at, Ev::FlowTimer { flow: fid });
+        self.schedule_flow_timer(at, fid);
     }
 
     /// The flow timer of a flow still waiting for its SYN-ACK.

@@ -2,7 +2,6 @@
 
 use super::adapter::JobUpdate;
 use super::Simulator;
-use crate::event::Ev;
 use crate::packet::{Hdr, Kind, Packet};
 use crate::scheme::{Proto, Scheme, SenderApprox};
 use crate::transport::flow::Flow;
@@ -55,7 +54,7 @@ impl Simulator {
                 } else {
                     Vec::new()
                 };
-                let fid = self.flows.len() as u32;
+                let id = self.next_flow_id();
                 let (src, dst) = (job.src, job.dst);
                 let early_stop = job.approximate && approx == SenderApprox::EarlySend;
                 let q = self.queue_for_job(now, j);
@@ -66,14 +65,14 @@ impl Simulator {
                     &self.jobs[j as usize].msgs[..]
                 };
                 let n_msgs = msgs.len() as u32;
-                let mut f = Flow::new(fid, j, src, dst, msgs, proto, q, &self.tp, now, 0);
+                let mut f = Flow::new(id, j, src, dst, msgs, proto, q, &self.tp, now, 0);
                 f.msg_index = index;
                 f.produced = f.bytes_of_job_prefix(ready);
                 f.early_stop = early_stop;
+                let fid = self.place_flow(f);
                 let job = &mut self.jobs[j as usize];
                 job.sent_msgs = n_msgs;
                 job.flow = Some(fid);
-                self.flows.push(f);
                 self.connect_flow(now, fid);
             }
         }
@@ -161,12 +160,19 @@ impl Simulator {
         if let Some(d) = f.sender.timer() {
             if !matches!(f.timer_armed, Some(a) if a <= d) {
                 f.timer_armed = Some(d);
-                self.events.schedule(d, Ev::FlowTimer { flow: fid });
+                self.schedule_flow_timer(d, fid);
             }
         }
     }
 
-    pub(super) fn flow_timer(&mut self, now: Instant, fid: u32) {
+    /// A timer event of flow slot `fid` (generation `gen`) fires.
+    pub(super) fn flow_timer(&mut self, now: Instant, fid: u32, gen: u32) {
+        if self.slot_timer_live(fid, gen) {
+            self.on_flow_timer(now, fid);
+        }
+    }
+
+    fn on_flow_timer(&mut self, now: Instant, fid: u32) {
         let f = &mut self.flows[fid as usize];
         if f.timer_armed == Some(now) {
             f.timer_armed = None;
@@ -184,7 +190,16 @@ impl Simulator {
         self.flush_flow(now, fid);
     }
 
+    /// A packet of native flow slot `fid` arrived at its destination
+    /// host (it has left the network: see `engine::slots`).
     pub(super) fn flow_packet(&mut self, now: Instant, fid: u32, hdr: &Hdr, ce: bool) {
+        self.check_slot_live(fid);
+        self.slot_packet_left(fid);
+        self.on_flow_packet(now, fid, hdr, ce);
+        self.free_if_done(fid);
+    }
+
+    fn on_flow_packet(&mut self, now: Instant, fid: u32, hdr: &Hdr, ce: bool) {
         let Some(f) = self.flows.get_mut(fid as usize) else {
             return;
         };
@@ -264,6 +279,7 @@ impl Simulator {
         let f = &mut self.flows[fid as usize];
         if let Some(d) = f.sender.retired() {
             f.sender = Box::new(d);
+            self.slot_retired(fid);
         }
     }
 
@@ -287,20 +303,6 @@ impl Simulator {
                 if finished {
                     self.job_finished(now, job);
                 }
-            }
-        }
-    }
-
-    /// Copies native flow counters into their jobs (call after [`Simulator::run`]).
-    pub fn finalize(&mut self) {
-        for j in &mut self.jobs {
-            if let Some(fid) = j.flow {
-                let f = &self.flows[fid as usize];
-                let s = f.stats();
-                j.counters.sent_pkts = s.sent_pkts;
-                j.counters.retx_pkts = s.retx_pkts;
-                j.counters.timeouts = s.timeouts;
-                j.counters.lost_pkts = f.drops;
             }
         }
     }

@@ -14,6 +14,7 @@ use approxnet_proto::time::Instant;
 impl Simulator {
     /// Puts a packet on host `host`'s NIC.
     pub(crate) fn send_from_host(&mut self, now: Instant, host: u32, p: Packet) {
+        self.slot_packet_sent(p.flow);
         let id = self.pool.alloc(p);
         let port = self.net.nic(host);
         self.enqueue(now, port, id);
@@ -45,12 +46,16 @@ impl Simulator {
     fn lose(&mut self, now: Instant, id: PktId) {
         let p = self.pool.get(id);
         let lost_data = (p.hdr.kind == Kind::Data).then_some(p.flow);
+        let native = (p.hdr.kind != Kind::Datagram).then_some(p.flow);
         self.pool.free(id);
         if let Some(fid) = lost_data {
             if let Some(f) = self.flows.get_mut(fid as usize) {
                 f.drops += 1;
             }
             self.training_datagram_resolved(now, fid);
+        }
+        if let Some(fid) = native {
+            self.slot_packet_gone(fid);
         }
     }
 
@@ -216,7 +221,11 @@ impl Simulator {
         let p = self.pool.get(id);
         if p.dst != host {
             self.counters.stale += 1;
+            let native = (p.hdr.kind != Kind::Datagram).then_some(p.flow);
             self.pool.free(id);
+            if let Some(fid) = native {
+                self.slot_packet_gone(fid);
+            }
             return;
         }
         match p.hdr.kind {

@@ -6,6 +6,7 @@
 //! from seeded generators, so a run repeats bit for bit.
 
 pub mod adapter;
+mod arrivals;
 mod control;
 mod credits;
 mod flows;
@@ -13,6 +14,7 @@ mod follow;
 mod forward;
 mod produce;
 mod sample;
+mod slots;
 pub mod trace;
 mod training;
 
@@ -28,6 +30,7 @@ use approxnet_proto::rng::Rng;
 use approxnet_proto::time::{Duration, Instant};
 pub use follow::{QueueFollow, QueueShift};
 pub use sample::{QueueSample, SamplePorts};
+pub use slots::FlowRecord;
 pub use trace::{PacketTrace, TraceEvent};
 pub use training::TrainingRun;
 
@@ -66,10 +69,19 @@ pub struct Simulator {
     pub pool: PacketPool,
     /// The event list.
     pub events: EventList,
-    /// Native flows.
+    /// Native flows by slot (see `engine::slots`).
     pub flows: Vec<Flow>,
-    /// Jobs (all generated up front, started by `JobStart` events).
+    /// Which slots are in use, and the records of freed flows.
+    slots: slots::Slots,
+    /// Jobs by index: those arrived so far (see `engine::arrivals`) and
+    /// those added with [`Simulator::add_job`].
     pub jobs: Vec<Job>,
+    /// Generated jobs still to arrive.
+    pending: Option<Box<arrivals::Pending>>,
+    /// Arrival of the next of them (ns; `u64::MAX`: none).
+    next_arrival: u64,
+    /// The latest time of an event that runs before that arrival.
+    pop_limit: Instant,
     /// Queue of each job (native transports).
     pub job_queue: Vec<u8>,
     /// Messages of each job produced so far.
@@ -192,7 +204,11 @@ impl Simulator {
             pool: PacketPool::new(),
             events: EventList::new(),
             flows: Vec::new(),
+            slots: slots::Slots::default(),
             jobs: Vec::new(),
+            pending: None,
+            next_arrival: u64::MAX,
+            pop_limit: Instant::FAR_FUTURE,
             job_queue: Vec::new(),
             job_produced: Vec::new(),
             conns: control::Conns::default(),
@@ -284,7 +300,7 @@ impl Simulator {
 
     /// Adds a job that starts at its arrival time; returns its index.
     pub fn add_job(&mut self, job: Job, queue: u8) -> u32 {
-        let id = self.jobs.len() as u32;
+        let id = self.next_job_index();
         let start = job.start;
         self.jobs.push(Job { id, ..job });
         self.job_queue.push(queue);
@@ -303,7 +319,7 @@ impl Simulator {
         if deep {
             self.queue_lines = QueueLines::of(&self.net);
         }
-        while let Some((now, ev)) = self.events.pop_until(self.end) {
+        while let Some((now, ev)) = self.next_event() {
             if deep {
                 self.prefetch_next();
             } else {
@@ -384,7 +400,7 @@ impl Simulator {
         match ev {
             Ev::TxDone { port } => self.tx_done(now, port),
             Ev::Arrive { node, pkt } => self.arrive(now, node, pkt),
-            Ev::FlowTimer { flow } => self.flow_timer(now, flow),
+            Ev::FlowTimer { flow, gen } => self.flow_timer(now, flow, gen),
             Ev::EndpointTimer { host } => self.endpoint_timer(now, host),
             Ev::JobStart { job } => self.start_job(now, job),
             Ev::Produce { job } => self.produce(now, job),

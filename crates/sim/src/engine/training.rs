@@ -65,6 +65,8 @@ impl Simulator {
                 start: now,
                 needed: Job::needed_for(msgs.len() as u32, msr, approximate),
                 ready_ns: Vec::new(),
+                n_msgs: msgs.len() as u32,
+                msg_bytes: msgs.iter().sum(),
                 msgs,
                 msr,
                 scheme,

@@ -13,7 +13,6 @@ use crate::fabric::link::LinkSpec;
 use crate::fabric::port::PortConfig;
 use crate::fabric::routing::Ecmp;
 use crate::fabric::NetworkBuilder;
-use crate::job::{Job, JobCounters};
 use crate::scheme::{self, Proto, Scheme};
 use crate::topology::{self, Fabric};
 use approxnet_proto::QueueRule;
@@ -218,36 +217,15 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             ));
         }
     }
-    let plans = workload::generate(&classes, hosts, host_rate.as_bps(), f.seed);
-    let native = plans
+    let arrivals = workload::Arrivals::new(&classes, hosts, host_rate.as_bps(), f.seed);
+    let native: u64 = classes
         .iter()
-        .filter(|p| !classes[p.class as usize].scheme.is_atp())
-        .count();
-    sim.reserve_jobs(plans.len(), native);
-    for p in plans {
-        let c = &classes[p.class as usize];
-        let n = p.msgs.len() as u32;
-        let job = Job {
-            id: 0,
-            class: p.class,
-            src: p.src,
-            dst: p.dst,
-            start: p.start,
-            needed: Job::needed_for(n, c.msr, c.approximate),
-            msgs: p.msgs,
-            ready_ns: p.ready_ns,
-            msr: c.msr,
-            scheme: c.scheme,
-            approximate: c.approximate,
-            sent_msgs: 0,
-            delivered: 0,
-            delivered_bytes: 0,
-            done: None,
-            flow: None,
-            counters: JobCounters::default(),
-        };
-        sim.add_job(job, c.queue);
-    }
+        .zip(arrivals.class_totals())
+        .filter(|(c, _)| !c.scheme.is_atp())
+        .map(|(_, n)| n)
+        .sum();
+    sim.reserve_jobs(arrivals.remaining() as usize, native as usize);
+    sim.add_arrivals(arrivals, &classes);
     for r in runs {
         sim.add_training(r);
     }

@@ -140,6 +140,21 @@ impl SizeDist {
         }
     }
 
+    /// Draws from `rng` exactly what [`SizeDist::sample`] draws, without
+    /// computing the size (the first pass of `workload::Arrivals`).
+    #[inline]
+    pub fn skip(&self, rng: &mut Rng) {
+        if let SizeDist::Empirical {
+            points, gpd_tail, ..
+        } = self
+        {
+            let u = rng.next_f64();
+            if *gpd_tail && u >= points[points.len() - 1].1 {
+                rng.next_f64();
+            }
+        }
+    }
+
     /// Mean size in bytes (exact for the CDF part; the GPD tail uses its
     /// uncapped mean, the cap changes it by far less than a byte).
     pub fn mean(&self) -> f64 {

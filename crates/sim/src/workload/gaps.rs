@@ -152,6 +152,20 @@ impl GapDist {
         }
     }
 
+    /// Draws from `rng` exactly what [`GapDist::ready_ns`] draws, without
+    /// computing the times (the first pass of `workload::Arrivals`).
+    pub fn skip_ready(&self, n: u32, rng: &mut Rng) {
+        let draws = match self {
+            GapDist::None | GapDist::Fixed { .. } => 0,
+            GapDist::Fbkv | GapDist::Exp { .. } | GapDist::Empirical { .. } => 1,
+        };
+        if draws > 0 {
+            for _ in 1..n {
+                rng.next_f64();
+            }
+        }
+    }
+
     /// Production times of `n` messages, ns after the job's start
     /// (`[0, g1, g1 + g2, ...]`, non-decreasing); empty for [`GapDist::None`]
     /// (every message ready at the start, as `Job::ready_ns` reads it).
