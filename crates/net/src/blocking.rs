@@ -14,6 +14,25 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant as StdInstant};
 
+/// How long the next wait sleeps without watching the socket (receive
+/// coalescing, [`RuntimeConfig::rx_coalesce`]), or `None` for a normal
+/// wait: only while data flows (the wake-ups since the last wait read at
+/// least [`crate::config::RX_COALESCE_MIN_DATAGRAMS`] datagrams), never
+/// while the kernel refuses our datagrams (that wait is for writability),
+/// and never past the next timer (`wait`).
+fn coalesce_nap(
+    coalesce: Duration,
+    rx_since_wait: u64,
+    want_write: bool,
+    wait: Option<Duration>,
+) -> Option<Duration> {
+    if coalesce.is_zero() || want_write || rx_since_wait < crate::config::RX_COALESCE_MIN_DATAGRAMS
+    {
+        return None;
+    }
+    Some(wait.map_or(coalesce, |w| w.min(coalesce)))
+}
+
 /// An approxnet endpoint on a real socket, driven by the calling thread.
 ///
 /// It both connects (client) and accepts (server). Every call that waits
@@ -180,6 +199,20 @@ impl Endpoint {
         // Busy polling: keep reading for a bounded time instead of going to
         // sleep at once (not while the kernel refuses our datagrams: that
         // wait is for writability).
+        // Receive coalescing: data is flowing, so sleep a short time
+        // without watching the socket and read what came meanwhile at once.
+        let nap = coalesce_nap(self.d.rx_coalesce(), self.d.rx_since_wait, want_write, wait);
+        self.d.rx_since_wait = 0;
+        if let Some(nap) = nap {
+            self.d.stats.naps += 1;
+            std::thread::sleep(nap);
+            match self.d.recv_some() {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            return self.d.service();
+        }
         let spin = match wait {
             _ if want_write => Duration::ZERO,
             Some(w) => w.min(self.d.busy_poll()),
@@ -251,5 +284,33 @@ impl Endpoint {
     /// The socket, e.g. to read UDP-Lite coverage back.
     pub fn socket(&self) -> &Socket {
         &self.d.sock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coalesce_nap;
+    use crate::config::RX_COALESCE_MIN_DATAGRAMS as MIN;
+    use std::time::Duration;
+
+    #[test]
+    fn coalescing_naps_only_while_data_flows_and_never_past_a_timer() {
+        let c = Duration::from_micros(100);
+        let us = Duration::from_micros;
+        assert_eq!(coalesce_nap(c, MIN, false, None), Some(c));
+        assert_eq!(coalesce_nap(c, MIN + 500, false, Some(us(1000))), Some(c));
+        assert_eq!(coalesce_nap(c, MIN, false, Some(us(30))), Some(us(30)));
+        assert_eq!(
+            coalesce_nap(c, MIN, false, Some(Duration::ZERO)),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            coalesce_nap(c, MIN - 1, false, None),
+            None,
+            "too little data"
+        );
+        assert_eq!(coalesce_nap(c, 0, false, Some(us(30))), None, "idle");
+        assert_eq!(coalesce_nap(c, MIN, true, None), None, "waiting to write");
+        assert_eq!(coalesce_nap(Duration::ZERO, MIN, false, None), None, "off");
     }
 }

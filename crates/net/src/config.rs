@@ -16,6 +16,15 @@ pub const MAX_BUSY_POLL: Duration = Duration::from_millis(10);
 /// apart, so most spins end empty); docs/performance.md, "Busy polling".
 pub const DEFAULT_BUSY_POLL: Duration = Duration::ZERO;
 
+/// The longest [`RuntimeConfig::rx_coalesce`] accepted.
+pub const MAX_RX_COALESCE: Duration = Duration::from_millis(1);
+
+/// The default [`RuntimeConfig::rx_coalesce`].
+pub const DEFAULT_RX_COALESCE: Duration = Duration::ZERO;
+
+/// Datagrams a wake-up must have read for the next wait to coalesce.
+pub const RX_COALESCE_MIN_DATAGRAMS: u64 = 8;
+
 /// Why a [`RuntimeConfig`] was refused.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -138,6 +147,14 @@ pub struct RuntimeConfig {
     /// Default [`DEFAULT_BUSY_POLL`]; 0 turns it off; at most
     /// [`MAX_BUSY_POLL`]. The async face ignores it (tokio owns the wait).
     pub busy_poll: Duration,
+    /// Blocking face only: receive coalescing. After a wake-up that read
+    /// at least [`RX_COALESCE_MIN_DATAGRAMS`] datagrams, the next wait
+    /// sleeps this long (or until the next timer, if sooner) without
+    /// watching the socket, so what arrives meanwhile is read in one batch
+    /// (and acknowledged by one ACK flush) instead of waking the process
+    /// at its first datagram. Delays reading, and so ACKs, by up to this
+    /// much while data flows. 0 turns it off; at most [`MAX_RX_COALESCE`].
+    pub rx_coalesce: Duration,
 }
 
 impl Default for RuntimeConfig {
@@ -168,6 +185,7 @@ impl Default for RuntimeConfig {
             pacing_lookahead: Duration::from_millis(1),
             pacing_batch: Duration::ZERO,
             busy_poll: DEFAULT_BUSY_POLL,
+            rx_coalesce: DEFAULT_RX_COALESCE,
         }
     }
 }
@@ -188,6 +206,13 @@ impl RuntimeConfig {
                 field: "busy_poll",
                 value: format!("{:?}", self.busy_poll),
                 expected: "at most 10 ms (0 turns busy polling off)",
+            });
+        }
+        if self.rx_coalesce > MAX_RX_COALESCE {
+            return Err(RuntimeConfigError::OutOfRange {
+                field: "rx_coalesce",
+                value: format!("{:?}", self.rx_coalesce),
+                expected: "at most 1 ms (0 turns receive coalescing off)",
             });
         }
         use crate::sys::socket::{MAX_SOCKET_BUFFER, MIN_SOCKET_BUFFER};
@@ -231,6 +256,18 @@ mod tests {
         }
         c.busy_poll = Duration::ZERO;
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn rx_coalesce_over_the_cap_is_refused_by_name() {
+        let mut c = RuntimeConfig::default();
+        c.rx_coalesce = MAX_RX_COALESCE;
+        assert_eq!(c.validate(), Ok(()));
+        c.rx_coalesce = MAX_RX_COALESCE + Duration::from_nanos(1);
+        match c.validate() {
+            Err(RuntimeConfigError::OutOfRange { field, .. }) => assert_eq!(field, "rx_coalesce"),
+            other => panic!("expected rx_coalesce refused, got {other:?}"),
+        }
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub(crate) struct Driver {
     lookahead: Duration,
     batch: Duration,
     scratch: Vec<u8>,
+    /// Datagrams handled since the blocking face last waited.
+    pub(crate) rx_since_wait: u64,
     pub(crate) stats: RuntimeStats,
 }
 
@@ -94,6 +96,7 @@ impl Driver {
             cfg,
             mtu,
             scratch: vec![0; mtu.max(2048)],
+            rx_since_wait: 0,
             stats: RuntimeStats::default(),
             ep,
             sock,
@@ -146,6 +149,7 @@ impl Driver {
             let now = self.clock.now();
             for d in self.rq.iter() {
                 handled += 1;
+                self.rx_since_wait += 1;
                 let ce = self.cfg.marking.ecn && d.tos.is_some_and(|t| t & 0b11 == ECN_CE);
                 if ce && d.data.len() > FLAGS_OFFSET && d.data.len() <= self.scratch.len() {
                     self.stats.ce_marked += 1;
@@ -346,6 +350,11 @@ impl Driver {
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// The configured receive-coalescing nap.
+    pub(crate) fn rx_coalesce(&self) -> Duration {
+        self.cfg.rx_coalesce
     }
 
     /// The configured busy-poll bound.

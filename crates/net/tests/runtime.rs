@@ -42,14 +42,14 @@ fn serve_on(server: &mut Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::Jo
 }
 
 /// One 50-message job from a client to a server, both with `cfg`, checked
-/// end to end.
-fn one_job(cfg: RuntimeConfig) {
+/// end to end; the server's runtime counters.
+fn one_job(cfg: RuntimeConfig) -> approxnet_net::RuntimeStats {
     let server = Endpoint::bind(lo(), cfg.clone()).unwrap();
     let addr = server.local_addr();
     let t = thread::spawn(move || {
         let mut server = server;
         let (delivered, reports) = serve_on(&mut server, 1);
-        (delivered, reports)
+        (delivered, reports, server.stats())
     });
     let mut client = Endpoint::bind(lo(), cfg).unwrap();
     let h = client.connect(addr).expect("handshake");
@@ -58,9 +58,37 @@ fn one_job(cfg: RuntimeConfig) {
         .unwrap();
     let report = client.wait_job(h, job, BOUND).expect("job completes");
     assert_eq!(report.groups[0].delivered, 50);
-    let (delivered, reports) = t.join().unwrap();
+    let (delivered, reports, stats) = t.join().unwrap();
     assert_eq!(delivered, 50);
     assert!(reports[0].guarantee_held());
+    stats
+}
+
+#[test]
+fn receive_coalescing_naps_between_reads_and_zero_turns_it_off() {
+    // 1 MB in GSO batches: a read of one batch is far more than
+    // RX_COALESCE_MIN_DATAGRAMS, so the server's next wait is a nap.
+    let cfg = |rx_coalesce| RuntimeConfig {
+        rx_coalesce,
+        ..RuntimeConfig::default()
+    };
+    let st = one_job(cfg(Duration::from_micros(200)));
+    assert!(st.naps >= 1, "{st:?}");
+    assert!(st.recv.datagrams >= 700, "{st:?}");
+    let st = one_job(cfg(Duration::ZERO));
+    assert_eq!(st.naps, 0, "0 turns it off: {st:?}");
+}
+
+#[test]
+fn rx_coalesce_over_its_cap_is_a_bind_error_naming_it() {
+    let cfg = RuntimeConfig {
+        rx_coalesce: approxnet_net::config::MAX_RX_COALESCE + Duration::from_micros(1),
+        ..RuntimeConfig::default()
+    };
+    let Err(e) = Endpoint::bind(lo(), cfg) else {
+        panic!("bind accepted an over-long receive coalescing");
+    };
+    assert!(e.to_string().contains("rx_coalesce"), "{e}");
 }
 
 #[test]

@@ -92,6 +92,9 @@ pub(crate) struct Common {
     /// Busy-poll the socket this long before sleeping, us (0: off; at most 10000).
     #[arg(long)]
     busy_poll_us: Option<u64>,
+    /// Receive coalescing: while data flows, sleep this long between reads, us (0: off; at most 1000).
+    #[arg(long)]
+    rx_coalesce_us: Option<u64>,
     /// GSO segments per send (1..=64).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     gso_segments: Option<u64>,
@@ -302,6 +305,9 @@ impl Common {
         if let Some(us) = self.busy_poll_us {
             cfg.busy_poll = Duration::from_micros(us);
         }
+        if let Some(us) = self.rx_coalesce_us {
+            cfg.rx_coalesce = Duration::from_micros(us);
+        }
         if let Some(n) = self.mtu {
             cfg.proto.mtu = n;
         }
@@ -338,6 +344,7 @@ impl Common {
 fn option_for(field: &str) -> &'static str {
     match field {
         "busy_poll" => "busy-poll-us",
+        "rx_coalesce" => "rx-coalesce-us",
         "socket.recv_buffer" | "socket.send_buffer" => "socket-buffer-kib",
         _ => "runtime option",
     }
