@@ -16,8 +16,8 @@ use std::time::{Duration, Instant as StdInstant};
 
 /// How long the next wait sleeps without watching the socket (receive
 /// coalescing, [`RuntimeConfig::rx_coalesce`]), or `None` for a normal
-/// wait: only while data flows (the wake-ups since the last wait read at
-/// least [`crate::config::RX_COALESCE_MIN_DATAGRAMS`] datagrams), never
+/// wait: only while data flows (the reads since the last wait found at
+/// least [`crate::config::RX_COALESCE_MIN_BATCHES`] receive batches), never
 /// while the kernel refuses our datagrams (that wait is for writability),
 /// and never past the next timer (`wait`).
 fn coalesce_nap(
@@ -26,8 +26,7 @@ fn coalesce_nap(
     want_write: bool,
     wait: Option<Duration>,
 ) -> Option<Duration> {
-    if coalesce.is_zero() || want_write || rx_since_wait < crate::config::RX_COALESCE_MIN_DATAGRAMS
-    {
+    if coalesce.is_zero() || want_write || rx_since_wait < crate::config::RX_COALESCE_MIN_BATCHES {
         return None;
     }
     Some(wait.map_or(coalesce, |w| w.min(coalesce)))
@@ -290,7 +289,7 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::coalesce_nap;
-    use crate::config::RX_COALESCE_MIN_DATAGRAMS as MIN;
+    use crate::config::RX_COALESCE_MIN_BATCHES as MIN;
     use std::time::Duration;
 
     #[test]

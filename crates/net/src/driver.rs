@@ -66,7 +66,8 @@ pub(crate) struct Driver {
     lookahead: Duration,
     batch: Duration,
     scratch: Vec<u8>,
-    /// Datagrams handled since the blocking face last waited.
+    /// Receive batches (`recvmmsg` slots) read since the blocking face
+    /// last waited.
     pub(crate) rx_since_wait: u64,
     pub(crate) stats: RuntimeStats,
 }
@@ -146,10 +147,10 @@ impl Driver {
                     continue;
                 }
             };
+            self.rx_since_wait += filled as u64;
             let now = self.clock.now();
             for d in self.rq.iter() {
                 handled += 1;
-                self.rx_since_wait += 1;
                 let ce = self.cfg.marking.ecn && d.tos.is_some_and(|t| t & 0b11 == ECN_CE);
                 if ce && d.data.len() > FLAGS_OFFSET && d.data.len() <= self.scratch.len() {
                     self.stats.ce_marked += 1;
