@@ -17,7 +17,7 @@ use std::time::{Duration, Instant as StdInstant};
 /// How long the next wait sleeps without watching the socket (receive
 /// coalescing, [`RuntimeConfig::rx_coalesce`]), or `None` for a normal
 /// wait: only while data flows (the reads since the last wait found at
-/// least [`crate::config::RX_COALESCE_MIN_BATCHES`] receive batches), never
+/// least [`crate::config::RX_COALESCE_MIN_DATAGRAMS`] datagrams), never
 /// while the kernel refuses our datagrams (that wait is for writability),
 /// and never past the next timer (`wait`).
 fn coalesce_nap(
@@ -26,7 +26,8 @@ fn coalesce_nap(
     want_write: bool,
     wait: Option<Duration>,
 ) -> Option<Duration> {
-    if coalesce.is_zero() || want_write || rx_since_wait < crate::config::RX_COALESCE_MIN_BATCHES {
+    if coalesce.is_zero() || want_write || rx_since_wait < crate::config::RX_COALESCE_MIN_DATAGRAMS
+    {
         return None;
     }
     Some(wait.map_or(coalesce, |w| w.min(coalesce)))
@@ -47,7 +48,7 @@ impl Endpoint {
     pub fn bind(addr: SocketAddr, cfg: RuntimeConfig) -> Result<Endpoint, BindError> {
         cfg.validate()?;
         let ep = ProtoEndpoint::new(cfg.proto, cfg.core_seed()?)?;
-        let sock = Socket::bind(addr, &cfg.socket)?;
+        let sock = Socket::bind(addr, &cfg.socket_options())?;
         Ok(Endpoint {
             d: Driver::new(ep, sock, cfg, Duration::ZERO),
         })
@@ -62,7 +63,7 @@ impl Endpoint {
     /// queued on the handle immediately. `Event::Connected` follows.
     pub fn start_connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
         let now = self.d.now();
-        let h = self.d.ep.connect(now, peer)?;
+        let h = self.d.connect(now, peer)?;
         self.d.service()?;
         Ok(h)
     }
@@ -289,7 +290,7 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::coalesce_nap;
-    use crate::config::RX_COALESCE_MIN_BATCHES as MIN;
+    use crate::config::RX_COALESCE_MIN_DATAGRAMS as MIN;
     use std::time::Duration;
 
     #[test]

@@ -25,14 +25,17 @@ pub const MAX_RX_COALESCE: Duration = Duration::from_millis(1);
 /// its own ACK flush; with 100 us ~2,600 (naps included), and ATP's CPU
 /// per GB fell ~10 % (docs/performance.md, "Receive coalescing"). Reads,
 /// and so ACKs, wait up to 100 us (plus the kernel's timer slack) while a
-/// flow is fast; a slow one is never delayed.
+/// flow is fast.
 pub const DEFAULT_RX_COALESCE: Duration = Duration::from_micros(100);
 
-/// Receive batches (`recvmmsg` slots: datagrams, or GRO super-datagrams)
-/// the reads since the last wait must have found for the next wait to
-/// coalesce: more than one means data arrives faster than the process
-/// wakes up for it. A slow flow (one batch per wake-up) is never delayed.
-pub const RX_COALESCE_MIN_BATCHES: u64 = 2;
+/// Datagrams the reads since the last wait must have found for the next
+/// wait to coalesce. A wake-up that reads a whole GSO / GRO batch (tens of
+/// datagrams) starts napping; napping goes on while each nap finds at
+/// least this many, and a quiet spell returns to waiting on the socket.
+/// (Counting receive batches instead — nap only when more than one was
+/// waiting — napped half as often on the veth bench and saved nothing:
+/// docs/performance.md, "Receive coalescing".)
+pub const RX_COALESCE_MIN_DATAGRAMS: u64 = 8;
 
 /// Why a [`RuntimeConfig`] was refused.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -157,13 +160,22 @@ pub struct RuntimeConfig {
     /// [`MAX_BUSY_POLL`]. The async face ignores it (tokio owns the wait).
     pub busy_poll: Duration,
     /// Blocking face only: receive coalescing. After reads that found at
-    /// least [`RX_COALESCE_MIN_BATCHES`] receive batches, the next wait
+    /// least [`RX_COALESCE_MIN_DATAGRAMS`] datagrams, the next wait
     /// sleeps this long (or until the next timer, if sooner) without
     /// watching the socket, so what arrives meanwhile is read in one batch
     /// (and acknowledged by one ACK flush) instead of waking the process
     /// at its first datagram. Delays reading, and so ACKs, by up to this
     /// much while data flows. 0 turns it off; at most [`MAX_RX_COALESCE`].
     pub rx_coalesce: Duration,
+    /// For an endpoint that talks to one peer only (a client): its first
+    /// `connect` also connects the OS socket to that peer, so the kernel
+    /// keeps the route instead of looking it up for every send, and sends
+    /// carry no address. The kernel then drops datagrams from any other
+    /// address (including a multi-homed peer answering from another one),
+    /// so a `connect` to a second peer is refused (`ConnectError::Io`,
+    /// `InvalidInput`). Not applied when the endpoint already holds other
+    /// connections. Default false.
+    pub connect_socket: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -195,6 +207,7 @@ impl Default for RuntimeConfig {
             pacing_batch: Duration::ZERO,
             busy_poll: DEFAULT_BUSY_POLL,
             rx_coalesce: DEFAULT_RX_COALESCE,
+            connect_socket: false,
         }
     }
 }
@@ -240,6 +253,16 @@ impl RuntimeConfig {
         Ok(())
     }
 
+    /// The socket options an endpoint opens its socket with: `socket`,
+    /// except that the IP TOS byte of each datagram is asked for only when
+    /// ECN marking is on (its only use; the control message costs every
+    /// received batch).
+    pub(crate) fn socket_options(&self) -> SocketOptions {
+        let mut o = self.socket.clone();
+        o.recv_tos &= self.marking.ecn;
+        o
+    }
+
     /// The default configuration over UDP-Lite (seed 002's partial coverage).
     pub fn udplite() -> RuntimeConfig {
         let mut c = RuntimeConfig::default();
@@ -269,14 +292,27 @@ mod tests {
 
     #[test]
     fn rx_coalesce_over_the_cap_is_refused_by_name() {
-        let mut c = RuntimeConfig::default();
-        c.rx_coalesce = MAX_RX_COALESCE;
+        let mut c = RuntimeConfig {
+            rx_coalesce: MAX_RX_COALESCE,
+            ..RuntimeConfig::default()
+        };
         assert_eq!(c.validate(), Ok(()));
         c.rx_coalesce = MAX_RX_COALESCE + Duration::from_nanos(1);
         match c.validate() {
             Err(RuntimeConfigError::OutOfRange { field, .. }) => assert_eq!(field, "rx_coalesce"),
             other => panic!("expected rx_coalesce refused, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_tos_byte_is_asked_for_only_with_ecn() {
+        let mut c = RuntimeConfig::default();
+        assert!(c.socket.recv_tos);
+        assert!(!c.socket_options().recv_tos, "ECN off by default");
+        c.marking.ecn = true;
+        assert!(c.socket_options().recv_tos);
+        c.socket.recv_tos = false;
+        assert!(!c.socket_options().recv_tos, "never turned on");
     }
 
     #[test]

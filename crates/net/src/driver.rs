@@ -66,8 +66,7 @@ pub(crate) struct Driver {
     lookahead: Duration,
     batch: Duration,
     scratch: Vec<u8>,
-    /// Receive batches (`recvmmsg` slots) read since the blocking face
-    /// last waited.
+    /// Datagrams read since the blocking face last waited.
     pub(crate) rx_since_wait: u64,
     pub(crate) stats: RuntimeStats,
 }
@@ -147,10 +146,10 @@ impl Driver {
                     continue;
                 }
             };
-            self.rx_since_wait += filled as u64;
             let now = self.clock.now();
             for d in self.rq.iter() {
                 handled += 1;
+                self.rx_since_wait += 1;
                 let ce = self.cfg.marking.ecn && d.tos.is_some_and(|t| t & 0b11 == ECN_CE);
                 if ce && d.data.len() > FLAGS_OFFSET && d.data.len() <= self.scratch.len() {
                     self.stats.ce_marked += 1;
@@ -179,6 +178,33 @@ impl Driver {
         self.stats.recv = self.rq.stats;
         self.stats.recv_budget_exhausted += 1;
         Ok(handled)
+    }
+
+    /// Opens a connection to `peer` in the core (both faces' `start_connect`);
+    /// with `connect_socket`, the OS socket is connected to the first peer
+    /// and a connect to any other is an error (see the field).
+    pub(crate) fn connect(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+    ) -> Result<ConnectionHandle, crate::error::ConnectError> {
+        if self.cfg.connect_socket {
+            match self.sock.connected_peer() {
+                None if self.ep.connection_count() == 0 => self.sock.connect_to(peer)?,
+                Some(p) if p != peer => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "connect_socket: the socket is connected to {p}, so {peer} \
+                             could not answer; such an endpoint talks to one peer only"
+                        ),
+                    )
+                    .into())
+                }
+                _ => {}
+            }
+        }
+        Ok(self.ep.connect(now, peer)?)
     }
 
     /// Opens job `spec` on `h` and sends what is due (both faces' `send_job`).

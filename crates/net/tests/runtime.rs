@@ -72,8 +72,8 @@ fn jobs_of(cfg: RuntimeConfig, n: usize) -> approxnet_net::RuntimeStats {
 
 #[test]
 fn receive_coalescing_naps_between_reads_and_zero_turns_it_off() {
-    // 200 messages (one GSO batch each) released in pacing bursts: some
-    // read finds more than one batch waiting, so a wait after it naps.
+    // 200 messages of 15 datagrams each, read in GRO batches: a read
+    // finds more than RX_COALESCE_MIN_DATAGRAMS, so the wait after it naps.
     let cfg = |rx_coalesce| RuntimeConfig {
         rx_coalesce,
         ..RuntimeConfig::default()
@@ -82,6 +82,40 @@ fn receive_coalescing_naps_between_reads_and_zero_turns_it_off() {
     assert!(st.naps >= 1, "{st:?}");
     let st = jobs_of(cfg(Duration::ZERO), 200);
     assert_eq!(st.naps, 0, "0 turns it off: {st:?}");
+}
+
+#[test]
+fn a_client_with_connect_socket_connects_its_socket_and_refuses_a_second_peer() {
+    let cfg = RuntimeConfig {
+        connect_socket: true,
+        ..RuntimeConfig::default()
+    };
+    let server = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let a = server.local_addr();
+    let t = thread::spawn(move || serve(server, 1));
+    let mut client = Endpoint::bind(lo(), cfg).unwrap();
+    let h = client
+        .connect(a)
+        .expect("handshake over the connected socket");
+    assert_eq!(client.socket().connected_peer(), Some(a));
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[20_000; 30]).unwrap())
+        .unwrap();
+    client.wait_job(h, job, BOUND).expect("job completes");
+    assert_eq!(t.join().unwrap().0, 30);
+    // Another connection to the same peer is fine; another peer could not
+    // answer the connected socket: a clear error, no connection.
+    let before = client.core().connection_count();
+    client.start_connect(a).expect("same peer");
+    let other = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    match client.start_connect(other.local_addr()) {
+        Err(approxnet_net::ConnectError::Io(e)) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+            assert!(e.to_string().contains("connect_socket"), "{e}");
+        }
+        r => panic!("a second peer was not refused: {r:?}"),
+    }
+    assert_eq!(client.core().connection_count(), before + 1);
 }
 
 #[test]

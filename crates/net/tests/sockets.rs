@@ -238,3 +238,47 @@ fn a_short_batch_means_the_queue_was_empty_and_empty_calls_are_counted() {
         (2, 2, 6)
     );
 }
+
+#[test]
+fn a_connected_socket_sends_without_addresses_and_hears_only_its_peer() {
+    let rx = open(SocketKind::Udp);
+    let other = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    tx.connect_to(rx.local_addr()).unwrap();
+    assert_eq!(tx.connected_peer(), Some(rx.local_addr()));
+    // A GSO run to the connected peer (no address per message) and one
+    // datagram to another address (with one) in the same batch.
+    let mut q = SendQueue::new(256, 1 << 20);
+    for i in 0..40u32 {
+        assert!(q.push(
+            rx.local_addr(),
+            Marking::default(),
+            0,
+            &payload(i, 1000),
+            true
+        ));
+    }
+    assert!(q.push(
+        other.local_addr(),
+        Marking::default(),
+        0,
+        &payload(40, 500),
+        true
+    ));
+    send_all(&tx, &mut q);
+    assert_eq!((q.stats.datagrams, q.stats.errors), (41, 0));
+    let got = recv_n(&rx, 40);
+    for (i, (data, _)) in got.iter().enumerate() {
+        assert_eq!(data, &payload(i as u32, 1000));
+    }
+    assert_eq!(recv_n(&other, 1)[0].0, payload(40, 500));
+    // The kernel drops what a stranger sends to the connected socket; the
+    // peer's datagram, sent after it, is the first to arrive.
+    let mut q = SendQueue::new(4, 4096);
+    assert!(q.push(tx.local_addr(), Marking::default(), 0, b"stranger", false));
+    send_all(&other, &mut q);
+    let mut q = SendQueue::new(4, 4096);
+    assert!(q.push(tx.local_addr(), Marking::default(), 0, b"peer", false));
+    send_all(&rx, &mut q);
+    assert_eq!(recv_n(&tx, 1)[0].0, b"peer".to_vec());
+}

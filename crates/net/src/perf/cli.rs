@@ -143,6 +143,10 @@ pub(crate) struct ClientArgs {
     /// Local address.
     #[arg(short = 'B', long, default_value = "0.0.0.0:0")]
     bind: SocketAddr,
+    /// Connect the UDP socket to the server (1) or not (0): the client
+    /// talks to one server only (RuntimeConfig::connect_socket).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
+    connect_socket: u8,
     /// One group's MSR (seed 000 section 3.3).
     #[arg(long, conflicts_with = "groups")]
     msr: Option<f64>,
@@ -377,7 +381,8 @@ impl Mode {
                 }
             }
             Mode::Client(a) => {
-                let cfg = a.common.runtime_config()?;
+                let mut cfg = a.common.runtime_config()?;
+                cfg.connect_socket = a.connect_socket != 0;
                 let workload_seed = cfg.seed.unwrap_or(1);
                 let groups = match &a.groups {
                     Some(g) => parse_groups(g)?,

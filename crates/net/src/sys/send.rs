@@ -315,6 +315,10 @@ impl SendQueue {
         let mut hdrs: [libc::mmsghdr; SEND_BATCH] = unsafe { std::mem::zeroed() };
         let mut iovs: [libc::iovec; SEND_BATCH] = unsafe { std::mem::zeroed() };
         let mut plan = [(0usize, 0usize, 0usize); SEND_BATCH]; // (entry, segments, bytes)
+                                                               // Datagrams to the connected peer go without an address: the
+                                                               // kernel then uses the socket's cached route.
+        let connected = sock.connected_peer();
+        let mut named = [false; SEND_BATCH];
         let mut n = 0;
         self.addrs.clear();
         let mut idx = self.head;
@@ -353,7 +357,10 @@ impl SendQueue {
                     enc.push(libc::SOL_UDP, libc::UDP_SEGMENT, e.seg as u16);
                 }
                 hdrs[n].msg_hdr.msg_controllen = enc.len() as _;
-                self.addrs.push(SockAddr::from(e.dst));
+                named[n] = connected != Some(e.dst);
+                if named[n] {
+                    self.addrs.push(SockAddr::from(e.dst));
+                }
                 iovs[n] = libc::iovec {
                     // SAFETY: start..end lies inside self.buf.
                     iov_base: unsafe { self.buf.as_ptr().add(start) } as *mut libc::c_void,
@@ -365,10 +372,14 @@ impl SendQueue {
             }
             idx += 1;
         }
+        let mut a = 0;
         for i in 0..n {
             let h = &mut hdrs[i].msg_hdr;
-            h.msg_name = self.addrs[i].as_ptr() as *mut libc::c_void;
-            h.msg_namelen = self.addrs[i].len();
+            if named[i] {
+                h.msg_name = self.addrs[a].as_ptr() as *mut libc::c_void;
+                h.msg_namelen = self.addrs[a].len();
+                a += 1;
+            }
             h.msg_iov = &mut iovs[i];
             h.msg_iovlen = 1;
             h.msg_control = self.cmsgs[i].0.as_mut_ptr().cast();

@@ -31,7 +31,8 @@ pub struct SocketOptions {
     pub gso: bool,
     /// Ask for UDP GRO on receive where the kernel supports it.
     pub gro: bool,
-    /// Receive the IP TOS byte of each datagram (`IP_RECVTOS`), for ECN.
+    /// Receive the IP TOS byte of each datagram (`IP_RECVTOS`), for ECN
+    /// (an endpoint asks for it only with ECN marking on).
     pub recv_tos: bool,
     /// UDP-Lite only: the least checksum coverage accepted from peers, in
     /// bytes of UDP payload (the UDP-Lite header is added). The kernel drops
@@ -85,6 +86,7 @@ pub struct Socket {
     send_cscov: Cell<Option<u16>>,
     prio_cmsg: Cell<bool>,
     socket_prio: Cell<Option<u32>>,
+    connected: Cell<Option<SocketAddr>>,
 }
 
 impl Socket {
@@ -140,6 +142,7 @@ impl Socket {
             send_cscov: Cell::new(None),
             prio_cmsg: Cell::new(true),
             socket_prio: Cell::new(None),
+            connected: Cell::new(None),
         };
         if let (SocketKind::UdpLite, Some(min)) = (opts.kind, opts.min_recv_coverage) {
             let cscov = u16::try_from(UDP_HEADER_LEN + min).map_err(|_| {
@@ -246,6 +249,23 @@ impl Socket {
 
     pub(crate) fn disable_prio_cmsg(&self) {
         self.prio_cmsg.set(false);
+    }
+
+    /// Connects the socket to `peer` (`connect(2)`): the kernel keeps the
+    /// route, datagrams to `peer` go without an address (see
+    /// [`crate::sys::SendQueue`]), incoming ones find the socket by early
+    /// demux — and datagrams from any other address are dropped. (There is
+    /// no way back: dissolving the association of a socket bound to port 0
+    /// also releases its port.)
+    pub fn connect_to(&self, peer: SocketAddr) -> io::Result<()> {
+        self.inner.connect(&SockAddr::from(peer))?;
+        self.connected.set(Some(peer));
+        Ok(())
+    }
+
+    /// The peer the socket is connected to, if any.
+    pub fn connected_peer(&self) -> Option<SocketAddr> {
+        self.connected.get()
     }
 
     /// The pending socket error (`SO_ERROR`), e.g. an ICMP port unreachable.
