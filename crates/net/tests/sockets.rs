@@ -1,7 +1,8 @@
 //! Socket-layer tests over 127.0.0.1: batching, GSO / GRO, marking, UDP-Lite coverage.
 
 use approxnet_net::sys::{
-    socket::cscov_for, Marking, RecvQueue, SendQueue, Socket, SocketKind, SocketOptions,
+    socket::cscov_for, DefaultMarking, Marking, RecvQueue, SendQueue, Socket, SocketKind,
+    SocketOptions,
 };
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -104,6 +105,44 @@ fn marking_changes_per_packet_within_one_batch() {
         let i = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
         assert_eq!(tos, Some((8 * i as u8) << 2));
     }
+}
+
+#[test]
+fn the_first_marking_becomes_the_sockets_own_and_others_still_travel_per_packet() {
+    let rx = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    assert_eq!(tx.default_marking(), DefaultMarking::Unset);
+    let a = Marking::new(10, 0, Some(3));
+    let b = Marking::new(20, 0, Some(5));
+    let none = Marking::new(10, 0, None);
+    let marks = [a, b, a, none, b, a];
+    let mut q = SendQueue::new(64, 1 << 16);
+    for (i, &m) in marks.iter().enumerate() {
+        assert!(q.push(rx.local_addr(), m, 0, &payload(i as u32, 300), true));
+    }
+    send_all(&tx, &mut q);
+    assert_eq!(q.stats.errors, 0);
+    assert_eq!(
+        tx.default_marking(),
+        DefaultMarking::Set {
+            tos: 10 << 2,
+            priority: 3
+        }
+    );
+    assert_eq!(tx.priority().unwrap(), 3);
+    for (data, tos) in recv_n(&rx, marks.len()) {
+        let i = u32::from_be_bytes([data[0], data[1], data[2], data[3]]) as usize;
+        assert_eq!(tos, Some(marks[i].tos), "datagram {i}");
+    }
+    // Setting the TOS by hand forgets the socket's marking: the next batch
+    // sets it again from its first datagram.
+    tx.set_tos(0).unwrap();
+    assert_eq!(tx.default_marking(), DefaultMarking::Unset);
+    let mut q = SendQueue::new(4, 4096);
+    assert!(q.push(rx.local_addr(), b, 0, &payload(9, 300), true));
+    send_all(&tx, &mut q);
+    assert_eq!(recv_n(&rx, 1)[0].1, Some(b.tos));
+    assert_eq!(tx.priority().unwrap(), 5);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! coverage is per socket, so a batch stops where the coverage changes.
 
 use super::cmsg::{CmsgBuf, Encoder};
-use super::socket::{Socket, SocketKind};
+use super::socket::{DefaultMarking, Socket, SocketKind};
 use super::{MAX_GSO_SEGMENTS, MAX_UDP_PAYLOAD};
 use socket2::SockAddr;
 use std::io;
@@ -319,6 +319,14 @@ impl SendQueue {
                                                                // kernel then uses the socket's cached route.
         let connected = sock.connected_peer();
         let mut named = [false; SEND_BATCH];
+        // Marking the socket applies by itself travels without a control
+        // message (an IP_TOS / SO_PRIORITY one makes the kernel look the
+        // route up again even on a connected socket). The first batch sets
+        // the socket's marking to its first datagram's.
+        let mut defaults = sock.default_marking();
+        if defaults == DefaultMarking::Unset {
+            defaults = sock.set_default_marking(first.mark.tos, first.mark.priority.unwrap_or(0));
+        }
         let mut n = 0;
         self.addrs.clear();
         let mut idx = self.head;
@@ -349,9 +357,23 @@ impl SendQueue {
                     (libc::IPPROTO_IP, libc::IP_TOS)
                 };
                 let mut enc = Encoder::new(&mut self.cmsgs[n]);
-                enc.push(level, name, libc::c_int::from(e.mark.tos));
-                if let (true, Some(p)) = (prio_cmsg, e.mark.priority) {
-                    enc.push(libc::SOL_SOCKET, libc::SO_PRIORITY, p);
+                let (tos_cmsg, prio_cmsg_needed) = match defaults {
+                    // A datagram without a priority gets 0, the kernel's default.
+                    DefaultMarking::Set { tos, priority } => (
+                        e.mark.tos != tos,
+                        prio_cmsg && e.mark.priority.unwrap_or(0) != priority,
+                    ),
+                    _ => (true, prio_cmsg && e.mark.priority.is_some()),
+                };
+                if tos_cmsg {
+                    enc.push(level, name, libc::c_int::from(e.mark.tos));
+                }
+                if prio_cmsg_needed {
+                    enc.push(
+                        libc::SOL_SOCKET,
+                        libc::SO_PRIORITY,
+                        e.mark.priority.unwrap_or(0),
+                    );
                 }
                 if count > 1 {
                     enc.push(libc::SOL_UDP, libc::UDP_SEGMENT, e.seg as u16);
