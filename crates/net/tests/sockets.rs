@@ -321,3 +321,29 @@ fn a_connected_socket_sends_without_addresses_and_hears_only_its_peer() {
     send_all(&rx, &mut q);
     assert_eq!(recv_n(&tx, 1)[0].0, b"peer".to_vec());
 }
+
+#[test]
+fn an_empty_datagram_is_one_item_and_gro_batches_split_around_it() {
+    let rx = open(SocketKind::Udp);
+    let plain = std::net::UdpSocket::bind(lo()).unwrap();
+    plain.send_to(&[], rx.local_addr()).unwrap();
+    let tx = open(SocketKind::Udp);
+    let mut q = SendQueue::new(64, 1 << 16);
+    for i in 0..10u32 {
+        assert!(q.push(
+            rx.local_addr(),
+            Marking::default(),
+            0,
+            &payload(i, 700),
+            true
+        ));
+    }
+    send_all(&tx, &mut q);
+    plain.send_to(&[], rx.local_addr()).unwrap();
+    let got = recv_n(&rx, 12);
+    assert_eq!(got.len(), 12);
+    assert!(got[0].0.is_empty() && got[11].0.is_empty());
+    for (i, (data, _)) in got[1..11].iter().enumerate() {
+        assert_eq!(data, &payload(i as u32, 700));
+    }
+}
