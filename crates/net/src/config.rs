@@ -37,6 +37,12 @@ pub const DEFAULT_RX_COALESCE: Duration = Duration::from_micros(100);
 /// docs/performance.md, "Receive coalescing".)
 pub const RX_COALESCE_MIN_DATAGRAMS: u64 = 8;
 
+/// After a nap that found fewer than [`RX_COALESCE_MIN_DATAGRAMS`], this
+/// many waits that would nap wait on the socket instead: a flow slower
+/// than the nap (one GRO batch every few hundred us at 1 Gbit/s) would
+/// otherwise pay a second wake-up per batch.
+pub const RX_COALESCE_BACKOFF: u32 = 8;
+
 /// Why a [`RuntimeConfig`] was refused.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -68,6 +68,10 @@ pub(crate) struct Driver {
     scratch: Vec<u8>,
     /// Datagrams read since the blocking face last waited.
     pub(crate) rx_since_wait: u64,
+    /// Flowing waits left that skip receive coalescing after an empty nap.
+    pub(crate) nap_skip: u32,
+    /// The last read stopped with data possibly left (budget or event cap).
+    pub(crate) rx_backlog: bool,
     pub(crate) stats: RuntimeStats,
 }
 
@@ -97,6 +101,8 @@ impl Driver {
             mtu,
             scratch: vec![0; mtu.max(2048)],
             rx_since_wait: 0,
+            nap_skip: 0,
+            rx_backlog: false,
             stats: RuntimeStats::default(),
             ep,
             sock,
@@ -127,12 +133,14 @@ impl Driver {
                 || self.events.bytes() >= self.cfg.max_event_bytes
             {
                 self.stats.recv_paused += 1;
+                self.rx_backlog = true;
                 return Ok(handled);
             }
             let filled = match self.rq.recv(&self.sock) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.stats.recv = self.rq.stats;
+                    self.rx_backlog = false;
                     return Err(e);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -141,6 +149,7 @@ impl Driver {
                     self.stats.recv_errors += 1;
                     errors += 1;
                     if errors >= MAX_RECV_ERRORS_PER_WAKEUP {
+                        self.rx_backlog = true;
                         return Ok(handled);
                     }
                     continue;
@@ -172,11 +181,13 @@ impl Driver {
             self.collect_events();
             if filled < self.rq.slots() {
                 self.stats.recv = self.rq.stats;
+                self.rx_backlog = false;
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         }
         self.stats.recv = self.rq.stats;
         self.stats.recv_budget_exhausted += 1;
+        self.rx_backlog = true;
         Ok(handled)
     }
 
