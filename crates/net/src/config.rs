@@ -19,14 +19,16 @@ pub const DEFAULT_BUSY_POLL: Duration = Duration::ZERO;
 /// The longest [`RuntimeConfig::rx_coalesce`] accepted.
 pub const MAX_RX_COALESCE: Duration = Duration::from_millis(1);
 
-/// The default [`RuntimeConfig::rx_coalesce`], 100 us. On the 2-core veth
-/// bench (64 KiB messages, ~10 Gbit/s at load 17-20) the receiver woke
-/// ~13,000 times per GB, each wake-up reading ~4.5 GRO batches and sending
-/// its own ACK flush; with 100 us ~2,600 (naps included), and ATP's CPU
-/// per GB fell ~10 % (docs/performance.md, "Receive coalescing"). Reads,
-/// and so ACKs, wait up to 100 us (plus the kernel's timer slack) while a
-/// flow is fast.
-pub const DEFAULT_RX_COALESCE: Duration = Duration::from_micros(100);
+/// The default [`RuntimeConfig::rx_coalesce`]: off. On the 2-core veth
+/// bench at load 17-44, 100 us cut the receiver's wake-ups per GB ~5x and
+/// ATP's CPU per GB by 10-13 %, but at the 1 Gbit/s HTB bench the napping
+/// receiver's ACKs came late enough for the sender's timer to declare
+/// spurious losses in 3 of 14 runs (0 of 6 without), each a rate cut: a
+/// process that wakes from its own timer waits for a CPU behind the other
+/// runnable tasks, where one woken by the sender's datagram is placed
+/// sooner (docs/performance.md, "Receive coalescing"). A host with spare
+/// cores may favour 100 us; not measured.
+pub const DEFAULT_RX_COALESCE: Duration = Duration::ZERO;
 
 /// Datagrams the reads since the last wait must have found for the next
 /// wait to coalesce. A wake-up that reads a whole GSO / GRO batch (tens of
