@@ -48,7 +48,7 @@ import glob, json, os, statistics as st, sys
 out, reps = sys.argv[1], int(sys.argv[2])
 per = {"A": [], "B": []}
 print("block side time  load     ATP/TCP per run      ATP CPU-s/GB TCP CPU-s/GB  ATP Gbps TCP Gbps"
-      "  wake-ups/GB (cli/srv)  sleeps/GB srv  recv syscalls/GB srv (data + empty)")
+      "  wake-ups/GB (cli/srv)  sleeps + naps/GB srv  recv syscalls/GB srv (data + empty)")
 for d in sorted(glob.glob(f"{out}/*_*"), key=lambda p: int(os.path.basename(p).split("_")[0])):
     n, side = os.path.basename(d).split("_")
     load = f"{open(d + '/load_before').read().strip()}-{open(d + '/load_after').read().strip()}"
@@ -63,13 +63,14 @@ for d in sorted(glob.glob(f"{out}/*_*"), key=lambda p: int(os.path.basename(p).s
             tcp_cpu=(tc["cpu_s"] + ts["cpu_s"]) / (ts["bytes"] / 1e9),
             wk_c=ac["runtime"]["wakeups"] / gb, wk_s=asv["runtime"]["wakeups"] / gb,
             sl_s=asv["runtime"].get("sleeps", float("nan")) / gb,
+            nap_s=asv["runtime"].get("naps", 0) / gb,
             rs_s=asv["runtime"]["recv_syscalls"] / gb,
             em_s=asv["runtime"].get("recv_empty", float("nan")) / gb))
     per[side] += runs
     m = lambda k: st.median(x[k] for x in runs)
     print(f"{n:>5} {side:>4} {open(d + '/time').read().strip()} {load:>9}  "
           f"{' / '.join('%.2f' % x['ratio'] for x in runs):<20} {m('atp_cpu'):12.3f} {m('tcp_cpu'):12.3f}"
-          f"  {m('atp'):8.2f} {m('tcp'):8.2f}  {m('wk_c'):9.0f} / {m('wk_s'):7.0f}  {m('sl_s'):13.0f}"
+          f"  {m('atp'):8.2f} {m('tcp'):8.2f}  {m('wk_c'):9.0f} / {m('wk_s'):7.0f}  {m('sl_s'):8.0f} + {m('nap_s'):<6.0f}"
           f"  {m('rs_s'):8.0f} + {m('em_s'):.0f}")
 print()
 for side in ("A", "B"):
@@ -77,7 +78,8 @@ for side in ("A", "B"):
     m = lambda k: st.median(x[k] for x in runs)
     print(f"{side}: {len(runs)} runs, median ATP CPU-s/GB {m('atp_cpu'):.3f} (TCP {m('tcp_cpu'):.3f}, "
           f"ATP/TCP CPU {m('atp_cpu') / m('tcp_cpu'):.2f}x), ATP/TCP goodput median {m('ratio'):.2f}, "
-          f"worst {min(x['ratio'] for x in runs):.2f}; server wake-ups/GB {m('wk_s'):.0f}, sleeps/GB {m('sl_s'):.0f}")
+          f"worst {min(x['ratio'] for x in runs):.2f}; server wake-ups/GB {m('wk_s'):.0f}, sleeps/GB {m('sl_s'):.0f}, "
+          f"naps/GB {m('nap_s'):.0f}")
 a, b = (st.median(x["atp_cpu"] for x in per[s]) for s in ("A", "B"))
 print(f"B vs A: ATP CPU-s/GB {100 * (b / a - 1):+.1f} %")
 PY

@@ -55,7 +55,7 @@ impl AsyncEndpoint {
         }
         cfg.validate()?;
         let ep = ProtoEndpoint::new(cfg.proto, cfg.core_seed()?)?;
-        let sock = Socket::bind(addr, &cfg.socket)?;
+        let sock = Socket::bind(addr, &cfg.socket_options())?;
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(BindError::Io(io::Error::other(
                 "AsyncEndpoint::bind must run inside a tokio runtime",
@@ -79,7 +79,7 @@ impl AsyncEndpoint {
     /// Starts a handshake and returns at once (see [`crate::Endpoint::start_connect`]).
     pub fn start_connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
         let now = self.d.now();
-        let h = self.d.ep.connect(now, peer)?;
+        let h = self.d.connect(now, peer)?;
         self.d.service()?;
         Ok(h)
     }

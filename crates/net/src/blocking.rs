@@ -14,6 +14,33 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant as StdInstant};
 
+/// How long the next wait sleeps without watching the socket (receive
+/// coalescing, [`RuntimeConfig::rx_coalesce`]), or `None` for a normal
+/// wait: only while data flows (the reads since the last wait found at
+/// least [`crate::config::RX_COALESCE_MIN_DATAGRAMS`] datagrams), never
+/// while the kernel refuses our datagrams (that wait is for writability)
+/// or datagrams are left unread (the caller passes both as `want_write`),
+/// and never past the next timer (`wait`). While `skip` (set after a nap
+/// that found nothing) is above 0, a wait that would nap does not and
+/// counts it down.
+fn coalesce_nap(
+    coalesce: Duration,
+    rx_since_wait: u64,
+    want_write: bool,
+    wait: Option<Duration>,
+    skip: &mut u32,
+) -> Option<Duration> {
+    if coalesce.is_zero() || want_write || rx_since_wait < crate::config::RX_COALESCE_MIN_DATAGRAMS
+    {
+        return None;
+    }
+    if *skip > 0 {
+        *skip -= 1;
+        return None;
+    }
+    Some(wait.map_or(coalesce, |w| w.min(coalesce)))
+}
+
 /// An approxnet endpoint on a real socket, driven by the calling thread.
 ///
 /// It both connects (client) and accepts (server). Every call that waits
@@ -29,7 +56,7 @@ impl Endpoint {
     pub fn bind(addr: SocketAddr, cfg: RuntimeConfig) -> Result<Endpoint, BindError> {
         cfg.validate()?;
         let ep = ProtoEndpoint::new(cfg.proto, cfg.core_seed()?)?;
-        let sock = Socket::bind(addr, &cfg.socket)?;
+        let sock = Socket::bind(addr, &cfg.socket_options())?;
         Ok(Endpoint {
             d: Driver::new(ep, sock, cfg, Duration::ZERO),
         })
@@ -44,7 +71,7 @@ impl Endpoint {
     /// queued on the handle immediately. `Event::Connected` follows.
     pub fn start_connect(&mut self, peer: SocketAddr) -> Result<ConnectionHandle, ConnectError> {
         let now = self.d.now();
-        let h = self.d.ep.connect(now, peer)?;
+        let h = self.d.connect(now, peer)?;
         self.d.service()?;
         Ok(h)
     }
@@ -180,6 +207,33 @@ impl Endpoint {
         // Busy polling: keep reading for a bounded time instead of going to
         // sleep at once (not while the kernel refuses our datagrams: that
         // wait is for writability).
+        // Receive coalescing: data is flowing, so sleep a short time
+        // without watching the socket and read what came meanwhile at once.
+        // Never nap on a backlog (a flood, the event cap): the socket is
+        // not drained, and napping would only cut the reading rate.
+        let nap = coalesce_nap(
+            self.d.rx_coalesce(),
+            self.d.rx_since_wait,
+            want_write || self.d.rx_backlog,
+            wait,
+            &mut self.d.nap_skip,
+        );
+        self.d.rx_since_wait = 0;
+        if let Some(nap) = nap {
+            self.d.stats.naps += 1;
+            std::thread::sleep(nap);
+            match self.d.recv_some() {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            // A nap that found (almost) nothing: the flow is slower than
+            // the nap; wait on the socket for the next few batches.
+            if self.d.rx_since_wait < crate::config::RX_COALESCE_MIN_DATAGRAMS {
+                self.d.nap_skip = crate::config::RX_COALESCE_BACKOFF;
+            }
+            return self.d.service();
+        }
         let spin = match wait {
             _ if want_write => Duration::ZERO,
             Some(w) => w.min(self.d.busy_poll()),
@@ -251,5 +305,41 @@ impl Endpoint {
     /// The socket, e.g. to read UDP-Lite coverage back.
     pub fn socket(&self) -> &Socket {
         &self.d.sock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coalesce_nap;
+    use crate::config::RX_COALESCE_MIN_DATAGRAMS as MIN;
+    use std::time::Duration;
+
+    #[test]
+    fn coalescing_naps_only_while_data_flows_and_never_past_a_timer() {
+        let c = Duration::from_micros(100);
+        let us = Duration::from_micros;
+        let nap = |rx, want_write, wait| coalesce_nap(c, rx, want_write, wait, &mut 0);
+        assert_eq!(nap(MIN, false, None), Some(c));
+        assert_eq!(nap(MIN + 500, false, Some(us(1000))), Some(c));
+        assert_eq!(nap(MIN, false, Some(us(30))), Some(us(30)));
+        assert_eq!(nap(MIN, false, Some(Duration::ZERO)), Some(Duration::ZERO));
+        assert_eq!(nap(MIN - 1, false, None), None, "too little data");
+        assert_eq!(nap(0, false, Some(us(30))), None, "idle");
+        assert_eq!(nap(MIN, true, None), None, "waiting to write");
+        let off = coalesce_nap(Duration::ZERO, MIN, false, None, &mut 0);
+        assert_eq!(off, None, "off");
+    }
+
+    #[test]
+    fn after_an_empty_nap_the_next_flowing_waits_skip_it() {
+        let c = Duration::from_micros(100);
+        let mut skip = 2;
+        // A slow spell does not count down the skip; flowing waits do.
+        assert_eq!(coalesce_nap(c, 1, false, None, &mut skip), None);
+        assert_eq!(skip, 2);
+        assert_eq!(coalesce_nap(c, MIN, false, None, &mut skip), None);
+        assert_eq!(coalesce_nap(c, MIN, false, None, &mut skip), None);
+        assert_eq!(skip, 0);
+        assert_eq!(coalesce_nap(c, MIN, false, None, &mut skip), Some(c));
     }
 }

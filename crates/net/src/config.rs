@@ -16,6 +16,35 @@ pub const MAX_BUSY_POLL: Duration = Duration::from_millis(10);
 /// apart, so most spins end empty); docs/performance.md, "Busy polling".
 pub const DEFAULT_BUSY_POLL: Duration = Duration::ZERO;
 
+/// The longest [`RuntimeConfig::rx_coalesce`] accepted.
+pub const MAX_RX_COALESCE: Duration = Duration::from_millis(1);
+
+/// The default [`RuntimeConfig::rx_coalesce`]: off. On the 2-core veth
+/// bench at load 17-44, 100 us cut the receiver's wake-ups per GB ~5x and
+/// ATP's CPU per GB by 10-13 %, but at the 1 Gbit/s HTB bench the napping
+/// receiver's ACKs came late enough for the sender's timer to declare
+/// spurious losses in 3 of 14 runs (0 of 6 without), each a rate cut: a
+/// process that wakes from its own timer waits for a CPU behind the other
+/// runnable tasks, where one woken by the sender's datagram is placed
+/// sooner (docs/performance.md, "Receive coalescing"). A host with spare
+/// cores may favour 100 us; not measured.
+pub const DEFAULT_RX_COALESCE: Duration = Duration::ZERO;
+
+/// Datagrams the reads since the last wait must have found for the next
+/// wait to coalesce. A wake-up that reads a whole GSO / GRO batch (tens of
+/// datagrams) starts napping; napping goes on while each nap finds at
+/// least this many, and a quiet spell returns to waiting on the socket.
+/// (Counting receive batches instead — nap only when more than one was
+/// waiting — napped half as often on the veth bench and saved nothing:
+/// docs/performance.md, "Receive coalescing".)
+pub const RX_COALESCE_MIN_DATAGRAMS: u64 = 8;
+
+/// After a nap that found fewer than [`RX_COALESCE_MIN_DATAGRAMS`], this
+/// many waits that would nap wait on the socket instead: a flow slower
+/// than the nap (one GRO batch every few hundred us at 1 Gbit/s) would
+/// otherwise pay a second wake-up per batch.
+pub const RX_COALESCE_BACKOFF: u32 = 8;
+
 /// Why a [`RuntimeConfig`] was refused.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -138,6 +167,23 @@ pub struct RuntimeConfig {
     /// Default [`DEFAULT_BUSY_POLL`]; 0 turns it off; at most
     /// [`MAX_BUSY_POLL`]. The async face ignores it (tokio owns the wait).
     pub busy_poll: Duration,
+    /// Blocking face only: receive coalescing. After reads that found at
+    /// least [`RX_COALESCE_MIN_DATAGRAMS`] datagrams, the next wait
+    /// sleeps this long (or until the next timer, if sooner) without
+    /// watching the socket, so what arrives meanwhile is read in one batch
+    /// (and acknowledged by one ACK flush) instead of waking the process
+    /// at its first datagram. Delays reading, and so ACKs, by up to this
+    /// much while data flows. 0 turns it off; at most [`MAX_RX_COALESCE`].
+    pub rx_coalesce: Duration,
+    /// For an endpoint that talks to one peer only (a client): its first
+    /// `connect` also connects the OS socket to that peer, so the kernel
+    /// keeps the route instead of looking it up for every send, and sends
+    /// carry no address. The kernel then drops datagrams from any other
+    /// address (including a multi-homed peer answering from another one),
+    /// so a `connect` to a second peer is refused (`ConnectError::Io`,
+    /// `InvalidInput`). Not applied when the endpoint already holds other
+    /// connections. Default false.
+    pub connect_socket: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -168,6 +214,8 @@ impl Default for RuntimeConfig {
             pacing_lookahead: Duration::from_millis(1),
             pacing_batch: Duration::ZERO,
             busy_poll: DEFAULT_BUSY_POLL,
+            rx_coalesce: DEFAULT_RX_COALESCE,
+            connect_socket: false,
         }
     }
 }
@@ -190,6 +238,13 @@ impl RuntimeConfig {
                 expected: "at most 10 ms (0 turns busy polling off)",
             });
         }
+        if self.rx_coalesce > MAX_RX_COALESCE {
+            return Err(RuntimeConfigError::OutOfRange {
+                field: "rx_coalesce",
+                value: format!("{:?}", self.rx_coalesce),
+                expected: "at most 1 ms (0 turns receive coalescing off)",
+            });
+        }
         use crate::sys::socket::{MAX_SOCKET_BUFFER, MIN_SOCKET_BUFFER};
         for (field, bytes) in [
             ("socket.recv_buffer", self.socket.recv_buffer),
@@ -204,6 +259,16 @@ impl RuntimeConfig {
             }
         }
         Ok(())
+    }
+
+    /// The socket options an endpoint opens its socket with: `socket`,
+    /// except that the IP TOS byte of each datagram is asked for only when
+    /// ECN marking is on (its only use; the control message costs every
+    /// received batch).
+    pub(crate) fn socket_options(&self) -> SocketOptions {
+        let mut o = self.socket.clone();
+        o.recv_tos &= self.marking.ecn;
+        o
     }
 
     /// The default configuration over UDP-Lite (seed 002's partial coverage).
@@ -231,6 +296,31 @@ mod tests {
         }
         c.busy_poll = Duration::ZERO;
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn rx_coalesce_over_the_cap_is_refused_by_name() {
+        let mut c = RuntimeConfig {
+            rx_coalesce: MAX_RX_COALESCE,
+            ..RuntimeConfig::default()
+        };
+        assert_eq!(c.validate(), Ok(()));
+        c.rx_coalesce = MAX_RX_COALESCE + Duration::from_nanos(1);
+        match c.validate() {
+            Err(RuntimeConfigError::OutOfRange { field, .. }) => assert_eq!(field, "rx_coalesce"),
+            other => panic!("expected rx_coalesce refused, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_tos_byte_is_asked_for_only_with_ecn() {
+        let mut c = RuntimeConfig::default();
+        assert!(c.socket.recv_tos);
+        assert!(!c.socket_options().recv_tos, "ECN off by default");
+        c.marking.ecn = true;
+        assert!(c.socket_options().recv_tos);
+        c.socket.recv_tos = false;
+        assert!(!c.socket_options().recv_tos, "never turned on");
     }
 
     #[test]

@@ -66,6 +66,12 @@ pub(crate) struct Driver {
     lookahead: Duration,
     batch: Duration,
     scratch: Vec<u8>,
+    /// Datagrams read since the blocking face last waited.
+    pub(crate) rx_since_wait: u64,
+    /// Flowing waits left that skip receive coalescing after an empty nap.
+    pub(crate) nap_skip: u32,
+    /// The last read stopped with data possibly left (budget or event cap).
+    pub(crate) rx_backlog: bool,
     pub(crate) stats: RuntimeStats,
 }
 
@@ -94,6 +100,9 @@ impl Driver {
             cfg,
             mtu,
             scratch: vec![0; mtu.max(2048)],
+            rx_since_wait: 0,
+            nap_skip: 0,
+            rx_backlog: false,
             stats: RuntimeStats::default(),
             ep,
             sock,
@@ -124,12 +133,14 @@ impl Driver {
                 || self.events.bytes() >= self.cfg.max_event_bytes
             {
                 self.stats.recv_paused += 1;
+                self.rx_backlog = true;
                 return Ok(handled);
             }
             let filled = match self.rq.recv(&self.sock) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.stats.recv = self.rq.stats;
+                    self.rx_backlog = false;
                     return Err(e);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -138,6 +149,7 @@ impl Driver {
                     self.stats.recv_errors += 1;
                     errors += 1;
                     if errors >= MAX_RECV_ERRORS_PER_WAKEUP {
+                        self.rx_backlog = true;
                         return Ok(handled);
                     }
                     continue;
@@ -146,6 +158,7 @@ impl Driver {
             let now = self.clock.now();
             for d in self.rq.iter() {
                 handled += 1;
+                self.rx_since_wait += 1;
                 let ce = self.cfg.marking.ecn && d.tos.is_some_and(|t| t & 0b11 == ECN_CE);
                 if ce && d.data.len() > FLAGS_OFFSET && d.data.len() <= self.scratch.len() {
                     self.stats.ce_marked += 1;
@@ -168,12 +181,41 @@ impl Driver {
             self.collect_events();
             if filled < self.rq.slots() {
                 self.stats.recv = self.rq.stats;
+                self.rx_backlog = false;
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         }
         self.stats.recv = self.rq.stats;
         self.stats.recv_budget_exhausted += 1;
+        self.rx_backlog = true;
         Ok(handled)
+    }
+
+    /// Opens a connection to `peer` in the core (both faces' `start_connect`);
+    /// with `connect_socket`, the OS socket is connected to the first peer
+    /// and a connect to any other is an error (see the field).
+    pub(crate) fn connect(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+    ) -> Result<ConnectionHandle, crate::error::ConnectError> {
+        if self.cfg.connect_socket {
+            match self.sock.connected_peer() {
+                None if self.ep.connection_count() == 0 => self.sock.connect_to(peer)?,
+                Some(p) if p != peer => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "connect_socket: the socket is connected to {p}, so {peer} \
+                             could not answer; such an endpoint talks to one peer only"
+                        ),
+                    )
+                    .into())
+                }
+                _ => {}
+            }
+        }
+        Ok(self.ep.connect(now, peer)?)
     }
 
     /// Opens job `spec` on `h` and sends what is due (both faces' `send_job`).
@@ -346,6 +388,11 @@ impl Driver {
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// The configured receive-coalescing nap.
+    pub(crate) fn rx_coalesce(&self) -> Duration {
+        self.cfg.rx_coalesce
     }
 
     /// The configured busy-poll bound.

@@ -19,6 +19,8 @@ pub struct RuntimeStats {
     /// Waits that busy polling ended without sleeping: data arrived or the
     /// timer fell due while polling (blocking face, `busy_poll`).
     pub busy_polls: u64,
+    /// Waits that slept without watching the socket (receive coalescing).
+    pub naps: u64,
     /// Times the receive budget ran out with data still waiting.
     pub recv_budget_exhausted: u64,
     /// Times reading paused because `max_events` events were waiting.

@@ -44,23 +44,90 @@ fn serve_on(server: &mut Endpoint, jobs: usize) -> (u64, Vec<approxnet_proto::Jo
 /// One 50-message job from a client to a server, both with `cfg`, checked
 /// end to end.
 fn one_job(cfg: RuntimeConfig) {
+    jobs_of(cfg, 50);
+}
+
+/// One job of `n` 20 kB messages from a client to a server, both with
+/// `cfg`, checked end to end; the server's runtime counters.
+fn jobs_of(cfg: RuntimeConfig, n: usize) -> approxnet_net::RuntimeStats {
     let server = Endpoint::bind(lo(), cfg.clone()).unwrap();
     let addr = server.local_addr();
     let t = thread::spawn(move || {
         let mut server = server;
         let (delivered, reports) = serve_on(&mut server, 1);
-        (delivered, reports)
+        (delivered, reports, server.stats())
     });
     let mut client = Endpoint::bind(lo(), cfg).unwrap();
     let h = client.connect(addr).expect("handshake");
     let job = client
-        .send_job(h, JobSpec::uniform(1.0, &[20_000; 50]).unwrap())
+        .send_job(h, JobSpec::uniform(1.0, &vec![20_000; n]).unwrap())
         .unwrap();
     let report = client.wait_job(h, job, BOUND).expect("job completes");
-    assert_eq!(report.groups[0].delivered, 50);
-    let (delivered, reports) = t.join().unwrap();
-    assert_eq!(delivered, 50);
+    assert_eq!(report.groups[0].delivered as usize, n);
+    let (delivered, reports, stats) = t.join().unwrap();
+    assert_eq!(delivered as usize, n);
     assert!(reports[0].guarantee_held());
+    stats
+}
+
+#[test]
+fn receive_coalescing_naps_between_reads_and_zero_turns_it_off() {
+    // 200 messages of 15 datagrams each, read in GRO batches: a read
+    // finds more than RX_COALESCE_MIN_DATAGRAMS, so the wait after it naps.
+    let cfg = |rx_coalesce| RuntimeConfig {
+        rx_coalesce,
+        ..RuntimeConfig::default()
+    };
+    let st = jobs_of(cfg(Duration::from_micros(200)), 200);
+    assert!(st.naps >= 1, "{st:?}");
+    let st = jobs_of(cfg(Duration::ZERO), 200);
+    assert_eq!(st.naps, 0, "0 turns it off: {st:?}");
+}
+
+#[test]
+fn a_client_with_connect_socket_connects_its_socket_and_refuses_a_second_peer() {
+    let cfg = RuntimeConfig {
+        connect_socket: true,
+        ..RuntimeConfig::default()
+    };
+    let server = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let a = server.local_addr();
+    let t = thread::spawn(move || serve(server, 1));
+    let mut client = Endpoint::bind(lo(), cfg).unwrap();
+    let h = client
+        .connect(a)
+        .expect("handshake over the connected socket");
+    assert_eq!(client.socket().connected_peer(), Some(a));
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &[20_000; 30]).unwrap())
+        .unwrap();
+    client.wait_job(h, job, BOUND).expect("job completes");
+    assert_eq!(t.join().unwrap().0, 30);
+    // Another connection to the same peer is fine; another peer could not
+    // answer the connected socket: a clear error, no connection.
+    let before = client.core().connection_count();
+    client.start_connect(a).expect("same peer");
+    let other = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    match client.start_connect(other.local_addr()) {
+        Err(approxnet_net::ConnectError::Io(e)) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+            assert!(e.to_string().contains("connect_socket"), "{e}");
+        }
+        r => panic!("a second peer was not refused: {r:?}"),
+    }
+    assert_eq!(client.core().connection_count(), before + 1);
+}
+
+#[test]
+fn rx_coalesce_over_its_cap_is_a_bind_error_naming_it() {
+    let cfg = RuntimeConfig {
+        rx_coalesce: approxnet_net::config::MAX_RX_COALESCE + Duration::from_micros(1),
+        ..RuntimeConfig::default()
+    };
+    let Err(e) = Endpoint::bind(lo(), cfg) else {
+        panic!("bind accepted an over-long receive coalescing");
+    };
+    assert!(e.to_string().contains("rx_coalesce"), "{e}");
 }
 
 #[test]

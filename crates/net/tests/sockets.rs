@@ -1,7 +1,8 @@
 //! Socket-layer tests over 127.0.0.1: batching, GSO / GRO, marking, UDP-Lite coverage.
 
 use approxnet_net::sys::{
-    socket::cscov_for, Marking, RecvQueue, SendQueue, Socket, SocketKind, SocketOptions,
+    socket::cscov_for, DefaultMarking, Marking, RecvQueue, SendQueue, Socket, SocketKind,
+    SocketOptions,
 };
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -104,6 +105,44 @@ fn marking_changes_per_packet_within_one_batch() {
         let i = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
         assert_eq!(tos, Some((8 * i as u8) << 2));
     }
+}
+
+#[test]
+fn the_first_marking_becomes_the_sockets_own_and_others_still_travel_per_packet() {
+    let rx = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    assert_eq!(tx.default_marking(), DefaultMarking::Unset);
+    let a = Marking::new(10, 0, Some(3));
+    let b = Marking::new(20, 0, Some(5));
+    let none = Marking::new(10, 0, None);
+    let marks = [a, b, a, none, b, a];
+    let mut q = SendQueue::new(64, 1 << 16);
+    for (i, &m) in marks.iter().enumerate() {
+        assert!(q.push(rx.local_addr(), m, 0, &payload(i as u32, 300), true));
+    }
+    send_all(&tx, &mut q);
+    assert_eq!(q.stats.errors, 0);
+    assert_eq!(
+        tx.default_marking(),
+        DefaultMarking::Set {
+            tos: 10 << 2,
+            priority: 3
+        }
+    );
+    assert_eq!(tx.priority().unwrap(), 3);
+    for (data, tos) in recv_n(&rx, marks.len()) {
+        let i = u32::from_be_bytes([data[0], data[1], data[2], data[3]]) as usize;
+        assert_eq!(tos, Some(marks[i].tos), "datagram {i}");
+    }
+    // Setting the TOS by hand forgets the socket's marking: the next batch
+    // sets it again from its first datagram.
+    tx.set_tos(0).unwrap();
+    assert_eq!(tx.default_marking(), DefaultMarking::Unset);
+    let mut q = SendQueue::new(4, 4096);
+    assert!(q.push(rx.local_addr(), b, 0, &payload(9, 300), true));
+    send_all(&tx, &mut q);
+    assert_eq!(recv_n(&rx, 1)[0].1, Some(b.tos));
+    assert_eq!(tx.priority().unwrap(), 5);
 }
 
 #[test]
@@ -237,4 +276,74 @@ fn a_short_batch_means_the_queue_was_empty_and_empty_calls_are_counted() {
         (q.stats.empty, q.stats.syscalls, q.stats.datagrams),
         (2, 2, 6)
     );
+}
+
+#[test]
+fn a_connected_socket_sends_without_addresses_and_hears_only_its_peer() {
+    let rx = open(SocketKind::Udp);
+    let other = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    tx.connect_to(rx.local_addr()).unwrap();
+    assert_eq!(tx.connected_peer(), Some(rx.local_addr()));
+    // A GSO run to the connected peer (no address per message) and one
+    // datagram to another address (with one) in the same batch.
+    let mut q = SendQueue::new(256, 1 << 20);
+    for i in 0..40u32 {
+        assert!(q.push(
+            rx.local_addr(),
+            Marking::default(),
+            0,
+            &payload(i, 1000),
+            true
+        ));
+    }
+    assert!(q.push(
+        other.local_addr(),
+        Marking::default(),
+        0,
+        &payload(40, 500),
+        true
+    ));
+    send_all(&tx, &mut q);
+    assert_eq!((q.stats.datagrams, q.stats.errors), (41, 0));
+    let got = recv_n(&rx, 40);
+    for (i, (data, _)) in got.iter().enumerate() {
+        assert_eq!(data, &payload(i as u32, 1000));
+    }
+    assert_eq!(recv_n(&other, 1)[0].0, payload(40, 500));
+    // The kernel drops what a stranger sends to the connected socket; the
+    // peer's datagram, sent after it, is the first to arrive.
+    let mut q = SendQueue::new(4, 4096);
+    assert!(q.push(tx.local_addr(), Marking::default(), 0, b"stranger", false));
+    send_all(&other, &mut q);
+    let mut q = SendQueue::new(4, 4096);
+    assert!(q.push(tx.local_addr(), Marking::default(), 0, b"peer", false));
+    send_all(&rx, &mut q);
+    assert_eq!(recv_n(&tx, 1)[0].0, b"peer".to_vec());
+}
+
+#[test]
+fn an_empty_datagram_is_one_item_and_gro_batches_split_around_it() {
+    let rx = open(SocketKind::Udp);
+    let plain = std::net::UdpSocket::bind(lo()).unwrap();
+    plain.send_to(&[], rx.local_addr()).unwrap();
+    let tx = open(SocketKind::Udp);
+    let mut q = SendQueue::new(64, 1 << 16);
+    for i in 0..10u32 {
+        assert!(q.push(
+            rx.local_addr(),
+            Marking::default(),
+            0,
+            &payload(i, 700),
+            true
+        ));
+    }
+    send_all(&tx, &mut q);
+    plain.send_to(&[], rx.local_addr()).unwrap();
+    let got = recv_n(&rx, 12);
+    assert_eq!(got.len(), 12);
+    assert!(got[0].0.is_empty() && got[11].0.is_empty());
+    for (i, (data, _)) in got[1..11].iter().enumerate() {
+        assert_eq!(data, &payload(i as u32, 700));
+    }
 }

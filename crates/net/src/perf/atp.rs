@@ -477,6 +477,7 @@ fn runtime_json(ep: &Endpoint) -> Json {
         ("wakeups", json!(st.wakeups)),
         ("sleeps", json!(st.sleeps)),
         ("busy_polls", json!(st.busy_polls)),
+        ("naps", json!(st.naps)),
         ("core_accepted", json!(core.accepted)),
         ("core_drops", drops),
     ])

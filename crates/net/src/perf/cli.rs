@@ -92,6 +92,9 @@ pub(crate) struct Common {
     /// Busy-poll the socket this long before sleeping, us (0: off; at most 10000).
     #[arg(long)]
     busy_poll_us: Option<u64>,
+    /// Receive coalescing: while data flows, sleep this long between reads, us (0: off; at most 1000).
+    #[arg(long)]
+    rx_coalesce_us: Option<u64>,
     /// GSO segments per send (1..=64).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     gso_segments: Option<u64>,
@@ -140,6 +143,10 @@ pub(crate) struct ClientArgs {
     /// Local address.
     #[arg(short = 'B', long, default_value = "0.0.0.0:0")]
     bind: SocketAddr,
+    /// Connect the UDP socket to the server (1) or not (0): the client
+    /// talks to one server only (RuntimeConfig::connect_socket).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
+    connect_socket: u8,
     /// One group's MSR (seed 000 section 3.3).
     #[arg(long, conflicts_with = "groups")]
     msr: Option<f64>,
@@ -302,6 +309,9 @@ impl Common {
         if let Some(us) = self.busy_poll_us {
             cfg.busy_poll = Duration::from_micros(us);
         }
+        if let Some(us) = self.rx_coalesce_us {
+            cfg.rx_coalesce = Duration::from_micros(us);
+        }
         if let Some(n) = self.mtu {
             cfg.proto.mtu = n;
         }
@@ -338,6 +348,7 @@ impl Common {
 fn option_for(field: &str) -> &'static str {
     match field {
         "busy_poll" => "busy-poll-us",
+        "rx_coalesce" => "rx-coalesce-us",
         "socket.recv_buffer" | "socket.send_buffer" => "socket-buffer-kib",
         _ => "runtime option",
     }
@@ -370,7 +381,8 @@ impl Mode {
                 }
             }
             Mode::Client(a) => {
-                let cfg = a.common.runtime_config()?;
+                let mut cfg = a.common.runtime_config()?;
+                cfg.connect_socket = a.connect_socket != 0;
                 let workload_seed = cfg.seed.unwrap_or(1);
                 let groups = match &a.groups {
                     Some(g) => parse_groups(g)?,

@@ -45,6 +45,9 @@ impl Default for SapConfig {
         // than its bottleneck from overflowing it (docs/sap.md,
         // "Congestion control for approximate datagrams").
         runtime.proto.window_gain = Some(2.0);
+        // A window-capped sender slows down when its ACKs come late:
+        // SAP sockets read (and acknowledge) at once, no receive coalescing.
+        runtime.rx_coalesce = std::time::Duration::ZERO;
         SapConfig {
             runtime,
             accept_damaged: true,

@@ -19,7 +19,7 @@ pub mod socket;
 
 pub use recv::{Received, RecvQueue};
 pub use send::{Marking, SendQueue};
-pub use socket::{Socket, SocketKind, SocketOptions};
+pub use socket::{DefaultMarking, Socket, SocketKind, SocketOptions};
 
 use std::io;
 use std::os::fd::RawFd;

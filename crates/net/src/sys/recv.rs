@@ -221,12 +221,10 @@ impl RecvQueue {
             .filter_map(|(i, m)| m.src.map(|src| (i, m, src)))
             .flat_map(move |(i, m, src)| {
                 let slot = &self.buf[i * self.slot_len..i * self.slot_len + m.len];
-                let chunks: Box<dyn Iterator<Item = &[u8]>> = if m.len == 0 {
-                    Box::new(std::iter::once(slot))
-                } else {
-                    Box::new(slot.chunks(m.seg))
-                };
-                chunks.map(move |data| Received {
+                // An empty datagram is one item; `chunks` of it would be none.
+                // (No boxed iterator: that was an allocation per batch.)
+                let empty = std::iter::once(slot).filter(|s| s.is_empty());
+                empty.chain(slot.chunks(m.seg)).map(move |data| Received {
                     src,
                     data,
                     tos: m.tos,

@@ -8,7 +8,7 @@
 //! coverage is per socket, so a batch stops where the coverage changes.
 
 use super::cmsg::{CmsgBuf, Encoder};
-use super::socket::{Socket, SocketKind};
+use super::socket::{DefaultMarking, Socket, SocketKind};
 use super::{MAX_GSO_SEGMENTS, MAX_UDP_PAYLOAD};
 use socket2::SockAddr;
 use std::io;
@@ -315,6 +315,18 @@ impl SendQueue {
         let mut hdrs: [libc::mmsghdr; SEND_BATCH] = unsafe { std::mem::zeroed() };
         let mut iovs: [libc::iovec; SEND_BATCH] = unsafe { std::mem::zeroed() };
         let mut plan = [(0usize, 0usize, 0usize); SEND_BATCH]; // (entry, segments, bytes)
+                                                               // Datagrams to the connected peer go without an address: the
+                                                               // kernel then uses the socket's cached route.
+        let connected = sock.connected_peer();
+        let mut named = [false; SEND_BATCH];
+        // Marking the socket applies by itself travels without a control
+        // message (an IP_TOS / SO_PRIORITY one makes the kernel look the
+        // route up again even on a connected socket). The first batch sets
+        // the socket's marking to its first datagram's.
+        let mut defaults = sock.default_marking();
+        if defaults == DefaultMarking::Unset {
+            defaults = sock.set_default_marking(first.mark.tos, first.mark.priority.unwrap_or(0));
+        }
         let mut n = 0;
         self.addrs.clear();
         let mut idx = self.head;
@@ -345,15 +357,32 @@ impl SendQueue {
                     (libc::IPPROTO_IP, libc::IP_TOS)
                 };
                 let mut enc = Encoder::new(&mut self.cmsgs[n]);
-                enc.push(level, name, libc::c_int::from(e.mark.tos));
-                if let (true, Some(p)) = (prio_cmsg, e.mark.priority) {
-                    enc.push(libc::SOL_SOCKET, libc::SO_PRIORITY, p);
+                let (tos_cmsg, prio_cmsg_needed) = match defaults {
+                    // A datagram without a priority gets 0, the kernel's default.
+                    DefaultMarking::Set { tos, priority } => (
+                        e.mark.tos != tos,
+                        prio_cmsg && e.mark.priority.unwrap_or(0) != priority,
+                    ),
+                    _ => (true, prio_cmsg && e.mark.priority.is_some()),
+                };
+                if tos_cmsg {
+                    enc.push(level, name, libc::c_int::from(e.mark.tos));
+                }
+                if prio_cmsg_needed {
+                    enc.push(
+                        libc::SOL_SOCKET,
+                        libc::SO_PRIORITY,
+                        e.mark.priority.unwrap_or(0),
+                    );
                 }
                 if count > 1 {
                     enc.push(libc::SOL_UDP, libc::UDP_SEGMENT, e.seg as u16);
                 }
                 hdrs[n].msg_hdr.msg_controllen = enc.len() as _;
-                self.addrs.push(SockAddr::from(e.dst));
+                named[n] = connected != Some(e.dst);
+                if named[n] {
+                    self.addrs.push(SockAddr::from(e.dst));
+                }
                 iovs[n] = libc::iovec {
                     // SAFETY: start..end lies inside self.buf.
                     iov_base: unsafe { self.buf.as_ptr().add(start) } as *mut libc::c_void,
@@ -365,10 +394,14 @@ impl SendQueue {
             }
             idx += 1;
         }
+        let mut a = 0;
         for i in 0..n {
             let h = &mut hdrs[i].msg_hdr;
-            h.msg_name = self.addrs[i].as_ptr() as *mut libc::c_void;
-            h.msg_namelen = self.addrs[i].len();
+            if named[i] {
+                h.msg_name = self.addrs[a].as_ptr() as *mut libc::c_void;
+                h.msg_namelen = self.addrs[a].len();
+                a += 1;
+            }
             h.msg_iov = &mut iovs[i];
             h.msg_iovlen = 1;
             h.msg_control = self.cmsgs[i].0.as_mut_ptr().cast();

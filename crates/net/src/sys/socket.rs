@@ -31,7 +31,8 @@ pub struct SocketOptions {
     pub gso: bool,
     /// Ask for UDP GRO on receive where the kernel supports it.
     pub gro: bool,
-    /// Receive the IP TOS byte of each datagram (`IP_RECVTOS`), for ECN.
+    /// Receive the IP TOS byte of each datagram (`IP_RECVTOS`), for ECN
+    /// (an endpoint asks for it only with ECN marking on).
     pub recv_tos: bool,
     /// UDP-Lite only: the least checksum coverage accepted from peers, in
     /// bytes of UDP payload (the UDP-Lite header is added). The kernel drops
@@ -85,6 +86,26 @@ pub struct Socket {
     send_cscov: Cell<Option<u16>>,
     prio_cmsg: Cell<bool>,
     socket_prio: Cell<Option<u32>>,
+    connected: Cell<Option<SocketAddr>>,
+    default_marking: Cell<DefaultMarking>,
+}
+
+/// The marking the socket applies to datagrams that carry no `IP_TOS` /
+/// `SO_PRIORITY` control message (see [`Socket::set_default_marking`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultMarking {
+    /// Not set yet: every datagram carries its marking.
+    Unset,
+    /// TOS byte and priority set on the socket.
+    Set {
+        /// The IP TOS byte.
+        tos: u8,
+        /// `SO_PRIORITY`.
+        priority: u32,
+    },
+    /// The kernel refused them (or an IPv6 socket): every datagram
+    /// carries its marking.
+    Unavailable,
 }
 
 impl Socket {
@@ -140,6 +161,12 @@ impl Socket {
             send_cscov: Cell::new(None),
             prio_cmsg: Cell::new(true),
             socket_prio: Cell::new(None),
+            connected: Cell::new(None),
+            default_marking: Cell::new(if local.is_ipv4() {
+                DefaultMarking::Unset
+            } else {
+                DefaultMarking::Unavailable
+            }),
         };
         if let (SocketKind::UdpLite, Some(min)) = (opts.kind, opts.min_recv_coverage) {
             let cscov = u16::try_from(UDP_HEADER_LEN + min).map_err(|_| {
@@ -229,9 +256,40 @@ impl Socket {
         Ok(getsockopt_int(self.fd(), libc::SOL_SOCKET, libc::SO_PRIORITY)? as u32)
     }
 
-    /// Sets the socket's default IP TOS byte (DSCP << 2 | ECN).
+    /// Sets the socket's default IP TOS byte (DSCP << 2 | ECN). The kernel
+    /// also resets `SO_PRIORITY` from it.
     pub fn set_tos(&self, tos: u8) -> io::Result<()> {
-        self.inner.set_tos(tos.into())
+        self.inner.set_tos(tos.into())?;
+        self.socket_prio.set(None);
+        if self.default_marking.get() != DefaultMarking::Unavailable {
+            self.default_marking.set(DefaultMarking::Unset);
+        }
+        Ok(())
+    }
+
+    /// Makes `tos` and `priority` the socket's own marking (IPv4 only), so
+    /// that datagrams marked so need no `IP_TOS` / `SO_PRIORITY` control
+    /// message: the kernel takes a connected socket's cached route only for
+    /// sends without one. On any error (e.g. a priority above 6 without
+    /// `CAP_NET_ADMIN`) it gives up for good: datagrams then carry their
+    /// marking as before.
+    pub fn set_default_marking(&self, tos: u8, priority: u32) -> DefaultMarking {
+        if self.default_marking.get() == DefaultMarking::Unavailable {
+            return DefaultMarking::Unavailable;
+        }
+        // IP_TOS first: the kernel derives SO_PRIORITY from it.
+        let r = self.set_tos(tos).and_then(|()| self.set_priority(priority));
+        let m = match r {
+            Ok(()) => DefaultMarking::Set { tos, priority },
+            Err(_) => DefaultMarking::Unavailable,
+        };
+        self.default_marking.set(m);
+        m
+    }
+
+    /// The marking the socket applies by itself.
+    pub fn default_marking(&self) -> DefaultMarking {
+        self.default_marking.get()
     }
 
     /// Whether `SO_PRIORITY` travels as a per-packet control message (true
@@ -246,6 +304,23 @@ impl Socket {
 
     pub(crate) fn disable_prio_cmsg(&self) {
         self.prio_cmsg.set(false);
+    }
+
+    /// Connects the socket to `peer` (`connect(2)`): the kernel keeps the
+    /// route, datagrams to `peer` go without an address (see
+    /// [`crate::sys::SendQueue`]), incoming ones find the socket by early
+    /// demux — and datagrams from any other address are dropped. (There is
+    /// no way back: dissolving the association of a socket bound to port 0
+    /// also releases its port.)
+    pub fn connect_to(&self, peer: SocketAddr) -> io::Result<()> {
+        self.inner.connect(&SockAddr::from(peer))?;
+        self.connected.set(Some(peer));
+        Ok(())
+    }
+
+    /// The peer the socket is connected to, if any.
+    pub fn connected_peer(&self) -> Option<SocketAddr> {
+        self.connected.get()
     }
 
     /// The pending socket error (`SO_ERROR`), e.g. an ICMP port unreachable.
