@@ -57,6 +57,22 @@ def interval(pair_means: list[float]) -> tuple[float, float]:
     return (math.exp(m - h), math.exp(m + h))
 
 
+def pair_means(recs: list[dict[str, Any]], compare: str) -> list[float]:
+    """Every run pair's geometric mean over its jobs, over all cells."""
+    return [
+        geomean(list(r["speedup"].values())) for r in recs if r.get("compare", "saba") == compare
+    ]
+
+
+def pairs_needed(sd_log: float, half: float) -> int:
+    """Run pairs a cell needs for a 95 % interval of +-`half` (a factor,
+    e.g. 1.1) when one pair's log geometric mean has sd `sd_log`
+    (normal approximation)."""
+    if not (sd_log >= 0 and half > 1):
+        raise ValueError(f"pairs_needed: sd {sd_log} must be >= 0 and half {half} > 1")
+    return max(2, math.ceil((1.96 * sd_log / math.log(half)) ** 2))
+
+
 def summarize(recs: list[dict[str, Any]]) -> dict[Cell, dict[str, Any]]:
     """Per cell: per-workload speed-ups, all jobs, the pairs' means."""
     by: dict[Cell, list[dict[str, Any]]] = defaultdict(list)
@@ -121,6 +137,19 @@ def main() -> None:
     print("\n".join(table(summary, args.workloads.split(","))))
     hours = sum(s["wall_s"] for s in summary.values()) / 3600
     print(f"{len(recs)} run pairs, {hours:.2f} h of runs")
+    for cmp, label in (("saba", "Saba / baseline"), ("baseline2", "baseline / baseline")):
+        ms = pair_means(recs, cmp)
+        if len(ms) < 2:
+            continue
+        lo, hi = interval(ms)
+        sd = statistics.stdev(math.log(x) for x in ms)
+        print(
+            f"all cells, {label}: {len(ms)} pairs, geo. mean {geomean(ms):.3f} "
+            f"[{lo:.3f}-{hi:.3f}], pairs from {min(ms):.2f} to {max(ms):.2f}, "
+            f"sd of a pair's log geo. mean {sd:.3f} (x{math.exp(sd):.2f}); "
+            f"pairs a cell needs for +-10 %: {pairs_needed(sd, 1.1)}, "
+            f"+-5 %: {pairs_needed(sd, 1.05)}"
+        )
 
 
 if __name__ == "__main__":

@@ -143,3 +143,15 @@ def test_report_skips_random_setups_and_failed_runs(report: ModuleType, tmp_path
     lines = [good, {**good, "homogeneous": False}, {"setup": 3, "error": "timeout"}]
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert len(report.load([p])) == 1
+
+
+def test_pairs_needed_follows_the_normal_interval(report: ModuleType) -> None:
+    # sd 0.2 for +-10 %: (1.96 * 0.2 / ln 1.1) ** 2 = 16.9 -> 17
+    assert report.pairs_needed(0.2, 1.1) == 17
+    assert report.pairs_needed(0.0, 1.1) == 2
+    for sd, half in [(-0.1, 1.1), (0.2, 1.0), (0.2, 0.9), (math.nan, 1.1)]:
+        with pytest.raises(ValueError, match="pairs_needed"):
+            report.pairs_needed(sd, half)
+    recs = [rec(4, 1.0, "saba", {"lr": 2.0}), rec(4, 1.0, "baseline2", {"lr": 0.5})]
+    assert report.pair_means(recs, "saba") == [pytest.approx(2.0)]
+    assert report.pair_means(recs, "baseline2") == [pytest.approx(0.5)]
