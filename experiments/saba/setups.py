@@ -20,7 +20,10 @@ alternates between setups:
 * htb1 (a control, with `--modes baseline,saba,htb1`): the same
   controller, backend and marking, but every app registered with the
   same model, so all share one HTB queue — what Saba's qdiscs change
-  without its weights.
+  without its weights;
+* baseline2 (the noise floor, with `--modes baseline,baseline2` instead
+  of Saba): the baseline run a second time, so the "speed-up"
+  baseline / baseline2 is what two runs of the same thing differ by.
 
 Speed-up of a job = baseline time / Saba time; a setup's average speed-up
 is the mean over its jobs (Fig. 8b). Each setup is one JSON line in
@@ -33,8 +36,11 @@ done). The paper's count is 500 (`--setups 500`).
         --scales 1 --degree 3 --out results/saba/fig9.jsonl   # Fig. 9: one cell
 
 `--homogeneous`: one setup, every workload once on every host (§7.3),
-all at the first of `--scales`; Fig. 9's cells are runs with different
-`--scales`, `--hosts` and `--degree`.
+all at the first of `--scales`, repeated `--reps` times (setup indices
+`--first` onward, so the order of the runs alternates between
+repetitions); Fig. 9's cells are runs with different `--scales`,
+`--hosts` and `--degree`, read against the same cells run with
+`--modes baseline,baseline2` (`fig9_report.py`).
 """
 
 from __future__ import annotations
@@ -148,6 +154,35 @@ def run(
     return {"mode": mode, "times": times, "dscp": dscp}
 
 
+#: the run sets `--modes` accepts: Saba against the baseline (optionally
+#: with the one-queue control), or the baseline against itself
+MODE_SETS = ({"baseline", "saba"}, {"baseline", "saba", "htb1"}, {"baseline", "baseline2"})
+
+
+def parse_modes(text: str) -> list[str]:
+    """`--modes`: a comma list naming one of MODE_SETS, each mode once."""
+    modes = text.split(",")
+    if len(set(modes)) != len(modes) or set(modes) not in MODE_SETS:
+        raise ValueError(
+            f"--modes: {text!r} is not baseline,saba[,htb1] or baseline,baseline2 (each mode once)"
+        )
+    return modes
+
+
+def parse_scales(text: str) -> list[float]:
+    """`--scales`: dataset sizes (x the profiled one), each finite and > 0."""
+    out = []
+    for part in text.split(","):
+        try:
+            x = float(part)
+        except ValueError:
+            raise ValueError(f"--scales: {part!r} is not a number") from None
+        if not (x > 0 and x < float("inf")):
+            raise ValueError(f"--scales: {part!r} must be a finite size > 0")
+        out.append(x)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--table", default="results/saba/sensitivity.db")
@@ -163,25 +198,38 @@ def main() -> None:
     ap.add_argument("--link", default="200mbit")
     ap.add_argument("--leaf-bytes", type=int, default=262144, help="bfifo per Saba queue")
     ap.add_argument("--homogeneous", action="store_true", help="Fig. 9: all workloads, all hosts")
+    ap.add_argument("--reps", type=int, default=1, help="repetitions of a --homogeneous setup")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("results/saba/setups.jsonl"))
     ap.add_argument("--budget-s", type=float, help="start no new setup after this many seconds")
-    ap.add_argument("--modes", default="baseline,saba", help="runs per setup (+ htb1)")
+    ap.add_argument(
+        "--modes",
+        default="baseline,saba",
+        help="runs per setup: baseline,saba (+ htb1), or baseline,baseline2 (noise floor)",
+    )
     args = ap.parse_args()
-    modes = args.modes.split(",")
-    if not {"baseline", "saba"} <= set(modes) <= {"baseline", "saba", "htb1"}:
-        ap.error("--modes: baseline and saba, optionally htb1")
+    try:
+        modes = parse_modes(args.modes)
+        scales = parse_scales(args.scales)
+    except ValueError as e:
+        ap.error(str(e))
+    if args.reps < 1:
+        ap.error(f"--reps: {args.reps} must be >= 1")
+    if args.reps > 1 and not args.homogeneous:
+        ap.error("--reps: only with --homogeneous (random setups differ by index already)")
+    if args.hosts < 2:
+        ap.error(f"--hosts: {args.hosts} must be >= 2 (every job talks between hosts)")
     workloads = args.workloads.split(",")
     for w in workloads:
         if w not in WORKLOADS:
             ap.error(f"--workloads: unknown workload {w!r}")
-    scales = [float(s) for s in args.scales.split(",")]
     lo, hi = (int(x) for x in args.instances.split(","))
     if not 2 <= lo <= hi:
         ap.error("--instances: need 2 <= LOW <= HIGH")
     table = SensitivityTable(args.table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    count = 1 if args.homogeneous else args.setups
+    count = args.reps if args.homogeneous else args.setups
+    other = "saba" if "saba" in modes else "baseline2"
     began = time.monotonic()
     for i in range(args.first, args.first + count):
         if args.budget_s is not None and time.monotonic() - began > args.budget_s:
@@ -204,7 +252,7 @@ def main() -> None:
             print(f"setup {i}: failed: {e}", flush=True)
             continue
         speedup = {
-            j.name: runs["baseline"]["times"][j.name] / runs["saba"]["times"][j.name] for j in jobs
+            j.name: runs["baseline"]["times"][j.name] / runs[other]["times"][j.name] for j in jobs
         }
         rec = {
             "setup": i,
@@ -215,9 +263,10 @@ def main() -> None:
             "link": args.link,
             "jobs": [j.__dict__ for j in jobs],
             "baseline": runs["baseline"]["times"],
-            "saba": runs["saba"]["times"],
+            "compare": other,
+            other: runs[other]["times"],
             "htb1": runs["htb1"]["times"] if "htb1" in runs else None,
-            "dscp": runs["saba"]["dscp"],
+            "dscp": runs[other]["dscp"],
             "speedup": speedup,
             "avg_speedup": sum(speedup.values()) / len(speedup),
             "order": order,

@@ -35,7 +35,11 @@ def main() -> None:
     args = ap.parse_args()
     every_rec = load(args.results)
     failed = [r for r in every_rec if "error" in r]
-    recs = [r for r in every_rec if "error" not in r and not r.get("homogeneous")]
+    recs = [
+        r
+        for r in every_rec
+        if "error" not in r and not r.get("homogeneous") and r.get("compare", "saba") == "saba"
+    ]
     if not recs:
         raise SystemExit("no random setups in the files given")
     per: dict[str, list[float]] = defaultdict(list)
