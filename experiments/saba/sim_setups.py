@@ -37,8 +37,14 @@ import sim_study as study
 from approxnet.saba import flowstudy
 from approxnet.saba.errors import SabaError
 from approxnet.saba.flowstudy import geomean
-from approxnet.saba.setupdraw import SetupDraw, draw_setup, one_switch, scaled_job
-from approxnet.saba.sim_backend import FlowFair, Job, Routes, SabaPolicy, routes_from_sim, run
+from approxnet.saba.setupdraw import (
+    SetupDraw,
+    baseline_and_saba,
+    draw_setup,
+    one_switch,
+    scaled_job,
+)
+from approxnet.saba.sim_backend import Job, Routes, routes_from_sim
 
 
 def draw(
@@ -167,12 +173,13 @@ def main(argv: list[str] | None = None) -> int:
         js = jobs_of[i]
         t0 = time.time()
         load_before = os.getloadavg()[0]
-        base = run(js, routes, FlowFair(), batch=args.batch, solver=args.solver)
         own = {j.name: models[j.name.split("-", 1)[1]] for j in js}
-        saba = run(
+        base, saba = baseline_and_saba(
             js,
             routes,
-            SabaPolicy(js, own, routes, queues=args.queues, seed=args.seed),
+            own,
+            queues=args.queues,
+            seed=args.seed,
             batch=args.batch,
             solver=args.solver,
         )

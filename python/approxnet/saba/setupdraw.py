@@ -25,16 +25,24 @@ among those still below the cap.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import SabaError
 from .flowstudy import Spec, make_job
-from .sim_backend import Job, Stage
+from .sim_backend import FlowFair, Job, Routes, RunResult, SabaPolicy, Stage, run
 
-__all__ = ["TESTBED", "one_switch", "SetupDraw", "DrawnJob", "draw_setup", "scaled_job"]
+__all__ = [
+    "TESTBED",
+    "one_switch",
+    "SetupDraw",
+    "DrawnJob",
+    "draw_setup",
+    "scaled_job",
+    "baseline_and_saba",
+]
 
 
 def one_switch(servers: int, gbps: float = 56.0) -> dict[str, object]:
@@ -128,3 +136,22 @@ def scaled_job(name: str, job: DrawnJob) -> Job:
         Stage(st.compute_ns * job.data_scale, st.pairs, st.bytes, st.overlap) for st in base.stages
     )
     return Job(name, base.hosts, stages)
+
+
+def baseline_and_saba(
+    jobs: Sequence[Job],
+    routes: Routes,
+    models: Mapping[str, Sequence[float]],
+    *,
+    queues: int = 8,
+    seed: int = 1,
+    batch: float = 0.02,
+    solver: str = "exact",
+) -> tuple[RunResult, RunResult]:
+    """One setup run twice (§8.2): under per-flow max-min (the baseline)
+    and under Saba with `queues` queues per port, each job registering
+    ``models[job name]``. A job's speed-up is the first's time over the
+    second's."""
+    base = run(jobs, routes, FlowFair(), batch=batch, solver=solver)
+    pol = SabaPolicy(jobs, models, routes, queues=queues, seed=seed)
+    return base, run(jobs, routes, pol, batch=batch, solver=solver)
