@@ -32,9 +32,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+import sim_oracle
 import sim_study as study
 
-from approxnet.saba import flowstudy
+from approxnet.saba import controller, flowstudy, sim_backend
 from approxnet.saba.errors import SabaError
 from approxnet.saba.flowstudy import geomean
 from approxnet.saba.setupdraw import (
@@ -89,6 +90,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--batch", type=float, default=0.02)
     ap.add_argument("--solver", choices=("exact", "reference"), default="exact")
+    ap.add_argument(
+        "--oracle",
+        action="store_true",
+        help="a diagnostic, not Saba: eq. 2 on each job's exact profile (sim_oracle.py)",
+    )
     ap.add_argument("--budget-s", type=float, default=float("inf"), help="stop after this")
     ap.add_argument("--out", default=str(study.OUT / "sim_setups.jsonl"))
     args = ap.parse_args(argv)
@@ -118,6 +124,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
             ap.error(f"--rack must be 2..servers ({args.servers}), got {args.rack}")
         if args.mix == "demand":
             ap.error("--mix demand caps a server's NIC per job; testbed servers hold several jobs")
+    if args.oracle and args.mix == "overlap":
+        ap.error("--oracle: the overlap mix's profile is not sim_oracle.py's closed form")
     if args.queues < 1:
         ap.error(f"--queues must be >= 1, got {args.queues}")
     if not 0 <= args.first <= args.setups:
@@ -163,6 +171,11 @@ def cluster_setups(
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     jobs_of, scales, routes, models = cluster_setups(args)
+    # the oracle's exact profiles: communication fraction and demand per workload
+    truth = {
+        s.name: (s.comm_ms / (s.comm_ms + s.compute_ms), s.demand)
+        for s in study.workload_specs(mix=args.mix)
+    }
     t_start = time.time()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -174,15 +187,22 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         load_before = os.getloadavg()[0]
         own = {j.name: models[j.name.split("-", 1)[1]] for j in js}
-        base, saba = baseline_and_saba(
-            js,
-            routes,
-            own,
-            queues=args.queues,
-            seed=args.seed,
-            batch=args.batch,
-            solver=args.solver,
-        )
+        if args.oracle:
+            sim_oracle.TRUE.clear()
+            sim_oracle.TRUE.update({j.name: truth[j.name.split("-", 1)[1]] for j in js})
+            setattr(sim_backend, "Controller", sim_oracle.OracleController)  # noqa: B010
+        try:
+            base, saba = baseline_and_saba(
+                js,
+                routes,
+                own,
+                queues=args.queues,
+                seed=args.seed,
+                batch=args.batch,
+                solver=args.solver,
+            )
+        finally:
+            setattr(sim_backend, "Controller", controller.Controller)  # noqa: B010
         sp = [base.jct_ns[j.name] / saba.jct_ns[j.name] for j in js]
         job_rows: list[dict[str, object]] = [
             {"name": j.name, "workload": j.name.split("-", 1)[1], "instances": len(j.hosts)}
@@ -211,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                 "mix": args.mix,
                 "geo_speedup": round(geomean(sp), 5),
             }
+        if args.oracle:
+            row["oracle"] = True
         with open(out, "a") as f:
             f.write(json.dumps(row) + "\n")
         print(f"setup {i}: avg speed-up {row['avg_speedup']:.3f} ({row['wall_s']} s)", flush=True)
