@@ -19,6 +19,18 @@ experiments/saba/setups_report.py reads them (table, CDF plot).
         --out results/saba/sim_setups.jsonl
     .venv/bin/python experiments/saba/setups_report.py results/saba/sim_setups.jsonl \\
         --plot results/saba/sim_setups.png
+
+`--scale testbed`: the paper's testbed and its draw (seed 003 §8.1-8.2,
+approxnet.saba.setupdraw): `--servers` (32) servers on one 56 Gbps
+switch, 16 jobs, 4-32 instances, each job's data (its compute and
+communication per stage) x 0.1, 1 or 10, at most `--per-server` (16)
+jobs a server, models profiled on the first `--rack` (8) servers; the
+rows also carry each job's data scale and the setup's geometric mean.
+`--oracle` (a diagnostic, not Saba): eq. 2 on each job's exact profile
+(sim_oracle.py).
+
+    .venv/bin/python experiments/saba/sim_setups.py --scale testbed --setups 500 \\
+        --out results/saba/sim_setups_testbed.jsonl
 """
 
 from __future__ import annotations

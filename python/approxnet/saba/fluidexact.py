@@ -198,7 +198,7 @@ def _system(e: Entries, bneck: B8) -> F64 | None:
     order = np.lexsort((e.flow[bidx], q_inv))
     qs = q_inv[order]
     fs = e.flow[bidx][order]
-    head = np.r_[True, qs[1:] != qs[:-1]]
+    head = np.concatenate(([True], qs[1:] != qs[:-1]))
     first_f = fs[np.maximum.accumulate(np.where(head, np.arange(len(qs)), 0))]
     rest = ~head
     k = int(rest.sum())
