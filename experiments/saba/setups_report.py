@@ -33,8 +33,8 @@ def geomean(xs: list[float]) -> float:
 
 def ports(recs: list[dict[str, Any]]) -> None:
     """Jobs per server of each testbed setup, redrawn from its seed (the
-    default draw of sim_setups.py --scale testbed; a record the redraw
-    does not match is an error), against the setup's speed-up: on one
+    default draw of sim_setups.py --scale testbed but for its job count;
+    a record the redraw does not match is an error), against the setup's speed-up: on one
     switch a server's two links are the only ports, and the apps on
     them are its jobs."""
     import numpy as np
@@ -42,15 +42,23 @@ def ports(recs: list[dict[str, Any]]) -> None:
     from approxnet.saba import flowstudy
     from approxnet.saba.setupdraw import SetupDraw, draw_setup
 
-    xs, ys = [], []
-    cache: dict[tuple[int, int, str], list[Any]] = {}
+    def key(r: dict[str, Any]) -> tuple[int, int, str, int]:
+        return (r["seed"], r["servers"], r["mix"], len(r["jobs"]))
+
+    last: dict[tuple[int, int, str, int], int] = defaultdict(int)
     for r in recs:
-        key = (r["seed"], r["servers"], r["mix"])
-        if key not in cache:
-            rng = np.random.default_rng(r["seed"])
-            specs = flowstudy.workload_specs(20, 4, 7, r["mix"])
-            cache[key] = [draw_setup(rng, specs, SetupDraw(), r["servers"]) for _ in range(500)]
-        drawn = cache[key][r["setup"]]
+        last[key(r)] = max(last[key(r)], r["setup"])
+    cache = {}
+    for (seed, servers, mix, jobs), n in last.items():
+        rng = np.random.default_rng(seed)
+        specs = flowstudy.workload_specs(20, 4, 7, mix)
+        d = SetupDraw(jobs=jobs)
+        cache[(seed, servers, mix, jobs)] = [
+            draw_setup(rng, specs, d, servers) for _ in range(n + 1)
+        ]
+    xs, ys = [], []
+    for r in recs:
+        drawn = cache[key(r)][r["setup"]]
         if [(d.spec.name, len(d.hosts)) for d in drawn] != [
             (j["workload"], j["instances"]) for j in r["jobs"]
         ]:
