@@ -161,6 +161,7 @@ def main() -> None:
         names = sorted(per, key=lambda w: -geomean(per[w]))
         a.bar(names, [geomean(per[w]) for w in names], color="tab:blue")
         a.axhline(1.0, color="grey", lw=0.8)
+        a.tick_params(axis="x", labelrotation=90 if len(names) > 10 else 0)
         a.set_ylabel("speed-up over baseline (geo. mean)")
         a.set_title("(a) per workload")
         ys = [(i + 1) / len(avg) for i in range(len(avg))]
