@@ -102,7 +102,9 @@ def test_every_fixed_point_lies_in_the_bracket() -> None:
         for rates in (solve(e).rates, warm, allocate(e, max_iter=300).rates):
             if fixed_point_gap(e, rates) <= 1.0:
                 assert np.all(rates >= br.lo * (1 - 1e-9) - 1e-12)
-                assert np.all(rates <= br.hi * (1 + 1e-9))
+                # the same absolute 1e-12 above as below: a linear solve can
+                # leave a starved flow at ~4e-16 where hi is 0
+                assert np.all(rates <= br.hi * (1 + 1e-9) + 1e-12)
                 inside += 1
     assert inside >= 50
 

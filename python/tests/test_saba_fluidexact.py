@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from saba_instances import crossed, drawn
 
-from approxnet.saba.fluidexact import certify, solve
+from approxnet.saba.fluidbound import bracket
+from approxnet.saba.fluidexact import _per_flow_maxmin, certify, progressive_filling, solve
 from approxnet.saba.fluidshare import Entries, _local, allocate
 
 
@@ -154,3 +155,52 @@ def test_above_newton_max_only_the_bracket_or_the_reference(
     got = solve(crossed())
     assert not got.exact and got.steps == 0
     assert np.array_equal(got.rates, allocate(crossed()).rates)
+
+
+def test_per_flow_maxmin_by_progressive_filling_equals_the_bracket() -> None:
+    """One queue per entry, equal weights, one level (the baseline): solve
+    takes progressive filling, whose rates are the bracket's (closed:
+    max-min is unique) and a fixed point by the definition; with two
+    flows in one queue, or two levels, it is not taken."""
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        links, flows = int(rng.integers(2, 12)), int(rng.integers(1, 40))
+        paths = [
+            rng.choice(links, int(rng.integers(1, min(3, links) + 1)), replace=False)
+            for _ in range(flows)
+        ]
+        ef = np.concatenate([np.full(len(p), i) for i, p in enumerate(paths)]).astype(np.int64)
+        el = np.concatenate(paths).astype(np.int64)
+        n = len(ef)
+        e = Entries(
+            ef,
+            el,
+            np.zeros(n, dtype=np.int64),
+            np.arange(n, dtype=np.int64),
+            np.full(n, 2.0),
+            rng.uniform(1.0, 10.0, links),
+            flows,
+        )
+        assert _per_flow_maxmin(e)
+        rates, rounds = progressive_filling(e)
+        br = bracket(e)
+        assert not br.open.any()
+        assert np.max(np.abs(rates - br.lo) / br.lo) < 1e-12
+        assert solve(e).rates.tolist() == rates.tolist()
+        assert 1 <= rounds <= links
+        assert is_fixed_point(e, rates)
+        if n >= 2:
+            shared = Entries(
+                ef, el, e.level, np.r_[0, np.arange(n - 1)], e.qweight[:-1], e.capacity, flows
+            )
+            assert not _per_flow_maxmin(shared)
+            two = Entries(
+                ef,
+                el,
+                np.r_[1, np.zeros(n - 1, dtype=np.int64)],
+                e.queue,
+                e.qweight,
+                e.capacity,
+                flows,
+            )
+            assert not _per_flow_maxmin(two)

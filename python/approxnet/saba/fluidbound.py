@@ -65,17 +65,17 @@ def open_waterfill(group: I64, weight: F64, demand: F64, capacity: F64) -> F64:
         t = demand / weight
     order = np.lexsort((t, group))
     g, w, d, ts = group[order], weight[order], demand[order], t[order]
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    sizes = np.diff(np.r_[starts, n])
+    starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+    sizes = np.diff(np.concatenate((starts, [n])))
     gstart = np.repeat(starts, sizes)
     gend = gstart + np.repeat(sizes, sizes)
     df = d_finite(d)
-    cd = np.r_[0.0, np.cumsum(df)]
+    cd = np.concatenate(([0.0], np.cumsum(df)))
     pre = cd[:-1] - cd[gstart]  # sum of demands before position k, in its group
-    cw = np.r_[np.cumsum(w[::-1])[::-1], 0.0]
+    cw = np.concatenate((np.cumsum(w[::-1])[::-1], [0.0]))
     suf = cw[:-1] - cw[gend]  # sum of weights from position k on
     inf = ~np.isfinite(d)
-    ci = np.r_[0, np.cumsum(inf)]
+    ci = np.concatenate(([0], np.cumsum(inf)))
     inf_before = ci[:-1] - ci[gstart]
     cap = capacity[g]
     with np.errstate(invalid="ignore", over="ignore"):

@@ -92,6 +92,12 @@ NEWTON_MAX = 10_000
 POLISH = 1e-3
 #: Relative slack of the certificate (rates are solved to ~1e-12).
 CERT_TOL = 1e-9
+#: Systems up to this many unknowns are factorised in their own order
+#: (flows, then water levels): on the 32-server testbed setups' systems
+#: (~700 unknowns) SuperLU's COLAMD ordering filled L + U to 39,821
+#: nonzeros and the natural one to 11,101, 3.6 ms -> 1.0 ms a solve, the
+#: rates equal within 8e-12; larger systems keep COLAMD (not measured).
+NATURAL_MAX = 1000
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -192,7 +198,7 @@ def _system(e: Entries, bneck: B8) -> F64 | None:
     order = np.lexsort((e.flow[bidx], q_inv))
     qs = q_inv[order]
     fs = e.flow[bidx][order]
-    head = np.r_[True, qs[1:] != qs[:-1]]
+    head = np.concatenate(([True], qs[1:] != qs[:-1]))
     first_f = fs[np.maximum.accumulate(np.where(head, np.arange(len(qs)), 0))]
     rest = ~head
     k = int(rest.sum())
@@ -242,7 +248,8 @@ def _system(e: Entries, bneck: B8) -> F64 | None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", MatrixRankWarning)
         try:
-            x = np.asarray(spsolve(m, b), dtype=float)
+            perm = "NATURAL" if n <= NATURAL_MAX else "COLAMD"
+            x = np.asarray(spsolve(m, b, permc_spec=perm), dtype=float)
         except (MatrixRankWarning, RuntimeError):
             x = np.full(n, np.nan)
     if not np.all(np.isfinite(x)) and n > LSTSQ_MAX:
@@ -343,10 +350,15 @@ def solve(e: Entries, tol: float = 1e-6, max_iter: int = 2000, cold: bool = True
        reference's rates (``exact`` False).
 
     `cold` False skips step 2. Above :data:`NEWTON_MAX` flows only step
-    1, else the reference's rates (``exact`` False)."""
+    1, else the reference's rates (``exact`` False). Per-flow max-min
+    (one level, one queue per entry, equal weights: the baseline) is
+    solved by :func:`progressive_filling` instead, its unique answer."""
     e.check()
     if e.flows == 0:
         return Solved(np.zeros(0), 0, 0, True, 0.0)
+    if _per_flow_maxmin(e):
+        rates, rounds = progressive_filling(e)
+        return Solved(rates, rounds, 0, True, 0.0)
     br = bracket(e)
     passes = br.sweeps
     solves = 0
@@ -385,3 +397,44 @@ def _inside(rates: F64, br: Bracket) -> bool:
     lo = br.lo * (1.0 - 1e3 * CERT_TOL)
     hi = br.hi * (1.0 + 1e3 * CERT_TOL)
     return bool(np.all(rates >= lo - 1e-300) and np.all(rates <= hi))
+
+
+def _per_flow_maxmin(e: Entries) -> bool:
+    """Whether `e` is per-flow max-min: one level, every entry its own
+    queue, all weights equal (the baseline's policy)."""
+    if len(e.flow) == 0 or np.any(e.level != e.level[0]):
+        return False
+    w = e.qweight[e.queue]
+    return bool(np.all(w == w[0])) and len(np.unique(e.queue)) == len(e.queue)
+
+
+def progressive_filling(e: Entries) -> tuple[F64, int]:
+    """Per-flow max-min by progressive filling, for the entries of
+    :func:`_per_flow_maxmin` (then the unique fixed point, which the
+    bracket also reaches, in more sweeps): each round the links whose
+    equal share of what is left is the least (within 1e-12) fix their
+    unfixed flows at it. Returns the rates and the rounds."""
+    n_links = len(e.capacity)
+    rate = np.zeros(e.flows)
+    fixed = np.zeros(e.flows, dtype=bool)
+    left = e.capacity.astype(float).copy()
+    live = np.ones(len(e.flow), dtype=bool)
+    rounds = 0
+    while live.any():
+        rounds += 1
+        count = np.bincount(e.link[live], minlength=n_links)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(count > 0, np.maximum(left, 0.0) / count, np.inf)
+        least = float(share.min())
+        tight = share <= least * (1.0 + 1e-12)
+        pick = live & tight[e.link]
+        f = np.unique(e.flow[pick])
+        # each flow at the share of its tightest link among those
+        got = np.full(e.flows, np.inf)
+        np.minimum.at(got, e.flow[pick], share[e.link[pick]])
+        rate[f] = got[f]
+        fixed[f] = True
+        done = live & fixed[e.flow]
+        left -= np.bincount(e.link[done], weights=rate[e.flow[done]], minlength=n_links)
+        live &= ~done
+    return rate, rounds

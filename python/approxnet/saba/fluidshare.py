@@ -86,17 +86,19 @@ def waterfill(group: I64, weight: F64, demand: F64, capacity: F64) -> F64:
         t = demand / weight  # the level at which an item saturates
     order = np.lexsort((t, group))
     g, w, d, ts = group[order], weight[order], demand[order], t[order]
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    sizes = np.diff(np.r_[starts, n])
+    starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+    sizes = np.diff(np.concatenate((starts, [n])))
     # exclusive prefix of demands and inclusive suffix of weights, per group
     cd = np.cumsum(np.where(np.isfinite(d), d, 0.0))
-    pre_d = cd - d_finite(d) - np.repeat(np.r_[0.0, cd][starts], sizes)
+    pre_d = cd - d_finite(d) - np.repeat(np.concatenate(([0.0], cd))[starts], sizes)
     cw = np.cumsum(w[::-1])[::-1]
-    ends = np.r_[starts[1:], n]
-    after = np.r_[cw, 0.0][np.repeat(ends, sizes)]
+    ends = np.concatenate((starts[1:], [n]))
+    after = np.concatenate((cw, [0.0]))[np.repeat(ends, sizes)]
     suf_w = cw - after
     inf_seen = np.cumsum(~np.isfinite(d))
-    inf_before = inf_seen - (~np.isfinite(d)) - np.repeat(np.r_[0, inf_seen][starts], sizes)
+    inf_before = (
+        inf_seen - (~np.isfinite(d)) - np.repeat(np.concatenate(([0], inf_seen))[starts], sizes)
+    )
     cap = capacity[g]
     with np.errstate(invalid="ignore", over="ignore"):
         full = np.where(inf_before > 0, np.inf, pre_d + ts * suf_w)
@@ -154,11 +156,11 @@ def _others_min(e: Entries, a: F64) -> F64:
     n = len(a)
     order = np.lexsort((a, e.flow))
     f = e.flow[order]
-    first = np.r_[True, f[1:] != f[:-1]]
+    first = np.concatenate(([True], f[1:] != f[:-1]))
     m1 = np.full(e.flows, np.inf)
     m2 = np.full(e.flows, np.inf)
     m1[f[first]] = a[order][first]
-    second = np.r_[False, first[:-1]] & ~first
+    second = np.concatenate(([False], first[:-1])) & ~first
     m2[f[second]] = a[order][second]
     is_min = np.zeros(n, dtype=bool)
     is_min[order[first]] = True
