@@ -291,13 +291,17 @@ def main() -> None:
             ratio = h["instr"] / h["data_hops"] / (o["instr"] / o["data_hops"])
             print(f"instructions per data hop, htsim / {side}: {ratio:.2f}x")
     if a.out:
-        new = not os.path.exists(a.out)
-        with open(a.out, "a", newline="") as f:
-            fields = list(rows[0]) + ["instr_per_data_hop", "ll_misses_per_data_hop"]
-            wr = csv.DictWriter(f, fieldnames=fields, restval="")
-            if new:
-                wr.writeheader()
-            wr.writerows(rows)
+        append_csv(a.out, rows, list(rows[0]) + ["instr_per_data_hop", "ll_misses_per_data_hop"])
+
+
+def append_csv(path: str, rows: list[dict[str, Any]], fields: list[str]) -> None:
+    """Appends `rows` to the CSV at `path`, with a header if it is new."""
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=fields, restval="")
+        if new:
+            wr.writeheader()
+        wr.writerows(rows)
 
 
 if __name__ == "__main__":

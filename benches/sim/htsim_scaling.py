@@ -24,7 +24,6 @@ Usage: python3 benches/sim/htsim_scaling.py --htsim /tmp/htsim/sim/datacenter/ht
 """
 
 import argparse
-import csv
 import os
 import statistics
 import tempfile
@@ -98,12 +97,7 @@ def main() -> None:
                 f"{mc / first[(s, 'cpu')]:.2f}"
             )
     if a.out:
-        new = not os.path.exists(a.out)
-        with open(a.out, "a", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-            if new:
-                wr.writeheader()
-            wr.writerows(rows)
+        hc.append_csv(a.out, rows, list(rows[0]))
 
 
 if __name__ == "__main__":
