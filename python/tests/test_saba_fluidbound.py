@@ -21,14 +21,7 @@ def test_open_share_is_the_local_allocation_with_one_demand_unbounded() -> None:
     rng = np.random.default_rng(21)
     checked = 0
     for k in range(60):
-        e = drawn(
-            rng,
-            (1, 5),
-            (1, 9),
-            (1, 4),
-            1 + k % 2,
-            "port",
-        )
+        e = drawn(rng, (1, 5), (1, 9), (1, 4), 1 + k % 2, "port")
         demand = rng.random(len(e.flow)) * 5.0
         demand[rng.random(len(e.flow)) < 0.2] = np.inf
         got = open_local(e, demand)
@@ -88,14 +81,7 @@ def test_every_fixed_point_lies_in_the_bracket() -> None:
     rng = np.random.default_rng(23)
     inside = 0
     for k in range(30):
-        e = drawn(
-            rng,
-            (3, 20),
-            (2, 50),
-            (1, 6),
-            (1, 3),
-            ("equal", "app", "port")[k % 3],
-        )
+        e = drawn(rng, (3, 20), (2, 50), (1, 6), (1, 3), ("equal", "app", "port")[k % 3])
         br = bracket(e)
         assert np.all(br.lo <= br.hi * (1 + 1e-12))
         warm = solve(e, max_iter=300, cold=False).rates
@@ -116,14 +102,7 @@ def test_decided_flows_match_the_reference() -> None:
     rng = np.random.default_rng(24)
     compared = 0
     for k in range(40):
-        e = drawn(
-            rng,
-            (3, 25),
-            (2, 60),
-            (1, 6),
-            (1, 3),
-            ("app", "port")[k % 2],
-        )
+        e = drawn(rng, (3, 25), (2, 60), (1, 6), (1, 3), ("app", "port")[k % 2])
         ref = allocate(e, max_iter=300)
         if not ref.change <= 1e-6 or fixed_point_gap(e, ref.rates) > 1e5:
             continue  # the reference stopped short (not at a fixed point)

@@ -39,14 +39,7 @@ def test_matches_the_reference_where_its_answer_is_exact() -> None:
     rng = np.random.default_rng(11)
     compared = uncertified = 0
     for k in range(120):
-        e = drawn(
-            rng,
-            (3, 25),
-            (2, 60),
-            (1, 6),
-            (1, 3),
-            "equal" if k % 2 == 0 else "port",
-        )
+        e = drawn(rng, (3, 25), (2, 60), (1, 6), (1, 3), "equal" if k % 2 == 0 else "port")
         # max_iter=0: the reference's exact rounds only (infinite rates
         # where they did not finish and its iteration would have had to)
         ref = allocate(e, max_iter=0)
@@ -65,14 +58,7 @@ def test_every_answer_is_a_fixed_point_by_definition() -> None:
     rng = np.random.default_rng(12)
     exact = 0
     for _ in range(40):
-        e = drawn(
-            rng,
-            (3, 15),
-            (2, 25),
-            (1, 5),
-            (1, 3),
-            "port",
-        )
+        e = drawn(rng, (3, 15), (2, 25), (1, 5), (1, 3), "port")
         got = solve(e)
         if got.exact:
             exact += 1
