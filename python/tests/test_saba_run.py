@@ -359,7 +359,8 @@ def _marks(ns: str, wrapper: subprocess.Popen[bytes]) -> set[int]:
     found = set()
     for item in json.loads(done.stdout)["nftables"]:
         for expr in item.get("rule", {}).get("expr", []):
-            if "mangle" in expr and expr["mangle"]["key"]["payload"]["field"] == "dscp":
+            key = expr.get("mangle", {}).get("key", {})
+            if key.get("payload", {}).get("field") == "dscp":
                 found.add(int(expr["mangle"]["value"]))
     return found
 
