@@ -123,6 +123,14 @@ class PairTopology:
         return [Port("sw", f"to-{dst}", 1_000_000_000)]
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The wrappers' records go to a directory of the test's own (they
+    inherit the variable), not to the host's /run/approxnet-saba."""
+    monkeypatch.setenv("APPROXNET_SABA_STATE", str(tmp_path / "saba-state"))
+    return tmp_path / "saba-state"
+
+
 def _sh(*argv: str) -> None:
     subprocess.run(argv, check=True, capture_output=True, timeout=20)
 

@@ -206,14 +206,19 @@ def run_cmd(
 
 
 @group.command("cleanup")
-def cleanup_cmd() -> None:
+@click.option(
+    "--drop-unreachable",
+    is_flag=True,
+    help="also forget the records whose controller cannot be reached (kept otherwise)",
+)
+def cleanup_cmd(drop_unreachable: bool) -> None:
     """Remove what dead 'saba run' wrappers left (root): the cgroup, the
     nftables table and the app's registration of each wrapper whose
     process is gone (its record in $APPROXNET_SABA_STATE, default
     /run/approxnet-saba). Every 'saba run' does this as it starts."""
     from ..saba import stale
 
-    n = stale.sweep(lambda m: click.echo(m, err=True))
+    n = stale.sweep(lambda m: click.echo(m, err=True), drop_unreachable)
     click.echo(f"{n} dead wrapper(s) cleaned up", err=True)
 
 

@@ -99,7 +99,9 @@ def _records(log: Callable[[str], None]) -> list[tuple[Path, Record]]:
     return out
 
 
-def _remove(rec: Record, mount: Path, log: Callable[[str], None], deregister: bool) -> bool:
+def _remove(
+    rec: Record, mount: Path, log: Callable[[str], None], deregister: bool, drop: bool
+) -> bool:
     """Removes one dead wrapper's leftovers; False if its app could not be
     deregistered (the controller is unreachable)."""
     cg = Cgroup(mount, rec.cgroup)
@@ -119,6 +121,9 @@ def _remove(rec: Record, mount: Path, log: Callable[[str], None], deregister: bo
     except UnknownError:
         pass  # never registered, or deregistered already
     except SabaError as e:
+        if drop:
+            log(f"cleanup: cannot deregister app {rec.app}, record dropped: {e}")
+            return True
         log(f"cleanup: cannot deregister app {rec.app} (kept for the next cleanup): {e}")
         return False
     return True
@@ -145,10 +150,11 @@ def _orphans(mount: Path, known: set[int], log: Callable[[str], None]) -> None:
                 log(f"cleanup: removed nftables table saba_run_{pid} (no record, pid gone)")
 
 
-def sweep(log: Callable[[str], None]) -> int:
+def sweep(log: Callable[[str], None], drop_unreachable: bool = False) -> int:
     """Removes the leftovers of every dead wrapper (module doc); returns
     how many records were cleared. Errors of one record are logged and
-    leave it for the next sweep."""
+    leave it for the next sweep; `drop_unreachable` deletes the records
+    whose controller cannot be reached instead of keeping them."""
     try:
         mount = cgroup2_mount()
     except RunError as e:
@@ -163,7 +169,7 @@ def sweep(log: Callable[[str], None]) -> int:
         # a live wrapper has the app's name again: its app is not ours to drop
         deregister = (rec.url, rec.app) not in live_apps
         try:
-            if _remove(rec, mount, log, deregister):
+            if _remove(rec, mount, log, deregister, drop_unreachable):
                 path.unlink(missing_ok=True)
                 cleared += 1
         except (SabaError, OSError) as e:
