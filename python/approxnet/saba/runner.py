@@ -94,6 +94,7 @@ class _Watch:
         self.lease_s = client.health().get("lease_s")
         self.reported: dict[int, str] = {}  # conntrack id -> controller connection id
         self.renewed = time.monotonic()
+        self.checked = -float("inf")
         assert mark.ct_mark is not None
         self.flows = FlowWatch(mark.ct_mark, CtEvents(spec.netns))
         self.backlog: list[tuple[str, int, Flow]] = []  # not yet told to the controller
@@ -117,6 +118,9 @@ class _Watch:
                     self.reported[ct_id] = info["id"]
                     self.spec.log(f"connection {info['id']} {src} -> {dst} opened ({flow})")
             self.backlog.pop(0)
+        if time.monotonic() - self.checked < self.spec.poll_s:
+            return  # woken by flow events: the DSCP and leases every poll_s
+        self.checked = time.monotonic()
         dscp = int(self.client.app(self.spec.app)["dscp"])
         if dscp != self.mark.dscp:
             self.mark.set_dscp(dscp)
