@@ -8,19 +8,23 @@ time."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import struct
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import test_saba_run as base
 from test_saba_run import B, _left_behind, _members, _saba_run, _stop, _until, root
 
+from approxnet import testbed as tb
 from approxnet.saba import stale
+from approxnet.saba.client import SabaClient
 from approxnet.saba.controller import Controller
 from approxnet.saba.ctevents import DESTROY, NEW, UPDATE, CtEvent, parse
 from approxnet.saba.enforce import MemoryBackend
@@ -302,3 +306,61 @@ def test_a_sigkilled_wrappers_leftovers_are_removed(
     assert ctl.apps() == []
     assert not _running(program)  # the program went with its cgroup
     assert list(state_dir.glob("*.json")) == []
+
+
+@contextlib.contextmanager
+def _pair_at(addr_a: str, addr_b: str) -> Iterator[tuple[str, str]]:
+    """Two namespaces joined by a veth at the given addresses (/8: the
+    testbed's hosts are in several /24s), removed afterwards."""
+    tag = f"sq{os.getpid() % 100000}"
+    na, nb = f"{tag}a", f"{tag}b"
+    try:
+        for argv in (
+            ["ip", "netns", "add", na],
+            ["ip", "netns", "add", nb],
+            ["ip", "link", "add", "va", "netns", na, "type", "veth", "peer", "vb", "netns", nb],
+            ["ip", "-n", na, "addr", "add", f"{addr_a}/8", "dev", "va"],
+            ["ip", "-n", nb, "addr", "add", f"{addr_b}/8", "dev", "vb"],
+            ["ip", "-n", na, "link", "set", "va", "up"],
+            ["ip", "-n", nb, "link", "set", "vb", "up"],
+        ):
+            subprocess.run(argv, check=True, capture_output=True, timeout=20)
+        yield na, nb
+    finally:
+        for ns in (na, nb):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
+
+
+@root
+def test_udp_flows_reach_a_controller_service_process() -> None:
+    dumbbell = Path(tb.__file__).resolve().parent / "examples" / "dumbbell.toml"
+    argv = [sys.executable, "-m", "approxnet", "saba", "controller", "--topology"]
+    argv += [str(dumbbell), "--store", ":memory:", "--port", "0"]
+    ctl = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        assert ctl.stderr is not None
+        url = ctl.stderr.readline().split()[3]  # "saba controller on URL (...)"
+        client = SabaClient(url)
+        addr = {h["name"]: h["addresses"][0] for h in client.hosts()}
+        with _pair_at(addr["h1"], addr["h3"]) as (na, _):
+            program = UDP_PROGRAM.replace(B, addr["h3"])
+            wrapper = _saba_run(url, "dgram", na, [sys.executable, "-c", program])
+            assert wrapper.stdin is not None and wrapper.stdout is not None
+            try:
+                assert wrapper.stdout.readline() == b"sent\n"
+                seen = _until(lambda: len(client.connections()) == 2)
+                conns = client.connections()
+                _, err = wrapper.communicate(input=b"\n\n", timeout=30)
+            finally:
+                _stop(wrapper)
+        apps = client.apps()
+        client.disconnect()
+    finally:
+        ctl.kill()
+        ctl.communicate()
+    assert seen, err.decode()
+    path = conns[0]["ports"]
+    assert [(c["app"], c["src"], c["dst"], c["ports"]) for c in conns] == [
+        ("dgram", "h1", "h3", path)
+    ] * 2 and path, conns
+    assert wrapper.returncode == 0 and apps == [], err.decode()
