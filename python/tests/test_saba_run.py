@@ -245,6 +245,10 @@ import socket, sys
 s = socket.create_connection(("{B}", {PORT}))
 s.sendall(b"x" * 2_000_000)
 sys.stdin.read(1)  # the test lets the program end once its connection was seen
+# wait for the receiver's FIN before exiting: an orphaned socket becomes a
+# time-wait one, whose last ACK matches no cgroup (and goes unmarked)
+s.shutdown(socket.SHUT_WR)
+s.recv(1)
 s.close()
 """
 RECEIVER = f"""

@@ -24,9 +24,10 @@ from test_saba_run import B, _left_behind, _members, _saba_run, _stop, _until, r
 
 from approxnet import testbed as tb
 from approxnet.saba import stale
+from approxnet.saba.cgroup import RunError
 from approxnet.saba.client import SabaClient
 from approxnet.saba.controller import Controller
-from approxnet.saba.ctevents import DESTROY, NEW, UPDATE, CtEvent, parse
+from approxnet.saba.ctevents import DESTROY, NEW, UPDATE, CtEvent, CtEvents, parse
 from approxnet.saba.enforce import MemoryBackend
 from approxnet.saba.flowwatch import CLOSED, OPENED, TCP, UDP, Flow, FlowWatch, flow_mark
 
@@ -364,3 +365,17 @@ def test_udp_flows_reach_a_controller_service_process() -> None:
         ("dgram", "h1", "h3", path)
     ] * 2 and path, conns
     assert wrapper.returncode == 0 and apps == [], err.decode()
+
+
+@root
+def test_conntrack_events_off_in_the_namespace_is_refused_by_name() -> None:
+    with _pair_at("10.252.0.1", "10.252.0.2") as (na, _):
+        for argv in (
+            ["nft", "add", "table", "inet", "t"],
+            ["nft", "add", "chain", "inet", "t", "o", "{ type filter hook output priority 0; }"],
+            ["nft", "add", "rule", "inet", "t", "o", "ct", "mark", "set", "1"],  # loads conntrack
+            ["sysctl", "-qw", "net.netfilter.nf_conntrack_events=0"],
+        ):
+            subprocess.run(["ip", "netns", "exec", na, *argv], check=True, timeout=20)
+        with pytest.raises(RunError, match="nf_conntrack_events = 0"):
+            CtEvents(na)

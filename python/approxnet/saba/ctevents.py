@@ -143,6 +143,19 @@ def parse(data: bytes) -> list[CtEvent]:
     return out
 
 
+def _check_events_on() -> None:
+    """In the namespace: conntrack must send events (its sysctl is read
+    in the namespace of the thread that opens it)."""
+    path = "/proc/sys/net/netfilter/nf_conntrack_events"
+    try:
+        with open(path) as f:
+            on = f.read().strip()
+    except OSError:
+        return  # no conntrack yet: the default (events on) applies
+    if on == "0":
+        raise OSError(f"conntrack events are off here ({path} = 0; set it to 1 or 2)")
+
+
 def _in_netns(netns: str | None) -> socket.socket:
     """A subscribed conntrack socket created in `netns` (None: ours)."""
     made: list[socket.socket | BaseException] = []
@@ -158,6 +171,7 @@ def _in_netns(netns: str | None) -> socket.socket:
                         raise OSError(err, f"setns into {netns}: {os.strerror(err)}")
                 finally:
                     os.close(fd)
+            _check_events_on()
             s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
             try:
                 s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE (root)
