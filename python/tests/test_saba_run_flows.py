@@ -161,6 +161,8 @@ import socket
 for _ in range({BURST}):
     s = socket.create_connection(("{B}", 6003))
     s.sendall(b"z")
+    s.shutdown(socket.SHUT_WR)
+    s.recv(1)  # the listener's FIN: both ends closed before the program goes on
     s.close()
 """
 LISTENER = f"""

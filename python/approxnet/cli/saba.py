@@ -171,7 +171,7 @@ def ports_cmd(url: str) -> None:
     type=click.FloatRange(0, min_open=True),
     default=0.2,
     show_default=True,
-    help="seconds between looks at the program's connections",
+    help="seconds between checks of the app's DSCP and leases (flows are reported as they come)",
 )
 @click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_cmd(
