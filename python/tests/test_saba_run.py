@@ -123,6 +123,14 @@ class PairTopology:
         return [Port("sw", f"to-{dst}", 1_000_000_000)]
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The wrappers' records go to a directory of the test's own (they
+    inherit the variable), not to the host's /run/approxnet-saba."""
+    monkeypatch.setenv("APPROXNET_SABA_STATE", str(tmp_path / "saba-state"))
+    return tmp_path / "saba-state"
+
+
 def _sh(*argv: str) -> None:
     subprocess.run(argv, check=True, capture_output=True, timeout=20)
 
@@ -237,6 +245,10 @@ import socket, sys
 s = socket.create_connection(("{B}", {PORT}))
 s.sendall(b"x" * 2_000_000)
 sys.stdin.read(1)  # the test lets the program end once its connection was seen
+# wait for the receiver's FIN before exiting: an orphaned socket becomes a
+# time-wait one, whose last ACK matches no cgroup (and goes unmarked)
+s.shutdown(socket.SHUT_WR)
+s.recv(1)
 s.close()
 """
 RECEIVER = f"""
@@ -359,7 +371,8 @@ def _marks(ns: str, wrapper: subprocess.Popen[bytes]) -> set[int]:
     found = set()
     for item in json.loads(done.stdout)["nftables"]:
         for expr in item.get("rule", {}).get("expr", []):
-            if "mangle" in expr and expr["mangle"]["key"]["payload"]["field"] == "dscp":
+            key = expr.get("mangle", {}).get("key", {})
+            if key.get("payload", {}).get("field") == "dscp":
                 found.add(int(expr["mangle"]["value"]))
     return found
 

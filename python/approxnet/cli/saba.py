@@ -171,7 +171,7 @@ def ports_cmd(url: str) -> None:
     type=click.FloatRange(0, min_open=True),
     default=0.2,
     show_default=True,
-    help="seconds between looks at the program's connections",
+    help="seconds between checks of the app's DSCP and leases (flows are reported as they come)",
 )
 @click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_cmd(
@@ -185,8 +185,9 @@ def run_cmd(
     argv: tuple[str, ...],
 ) -> None:
     """Run CMD as a Saba app (root): register it, mark its packets with its
-    PL's DSCP (its own cgroup v2 + an nftables rule), report its TCP
-    connections, deregister and clean up when it ends. Exits with CMD's
+    PL's DSCP (its own cgroup v2 + an nftables rule), report its TCP, UDP
+    and UDP-Lite flows (conntrack events), deregister and clean up when it
+    ends (a dead wrapper's leftovers: the next run or 'saba cleanup'). Exits with CMD's
     status (128 + N after signal N; 125 if the set-up failed).
 
     \b
@@ -202,6 +203,23 @@ def run_cmd(
     with SabaClient(url) as client:
         status = run(spec, client)
     sys.exit(status)
+
+
+@group.command("cleanup")
+@click.option(
+    "--drop-unreachable",
+    is_flag=True,
+    help="also forget the records whose controller cannot be reached (kept otherwise)",
+)
+def cleanup_cmd(drop_unreachable: bool) -> None:
+    """Remove what dead 'saba run' wrappers left (root): the cgroup, the
+    nftables table and the app's registration of each wrapper whose
+    process is gone (its record in $APPROXNET_SABA_STATE, default
+    /run/approxnet-saba). Every 'saba run' does this as it starts."""
+    from ..saba import stale
+
+    n = stale.sweep(lambda m: click.echo(m, err=True), drop_unreachable)
+    click.echo(f"{n} dead wrapper(s) cleaned up", err=True)
 
 
 @group.command("profile")

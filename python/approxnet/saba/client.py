@@ -97,6 +97,10 @@ class SabaClient:
         """Reports a closed connection; returns the ports re-allocated."""
         return list(self._call("DELETE", f"/connections/{conn_id}")["ports"])
 
+    def connections(self) -> list[dict[str, Any]]:
+        """Every open connection (id, app, src, dst, ports)."""
+        return list(self._call("GET", "/connections"))
+
     def renew(self, conn_id: str) -> None:
         """Renews a connection's lease."""
         self._call("POST", f"/connections/{conn_id}/renew", {})

@@ -2,7 +2,10 @@
 (``approxnet saba run``): one table per run, in the network namespace the
 program runs in, matching ``socket cgroupv2 level N "path"`` in the output
 hook (every locally sent packet of a socket created in the cgroup, IPv4
-and IPv6), with a counter. A changed DSCP (the app's PL moved) replaces
+and IPv6), with a counter; with a `ct_mark`, two more rules give the
+packets' conntrack entries that mark (+1 when the packet goes in the
+entry's reply direction) where they have none yet, which is how
+:mod:`.flowwatch` tells the program's flows apart. A changed DSCP (the app's PL moved) replaces
 the rules in one transaction; the table is deleted on exit.
 """
 
@@ -27,8 +30,11 @@ def netns_prefix(netns: str | None) -> list[str]:
 class CgroupMark:
     """``table inet saba_run_<tag>`` marking `cgroup`'s packets."""
 
-    def __init__(self, cgroup: Cgroup, tag: str, netns: str | None = None) -> None:
+    def __init__(
+        self, cgroup: Cgroup, tag: str, netns: str | None = None, ct_mark: int | None = None
+    ) -> None:
         self.cgroup, self.table, self.netns = cgroup, f"saba_run_{tag}", netns
+        self.ct_mark = ct_mark
         self.dscp: int | None = None
 
     def _nft(self, args: Sequence[str], stdin: str | None = None) -> str:
@@ -45,10 +51,17 @@ class CgroupMark:
 
     def _rules(self, dscp: int) -> str:
         m = f'socket cgroupv2 level {self.cgroup.level} "{self.cgroup.nft_path}"'
-        return (
+        rules = (
             f"add rule inet {self.table} out {m} ip dscp set {dscp} counter\n"
             f"add rule inet {self.table} out {m} ip6 dscp set {dscp} counter\n"
         )
+        if self.ct_mark is not None:
+            for way, mark in (("original", self.ct_mark), ("reply", self.ct_mark + 1)):
+                rules += (
+                    f"add rule inet {self.table} out {m} ct direction {way} "
+                    f"ct mark 0 ct mark set {mark:#x}\n"
+                )
+        return rules
 
     def install(self, dscp: int) -> None:
         """Creates the table with the rules for `dscp`."""
@@ -83,6 +96,16 @@ class CgroupMark:
         if self.dscp is not None:
             self._nft(["delete", "table", "inet", self.table])
             self.dscp = None
+
+    def remove_stale(self) -> bool:
+        """Deletes the table a dead wrapper left (False if it is not there)."""
+        try:
+            self._nft(["delete", "table", "inet", self.table])
+        except RunError as e:
+            if "No such file or directory" in str(e):
+                return False
+            raise
+        return True
 
 
 def _check_dscp(dscp: int) -> None:

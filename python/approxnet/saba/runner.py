@@ -1,23 +1,28 @@
 """``approxnet saba run``: makes an unmodified program Saba-compliant (the
 library lifecycle of seed 003 §6 done from outside the program).
 
+0. removes what dead wrappers left behind (:mod:`.stale`) and writes its
+   own record, before it makes anything;
 1. registers the app with the controller (its model by coefficients or by
    a workload of the controller's sensitivity table) and learns its DSCP;
 2. creates a cgroup v2 of its own (:mod:`.cgroup`) and an nftables rule
-   that sets that DSCP on every packet the cgroup's sockets send
-   (:mod:`.nftmark`), in the network namespace the program runs in;
-3. starts the program inside the cgroup and, every `poll_s`, reports the
-   established TCP connections of the cgroup's processes (:mod:`.sockets`)
-   opened / closed since the last poll — as local host -> remote host,
-   the direction its marked packets go, with host names from the
-   controller's ``GET /hosts`` (peers outside the topology are ignored) —
-   re-marks if the app's DSCP changed (its PL moves when other apps
-   register), and renews the connections' leases when the controller
-   has them;
+   that sets that DSCP on every packet the cgroup's sockets send and
+   marks their conntrack entries (:mod:`.nftmark`), in the network
+   namespace the program runs in;
+3. starts the program inside the cgroup and reports each of its flows —
+   TCP, UDP and UDP-Lite, connected or not, from conntrack events
+   (:mod:`.flowwatch`), so short ones are not missed — opened and closed,
+   once each and in order, as local host -> remote host (the direction
+   its marked packets go), with host names from the controller's
+   ``GET /hosts`` (peers outside the topology are ignored); every
+   `poll_s` (and at once when events come) it also re-marks if the app's
+   DSCP changed (its PL moves when other apps register) and renews the
+   connections' leases when the controller has them;
 4. when the program ends (exit, failure, or a signal — SIGTERM / SIGINT /
    SIGHUP sent to the wrapper are passed on to it), kills what is left in
-   the cgroup, deregisters the app (which closes its connections), and
-   removes the rule and the cgroup.
+   the cgroup, deregisters the app (which closes its connections),
+   removes the rule and the cgroup, and then its record (kept if the
+   controller could not be told, for ``approxnet saba cleanup``).
 
 Exit status: the program's; 128 + N when a signal N ended it; 125 when the
 wrapper itself could not set up (nothing of the program ran).
@@ -26,6 +31,7 @@ wrapper itself could not set up (nothing of the program ran).
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -35,11 +41,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 
-from .cgroup import Cgroup, RunError
+from . import stale
+from .cgroup import PARENT, Cgroup, RunError
 from .client import SabaClient
+from .ctevents import CtEvents
 from .errors import SabaError
+from .flowwatch import CLOSED, Flow, FlowWatch, flow_mark
 from .nftmark import CgroupMark, netns_prefix
-from .sockets import Conn, ConnWatch
 
 __all__ = ["RunSpec", "run", "SETUP_FAILED"]
 
@@ -78,32 +86,41 @@ def _preflight(spec: RunSpec) -> None:
 
 
 class _Watch:
-    """The app's reported connections, kept in step with the cgroup's."""
+    """The app's reported flows, kept in step with the cgroup's."""
 
     def __init__(self, spec: RunSpec, client: SabaClient, cg: Cgroup, mark: CgroupMark) -> None:
         self.spec, self.client, self.cg, self.mark = spec, client, cg, mark
         self.host_of = {a: h["name"] for h in client.hosts() for a in h["addresses"]}
         self.lease_s = client.health().get("lease_s")
-        self.reported: dict[Conn, str] = {}
-        self.ignored: set[Conn] = set()
+        self.reported: dict[int, str] = {}  # conntrack id -> controller connection id
         self.renewed = time.monotonic()
-        self.conns = ConnWatch()
+        self.checked = -float("inf")
+        assert mark.ct_mark is not None
+        self.flows = FlowWatch(mark.ct_mark, CtEvents(spec.netns))
+        self.backlog: list[tuple[str, int, Flow]] = []  # not yet told to the controller
+
+    def fileno(self) -> int:
+        return self.flows.fileno()
 
     def step(self) -> None:
-        now = self.conns.poll(self.cg.pids())
-        for conn in sorted(now - self.reported.keys() - self.ignored):
-            src, dst = self.host_of.get(conn.local), self.host_of.get(conn.remote)
-            if src is None or dst is None or src == dst:
-                self.ignored.add(conn)
-                continue
-            info = self.client.open(self.spec.app, src, dst)
-            self.reported[conn] = info["id"]
-            self.spec.log(f"connection {info['id']} {src} -> {dst} opened ({_fmt(conn)})")
-        for conn in sorted(self.reported.keys() - now):
-            cid = self.reported.pop(conn)
-            self.client.close(cid)
-            self.spec.log(f"connection {cid} closed")
-        self.ignored &= now
+        self.backlog += self.flows.step(self.cg.pids())
+        while self.backlog:  # in order; a failed call is retried next step
+            what, ct_id, flow = self.backlog[0]
+            if what == CLOSED:
+                cid = self.reported.pop(ct_id, None)
+                if cid is not None:
+                    self.client.close(cid)
+                    self.spec.log(f"connection {cid} closed ({flow})")
+            else:
+                src, dst = self.host_of.get(flow.local), self.host_of.get(flow.remote)
+                if src is not None and dst is not None and src != dst:
+                    info = self.client.open(self.spec.app, src, dst)
+                    self.reported[ct_id] = info["id"]
+                    self.spec.log(f"connection {info['id']} {src} -> {dst} opened ({flow})")
+            self.backlog.pop(0)
+        if time.monotonic() - self.checked < self.spec.poll_s:
+            return  # woken by flow events: the DSCP and leases every poll_s
+        self.checked = time.monotonic()
         dscp = int(self.client.app(self.spec.app)["dscp"])
         if dscp != self.mark.dscp:
             self.mark.set_dscp(dscp)
@@ -113,9 +130,10 @@ class _Watch:
                 self.client.renew(cid)
             self.renewed = time.monotonic()
 
-
-def _fmt(c: Conn) -> str:
-    return f"{c.local}:{c.lport} -> {c.remote}:{c.rport}"
+    def close(self) -> None:
+        self.flows.close()
+        if self.flows.events.lost:
+            self.spec.log(f"warning: conntrack events lost {self.flows.events.lost} times")
 
 
 def _exit_status(returncode: int) -> int:
@@ -136,18 +154,27 @@ def run(spec: RunSpec, client: SabaClient) -> int:
     old = {s: signal.signal(s, forward) for s in _FORWARDED}
     cg: Cgroup | None = None
     mark: CgroupMark | None = None
-    registered = False
+    watch: _Watch | None = None
+    registered = recorded = False
     try:
         try:
             _preflight(spec)
-            cg = Cgroup.create(f"{spec.app}-{os.getpid()}")
+            stale.sweep(spec.log)
+            pid = os.getpid()
+            start = stale.start_time(pid)
+            assert start is not None
+            name = f"{spec.app}-{pid}"
+            rel = f"{PARENT}/{name}"
+            stale.write(stale.Record(pid, start, spec.app, client.url, rel, spec.netns, str(pid)))
+            recorded = True
+            cg = Cgroup.create(name)
             if spec.coeffs is not None:
                 info = client.register(spec.app, spec.coeffs)
             else:
                 assert spec.workload is not None
                 info = client.register_workload(spec.app, spec.workload, spec.degree)
             registered = True
-            mark = CgroupMark(cg, str(os.getpid()), spec.netns)
+            mark = CgroupMark(cg, str(pid), spec.netns, flow_mark(pid))
             mark.install(int(info["dscp"]))
             watch = _Watch(spec, client, cg, mark)
             spec.log(f"app {spec.app} registered: PL {info['pl']}, DSCP {info['dscp']}, {cg.path}")
@@ -164,8 +191,10 @@ def run(spec: RunSpec, client: SabaClient) -> int:
             return SETUP_FAILED
         for signum in pending:  # arrived while it was being started
             child.send_signal(signum)
+        assert watch is not None
         last_warning = ""
-        while child.poll() is None:
+        while True:
+            ended = child.poll() is not None  # one more step after: its last flows
             try:
                 watch.step()
                 last_warning = ""
@@ -173,15 +202,17 @@ def run(spec: RunSpec, client: SabaClient) -> int:
                 if str(e) != last_warning:  # once, not every poll
                     spec.log(f"warning: {e} (retrying every poll)")
                 last_warning = str(e)
-            try:
-                child.wait(timeout=spec.poll_s)
-            except subprocess.TimeoutExpired:
-                pass
+            if ended:
+                break
+            select.select([watch], [], [], spec.poll_s)  # woken by flow events
         status = _exit_status(child.returncode)
         spec.log(f"program exited with status {status}")
         return status
     finally:
-        _cleanup(spec, client, cg, mark, registered)
+        if watch is not None:
+            watch.close()
+        if _cleanup(spec, client, cg, mark, registered) and recorded:
+            stale.forget(os.getpid())
         for s, h in old.items():
             signal.signal(s, h)
 
@@ -198,8 +229,8 @@ def _cleanup(
     cg: Cgroup | None,
     mark: CgroupMark | None,
     registered: bool,
-) -> None:
-    """Every step runs even when an earlier one fails."""
+) -> bool:
+    """Every step runs even when an earlier one fails; True when all did."""
     steps: list[tuple[str, Callable[[], object]]] = []
     if mark is not None:
         steps.append(("count", lambda: spec.log(f"{mark.packets()} packets marked")))
@@ -209,11 +240,14 @@ def _cleanup(
         steps.append(("deregister", lambda: _deregister(spec, client)))
     if mark is not None:
         steps.append(("remove the nftables rule", mark.remove))
+    ok = True
     for what, step in steps:
         try:
             step()
         except (SabaError, OSError) as e:
             spec.log(f"cleanup: cannot {what}: {e}")
+            ok = False
+    return ok
 
 
 def _deregister(spec: RunSpec, client: SabaClient) -> None:

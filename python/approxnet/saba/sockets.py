@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Conn", "ConnWatch", "established", "parse_table"]
+__all__ = ["Conn", "ConnWatch", "DatagramPorts", "datagram_ports", "established", "parse_table"]
 
 _SOCKET = re.compile(r"socket:\[(\d+)\]")
 _ESTABLISHED = "01"
@@ -150,3 +150,66 @@ class ConnWatch:
             self._key = key
             self.reads += 1
         return set(self._last)
+
+
+#: ``/proc/PID/net`` tables of datagram sockets and their IP protocol
+_DATAGRAM = (("udp", 17), ("udp6", 17), ("udplite", 136), ("udplite6", 136))
+
+
+def datagram_ports(pids: Iterable[int]) -> set[tuple[int, int]]:
+    """(IP protocol, local port) of every bound UDP / UDP-Lite socket one
+    of `pids` holds (connected or not): ``saba run`` reports a datagram
+    flow closed when its socket is gone."""
+    return _ports(_sockets(pids))
+
+
+class DatagramPorts:
+    """:func:`datagram_ports`, polled: the tables are read again only when
+    the set of socket descriptors changed or when `force`-d (a socket's
+    port is set at its first send, its descriptor earlier)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self._key: frozenset[tuple[str, int]] | None = None
+        self._last: set[tuple[int, int]] = set()
+
+    def poll(self, pids: Iterable[int], force: bool = False) -> set[tuple[int, int]]:
+        socks = _sockets(pids)
+        key = frozenset((ns, i) for ns, inodes in socks.values() for i in inodes)
+        if force or key != self._key:
+            self._last, self._key = _ports(socks), key
+            self.reads += 1
+        return set(self._last)
+
+
+def _ports(socks: dict[int, tuple[str, set[int]]]) -> set[tuple[int, int]]:
+    out: set[tuple[int, int]] = set()
+    tables: dict[str, list[tuple[int, dict[int, int]]]] = {}  # per network namespace
+    for pid, (ns, inodes) in socks.items():
+        if ns not in tables:
+            tables[ns] = []
+            for name, proto in _DATAGRAM:
+                try:
+                    tables[ns].append((proto, _bound(Path(f"/proc/{pid}/net/{name}").read_text())))
+                except OSError:
+                    continue
+        for proto, bound in tables[ns]:
+            out |= {(proto, p) for i, p in bound.items() if i in inodes}
+    return out
+
+
+def _bound(text: str) -> dict[int, int]:
+    """inode -> local port of one ``/proc/net/udp*`` text (port 0, not yet
+    bound, left out; malformed lines skipped)."""
+    out: dict[int, int] = {}
+    for line in text.splitlines()[1:]:
+        f = line.split()
+        if len(f) < 10 or not f[9].isdigit():
+            continue
+        try:
+            port = int(f[1].rsplit(":", 1)[1], 16)
+        except (ValueError, IndexError):
+            continue
+        if port:
+            out[int(f[9])] = port
+    return out
