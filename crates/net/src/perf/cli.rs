@@ -131,6 +131,11 @@ pub(crate) struct ServerArgs {
     /// Reassemble every message's bytes (reports only need sizes).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
     keep_payloads: u8,
+    /// Connect the UDP socket to the client while it is the only one (1)
+    /// or not (0): other clients wait until it is gone
+    /// (RuntimeConfig::connect_socket).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    connect_socket: u8,
     #[command(flatten)]
     common: Common,
 }
@@ -372,6 +377,7 @@ impl Mode {
             Mode::Server(a) => {
                 let mut cfg = a.common.runtime_config()?;
                 cfg.proto.keep_payloads = a.keep_payloads != 0;
+                cfg.connect_socket = a.connect_socket != 0;
                 let idle = a.idle.map(|s| secs("idle", s)).transpose()?;
                 Command::Server {
                     bind: a.bind,
