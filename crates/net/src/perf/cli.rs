@@ -131,10 +131,10 @@ pub(crate) struct ServerArgs {
     /// Reassemble every message's bytes (reports only need sizes).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
     keep_payloads: u8,
-    /// Connect the UDP socket to the client while it is the only one (1)
-    /// or not (0): other clients wait until it is gone
-    /// (RuntimeConfig::connect_socket).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    /// Connect the UDP socket to the client while it is the only one (1):
+    /// further clients' handshakes are dropped until it is gone; 0 serves
+    /// several clients at once (RuntimeConfig::connect_socket).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
     connect_socket: u8,
     #[command(flatten)]
     common: Common,
@@ -469,7 +469,10 @@ mod tests {
         assert_eq!(plan.interval, Some(Duration::from_millis(500)));
         assert_eq!(plan.groups, vec![1.0]);
         assert_eq!(plan.max_jobs, u64::MAX);
-        let Ok(Command::Server { jobs, idle, .. }) = parse(&["server"]) else {
+        let Ok(Command::Server {
+            jobs, idle, cfg, ..
+        }) = parse(&["server"])
+        else {
             panic!("server expected");
         };
         assert_eq!(
@@ -477,6 +480,11 @@ mod tests {
             (u64::MAX, None),
             "a server stays up by default"
         );
+        assert!(cfg.connect_socket, "connected to its one client by default");
+        let Ok(Command::Server { cfg, .. }) = parse(&["server", "--connect-socket", "0"]) else {
+            panic!("server expected");
+        };
+        assert!(!cfg.connect_socket, "0: several clients at once");
     }
 
     #[test]
