@@ -30,7 +30,7 @@ pub fn ip(args: &[&str]) {
 /// packet counted (`cap_age`, one tail-probe timeout); the cap then let
 /// further datagrams into the stalled link's 16-frame queue and
 /// `sap_congestion`'s capped run lost 15-43 of 2,000 at its device queue
-/// in 2 of 16 runs (0-3 with this priority in 13 runs at the same load;
+/// in 2 of 16 runs (0-3 with this priority in 27 runs at load 18-23;
 /// docs/runtime.md, "Tests on a loaded host").
 const RELAY_PRIORITY: i32 = 10;
 
