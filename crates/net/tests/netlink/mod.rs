@@ -25,13 +25,13 @@ pub fn ip(args: &[&str]) {
 
 /// The relay's real-time priority (SCHED_FIFO), so that it runs as soon
 /// as a frame is due: a link does not stop because the host is busy. At
-/// the normal priority, on a loaded host (load ~18 on 2 cores), the relay
-/// waited for a CPU for longer than the sender's in-flight cap keeps a
-/// packet counted (`cap_age`, one tail-probe timeout); the cap then let
-/// further datagrams into the stalled link's 16-frame queue and
-/// `sap_congestion`'s capped run lost 15-43 of 2,000 at its device queue
-/// in 2 of 16 runs (0-3 with this priority in 27 runs at load 18-23;
-/// docs/runtime.md, "Tests on a loaded host").
+/// the normal priority, on a loaded host (load ~18 on 2 cores),
+/// `sap_congestion`'s capped run lost 15-43 of 2,000 in 2 of 16 runs, and
+/// where counted the losses were at side A's device queue (the link's
+/// 16-frame queue): the stalled relay stops draining it while the sender
+/// goes on (presumably once its packets age out of the in-flight cap,
+/// `cap_age`; not traced). With this priority: 0-3 lost in 27 runs at
+/// load 18-23 (docs/runtime.md, "Tests").
 const RELAY_PRIORITY: i32 = 10;
 
 fn realtime(cmd: &mut Command) {
