@@ -221,7 +221,12 @@ impl Endpoint {
         self.d.rx_since_wait = 0;
         if let Some(nap) = nap {
             self.d.stats.naps += 1;
+            let t0 = StdInstant::now();
             std::thread::sleep(nap);
+            let late = t0.elapsed().saturating_sub(nap);
+            if self.note_lateness(late) {
+                self.d.stats.naps_late += 1;
+            }
             match self.d.recv_some() {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -250,13 +255,29 @@ impl Endpoint {
             wait = wait.map(|w| w.saturating_sub(spent));
         }
         self.d.stats.sleeps += 1;
+        let t0 = StdInstant::now();
         self.d.sock.wait(want_write, wait)?;
-        match self.d.recv_some() {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+        let slept = t0.elapsed();
+        let got = match self.d.recv_some() {
+            Ok(_) => self.d.rx_since_wait > 0,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
             Err(e) => return Err(e),
+        };
+        // A wait its timeout ended (nothing to read): how late it woke.
+        if let (false, Some(w)) = (got, wait) {
+            if self.note_lateness(slept.saturating_sub(w)) {
+                self.d.stats.sleeps_late += 1;
+            }
         }
         self.d.service()
+    }
+
+    /// Keeps the longest wake-up lateness; whether `late` counts as late.
+    fn note_lateness(&mut self, late: Duration) -> bool {
+        let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
+        let st = &mut self.d.stats;
+        st.wake_late_max_us = st.wake_late_max_us.max(us);
+        late > crate::stats::LATE_WAKE
     }
 
     fn drive_until<T>(

@@ -183,6 +183,12 @@ pub struct RuntimeConfig {
     /// so a `connect` to a second peer is refused (`ConnectError::Io`,
     /// `InvalidInput`). Not applied when the endpoint already holds other
     /// connections. Default false.
+    ///
+    /// On an endpoint that accepts (a server with one client at a time)
+    /// bound to an explicit port: the socket is connected to the first peer
+    /// accepted while it holds no other connection, and the association is
+    /// dissolved when its last connection is gone; meanwhile other peers'
+    /// handshakes are dropped by the kernel (they time out).
     pub connect_socket: bool,
 }
 

@@ -68,6 +68,8 @@ pub(crate) struct Driver {
     scratch: Vec<u8>,
     /// Datagrams read since the blocking face last waited.
     pub(crate) rx_since_wait: u64,
+    /// The OS socket was connected to an accepted peer (`connect_accepted`).
+    accept_connected: bool,
     /// Flowing waits left that skip receive coalescing after an empty nap.
     pub(crate) nap_skip: u32,
     /// The last read stopped with data possibly left (budget or event cap).
@@ -101,6 +103,7 @@ impl Driver {
             mtu,
             scratch: vec![0; mtu.max(2048)],
             rx_since_wait: 0,
+            accept_connected: false,
             nap_skip: 0,
             rx_backlog: false,
             stats: RuntimeStats::default(),
@@ -288,7 +291,30 @@ impl Driver {
         }
         let _ = self.flush();
         self.collect_events();
+        if self.accept_connected && self.ep.connection_count() == 0 {
+            self.accept_connected = false;
+            let _ = self.sock.disconnect(); // bound to an explicit port: see connect_accepted
+        }
         Ok(())
+    }
+
+    /// With `connect_socket` on an accepting endpoint bound to an explicit
+    /// port: the OS socket is connected to the first peer accepted while no
+    /// other connection exists (the kernel then keeps the route for the
+    /// ACKs and finds the socket by early demux), until the last connection
+    /// is gone (`service`). Other peers cannot reach it meanwhile.
+    fn connect_accepted(&mut self, h: ConnectionHandle) {
+        if !self.cfg.connect_socket
+            || self.sock.connected_peer().is_some()
+            || self.ep.connection_count() != 1
+            || !self.sock.port_fixed()
+        {
+            return;
+        }
+        if let Some(peer) = self.ep.peer(h) {
+            // A refusal leaves the socket unconnected: slower, not wrong.
+            self.accept_connected = self.sock.connect_to(peer).is_ok();
+        }
     }
 
     /// Moves datagrams from the core into the send queue (with `timers`
@@ -427,6 +453,10 @@ impl Driver {
                             stats: s,
                         });
                     }
+                }
+                Event::Accepted => {
+                    self.connect_accepted(h);
+                    self.events.push(h, Event::Accepted);
                 }
                 e => self.events.push(h, e),
             }

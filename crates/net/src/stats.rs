@@ -3,6 +3,10 @@
 use crate::sys::recv::RecvStats;
 use crate::sys::send::SendStats;
 
+/// A wake-up later than this after its timer counts as late
+/// ([`RuntimeStats::naps_late`], [`RuntimeStats::sleeps_late`]).
+pub const LATE_WAKE: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// What the runtime did, for reports and limits checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RuntimeStats {
@@ -21,6 +25,15 @@ pub struct RuntimeStats {
     pub busy_polls: u64,
     /// Waits that slept without watching the socket (receive coalescing).
     pub naps: u64,
+    /// Naps that ended more than [`LATE_WAKE`] after they were due (the
+    /// thread waited that long for a CPU after its timer fired).
+    pub naps_late: u64,
+    /// Timed sleeps in `poll(2)` that ended without data more than
+    /// [`LATE_WAKE`] after their timeout (the same lateness for a wait the
+    /// timer ended; blocking face).
+    pub sleeps_late: u64,
+    /// The longest lateness of a nap or of such a sleep, in microseconds.
+    pub wake_late_max_us: u64,
     /// Times the receive budget ran out with data still waiting.
     pub recv_budget_exhausted: u64,
     /// Times reading paused because `max_events` events were waiting.

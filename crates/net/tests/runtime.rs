@@ -119,6 +119,53 @@ fn a_client_with_connect_socket_connects_its_socket_and_refuses_a_second_peer() 
 }
 
 #[test]
+fn a_server_with_connect_socket_connects_to_its_one_client_and_lets_the_next_in_after_it() {
+    // An explicit port: a socket bound to port 0 is never connected on
+    // accept (dissolving the association would release its port).
+    let port = std::net::UdpSocket::bind(lo())
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let cfg = RuntimeConfig {
+        connect_socket: true,
+        ..RuntimeConfig::default()
+    };
+    let mut server = Endpoint::bind(addr, cfg).unwrap();
+    assert_eq!(server.socket().connected_peer(), None);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = thread::spawn(move || {
+        for _ in 0..2 {
+            let (delivered, _) = serve_on(&mut server, 1);
+            assert_eq!(delivered, 30);
+            let peer = server.socket().connected_peer();
+            // The client closes; the association ends with the connection.
+            let deadline = std::time::Instant::now() + BOUND.unwrap();
+            while server.core().connection_count() > 0 {
+                assert!(std::time::Instant::now() < deadline, "never closed");
+                server.drive(BOUND).expect("server io");
+            }
+            tx.send((peer, server.socket().connected_peer())).unwrap();
+        }
+    });
+    for _ in 0..2 {
+        let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+        let h = client.connect(addr).expect("handshake");
+        let job = client
+            .send_job(h, JobSpec::uniform(1.0, &[20_000; 30]).unwrap())
+            .unwrap();
+        client.wait_job(h, job, BOUND).expect("job completes");
+        client.close(h).unwrap();
+        assert!(client.finish(BOUND.unwrap()).unwrap(), "client closed");
+        let (during, after) = rx.recv_timeout(BOUND.unwrap()).expect("server");
+        assert_eq!(during, Some(client.local_addr()), "connected to its client");
+        assert_eq!(after, None, "free for the next client");
+    }
+    t.join().unwrap();
+}
+
+#[test]
 fn rx_coalesce_over_its_cap_is_a_bind_error_naming_it() {
     let cfg = RuntimeConfig {
         rx_coalesce: approxnet_net::config::MAX_RX_COALESCE + Duration::from_micros(1),

@@ -31,7 +31,7 @@ fn listen_on_b(link: &Link, port: u16) -> SapListener {
     .expect("listen")
 }
 
-fn unpaced_run(window_gain: Option<f64>) -> Option<u32> {
+fn unpaced_run(window_gain: Option<f64>) -> Option<(u32, HostDrops)> {
     let link = Link::up(&["--mode", "approximate", "--rate-mbps", MBPS])?;
     link.set_queue(0, QUEUE);
     let listener = listen_on_b(&link, 7951);
@@ -69,14 +69,15 @@ fn unpaced_run(window_gain: Option<f64>) -> Option<u32> {
         tx.send_with_prefix(&d, 4).unwrap();
     }
     tx.close(BOUND).expect("close");
-    Some(rx.join().unwrap())
+    let got = rx.join().unwrap();
+    Some((got, link.host_drops()))
 }
 
 #[test]
 fn the_in_flight_cap_keeps_unpaced_approximate_datagrams_from_overflowing_a_small_queue() {
     // Without the cap the core's rate stays at line rate (the approximate
     // group tolerates any loss by eq. 1) and the 16-frame queue overflows.
-    let Some(uncapped) = unpaced_run(None) else {
+    let Some((uncapped, _)) = unpaced_run(None) else {
         return;
     };
     let lost_uncapped = N - uncapped;
@@ -85,13 +86,13 @@ fn the_in_flight_cap_keeps_unpaced_approximate_datagrams_from_overflowing_a_smal
         "without the cap only {lost_uncapped} of {N} lost: the test no longer overflows the queue"
     );
     // SAP's default: in flight at most 2 x delivery rate x min RTT.
-    let capped =
+    let (capped, drops) =
         unpaced_run(SapConfig::default().runtime.proto.window_gain).expect("root both times");
     let lost = N - capped;
-    eprintln!("lost without the cap: {lost_uncapped} of {N}; with it: {lost}");
+    eprintln!("lost without the cap: {lost_uncapped} of {N}; with it: {lost} ({drops:?})");
     assert!(
         lost <= N / 200,
-        "{lost} of {N} lost with the cap (uncapped: {lost_uncapped})"
+        "{lost} of {N} lost with the cap (uncapped: {lost_uncapped}; {drops:?})"
     );
 }
 

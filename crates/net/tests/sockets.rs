@@ -323,6 +323,40 @@ fn a_connected_socket_sends_without_addresses_and_hears_only_its_peer() {
 }
 
 #[test]
+fn disconnect_opens_an_explicitly_bound_socket_to_strangers_again_and_refuses_on_port_0() {
+    let peer = open(SocketKind::Udp);
+    let stranger = open(SocketKind::Udp);
+    // Port 0: the kernel would release the port; refused, still connected.
+    let ephemeral = open(SocketKind::Udp);
+    ephemeral.connect_to(peer.local_addr()).unwrap();
+    let e = ephemeral.disconnect().unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    assert_eq!(ephemeral.connected_peer(), Some(peer.local_addr()));
+    // An explicit port (the one the ephemeral socket above did not take).
+    let port = std::net::UdpSocket::bind(lo())
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let s = Socket::bind(addr, &SocketOptions::default()).unwrap();
+    assert!(s.port_fixed());
+    s.disconnect().expect("not connected: nothing to do");
+    s.connect_to(peer.local_addr()).unwrap();
+    let send = |from: &Socket, what: &[u8]| {
+        let mut q = SendQueue::new(4, 4096);
+        assert!(q.push(addr, Marking::default(), 0, what, false));
+        send_all(from, &mut q);
+    };
+    send(&stranger, b"dropped");
+    s.disconnect().unwrap();
+    assert_eq!(s.connected_peer(), None);
+    // Still on its port, and the stranger's first datagram was dropped.
+    send(&stranger, b"heard");
+    assert_eq!(recv_n(&s, 1)[0].0, b"heard".to_vec());
+}
+
+#[test]
 fn an_empty_datagram_is_one_item_and_gro_batches_split_around_it() {
     let rx = open(SocketKind::Udp);
     let plain = std::net::UdpSocket::bind(lo()).unwrap();

@@ -478,6 +478,9 @@ fn runtime_json(ep: &Endpoint) -> Json {
         ("sleeps", json!(st.sleeps)),
         ("busy_polls", json!(st.busy_polls)),
         ("naps", json!(st.naps)),
+        ("naps_late", json!(st.naps_late)),
+        ("sleeps_late", json!(st.sleeps_late)),
+        ("wake_late_max_us", json!(st.wake_late_max_us)),
         ("core_accepted", json!(core.accepted)),
         ("core_drops", drops),
     ])

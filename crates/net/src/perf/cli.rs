@@ -131,6 +131,11 @@ pub(crate) struct ServerArgs {
     /// Reassemble every message's bytes (reports only need sizes).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
     keep_payloads: u8,
+    /// Connect the UDP socket to the client while it is the only one (1):
+    /// further clients' handshakes are dropped until it is gone; 0 serves
+    /// several clients at once (RuntimeConfig::connect_socket).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
+    connect_socket: u8,
     #[command(flatten)]
     common: Common,
 }
@@ -372,6 +377,7 @@ impl Mode {
             Mode::Server(a) => {
                 let mut cfg = a.common.runtime_config()?;
                 cfg.proto.keep_payloads = a.keep_payloads != 0;
+                cfg.connect_socket = a.connect_socket != 0;
                 let idle = a.idle.map(|s| secs("idle", s)).transpose()?;
                 Command::Server {
                     bind: a.bind,
@@ -463,7 +469,10 @@ mod tests {
         assert_eq!(plan.interval, Some(Duration::from_millis(500)));
         assert_eq!(plan.groups, vec![1.0]);
         assert_eq!(plan.max_jobs, u64::MAX);
-        let Ok(Command::Server { jobs, idle, .. }) = parse(&["server"]) else {
+        let Ok(Command::Server {
+            jobs, idle, cfg, ..
+        }) = parse(&["server"])
+        else {
             panic!("server expected");
         };
         assert_eq!(
@@ -471,6 +480,11 @@ mod tests {
             (u64::MAX, None),
             "a server stays up by default"
         );
+        assert!(cfg.connect_socket, "connected to its one client by default");
+        let Ok(Command::Server { cfg, .. }) = parse(&["server", "--connect-socket", "0"]) else {
+            panic!("server expected");
+        };
+        assert!(!cfg.connect_socket, "0: several clients at once");
     }
 
     #[test]

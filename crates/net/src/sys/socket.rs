@@ -87,6 +87,8 @@ pub struct Socket {
     prio_cmsg: Cell<bool>,
     socket_prio: Cell<Option<u32>>,
     connected: Cell<Option<SocketAddr>>,
+    /// Bound to an explicit port: `disconnect` keeps it.
+    port_fixed: bool,
     default_marking: Cell<DefaultMarking>,
 }
 
@@ -162,6 +164,7 @@ impl Socket {
             prio_cmsg: Cell::new(true),
             socket_prio: Cell::new(None),
             connected: Cell::new(None),
+            port_fixed: addr.port() != 0,
             default_marking: Cell::new(if local.is_ipv4() {
                 DefaultMarking::Unset
             } else {
@@ -316,6 +319,43 @@ impl Socket {
         self.inner.connect(&SockAddr::from(peer))?;
         self.connected.set(Some(peer));
         Ok(())
+    }
+
+    /// Dissolves the association made by [`Socket::connect_to`]
+    /// (`connect(2)` with `AF_UNSPEC`): datagrams from any address arrive
+    /// again. Only for a socket bound to an explicit port (the kernel keeps
+    /// that port; one bound to port 0 would lose it): otherwise an
+    /// `InvalidInput` error and the socket stays connected.
+    pub fn disconnect(&self) -> io::Result<()> {
+        if self.connected.get().is_none() {
+            return Ok(());
+        }
+        if !self.port_fixed {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "disconnect: the socket was bound to port 0 and would lose its port",
+            ));
+        }
+        // SAFETY: an all-zero sockaddr with family AF_UNSPEC, its true size.
+        let rc = unsafe {
+            let mut sa: libc::sockaddr = std::mem::zeroed();
+            sa.sa_family = libc::AF_UNSPEC as libc::sa_family_t;
+            libc::connect(
+                self.inner.as_raw_fd(),
+                &sa,
+                std::mem::size_of::<libc::sockaddr>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.connected.set(None);
+        Ok(())
+    }
+
+    /// Whether the socket was bound to an explicit port (not port 0).
+    pub fn port_fixed(&self) -> bool {
+        self.port_fixed
     }
 
     /// The peer the socket is connected to, if any.
