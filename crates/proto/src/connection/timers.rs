@@ -259,6 +259,26 @@ impl Connection {
         Some(self.timers.next())
     }
 
+    /// Whether, after a DATA packet left at `now`, the connection can send
+    /// the next one of a burst at once with its timers not derived in
+    /// between (`Endpoint::poll_transmits`): no control packet or event
+    /// waits, and [`Self::after_data_sent`] would take its short path (so
+    /// deriving once after the burst's last packet gives what deriving
+    /// after each would: sending changes only the pacing entry, derived
+    /// from the state the last packet left).
+    #[inline(always)]
+    pub(crate) fn continues_burst(&self, now: Instant) -> bool {
+        self.control.is_empty()
+            && self.events.is_empty()
+            && self.state == State::Established
+            && self.send.in_flight > 0
+            && self.timers.get(Timer::Idle).is_some()
+            && self.timers.get(Timer::Keepalive).is_none()
+            && self.send.has_data()
+            && self.next_send <= now
+            && self.window_open(now)
+    }
+
     /// The pacing timer of an established connection with data waiting:
     /// the pacer's next time, or when a full in-flight cap frees a slot by
     /// age; off when neither lies ahead.
