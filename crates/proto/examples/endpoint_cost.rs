@@ -14,7 +14,10 @@
 //! each received as one batch: `single` makes one call per datagram,
 //! `batch` uses `poll_transmits` / `handle_datagrams` (the same
 //! datagrams, byte for byte). `ping` (the default) is the one-at-a-time
-//! loop above. E.g. `endpoint_cost 3 2000 1 batch`.
+//! loop above. E.g. `endpoint_cost 3 2000 1 batch`. A sixth argument sets
+//! `Config::ack_every` (default 1: an ACK per DATA packet); the burst
+//! modes flush coalesced ACKs after each batch, as the runtime does
+//! (`endpoint_cost 3 2000 1 batch 10 16` is the runtime's setting).
 
 use approxnet_proto::harness::direct::{connected_messages, pump, pump_bursts, Bursts};
 use approxnet_proto::time::Duration;
@@ -31,6 +34,7 @@ fn main() {
         eprintln!("mode: expected ping, single or batch, got {mode:?}");
         std::process::exit(2);
     }
+    let ack_every: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let mut wakeups = 0u64;
     let mut bursts = Bursts::new(2048);
     // one-packet messages at MSR 0.5 (the original case); whole messages at MSR 1
@@ -42,6 +46,7 @@ fn main() {
             line_rate: Rate::gbps(100.0),
             keep_payloads: false,
             idle_timeout: Duration::from_secs(60),
+            ack_every,
             ..Config::default()
         };
         let (mut a, mut b, now) = connected_messages(cfg, msr, packets, per_message);

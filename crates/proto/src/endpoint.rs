@@ -851,13 +851,17 @@ impl Endpoint {
     /// run ([`Endpoint::unsettled`]).
     #[inline(always)]
     fn next_transmit_in(&mut self, now: Instant, buf: &mut [u8], burst: bool) -> Option<Transmit> {
-        if let Some(t) = self.poll_reply(now, buf) {
-            return Some(t);
-        }
-        // A driver that polls without calling `handle_timeout` first still
-        // sees paced packets whose time has come.
-        if self.poll_timeout().is_some_and(|t| t <= now) {
-            self.handle_timeout(now);
+        // A run that continues found no reply waiting and no timer due
+        // when it continued, and nothing ran since: both checks skipped.
+        if !(burst && self.unsettled.is_some()) {
+            if let Some(t) = self.poll_reply(now, buf) {
+                return Some(t);
+            }
+            // A driver that polls without calling `handle_timeout` first
+            // still sees paced packets whose time has come.
+            if self.poll_timeout().is_some_and(|t| t <= now) {
+                self.handle_timeout(now);
+            }
         }
         while let Some(i) = self.ready.pop_front() {
             if burst && self.unsettled == Some(i) {

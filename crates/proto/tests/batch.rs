@@ -24,13 +24,15 @@ fn cfg() -> Config {
 /// Two endpoints back to back, driven in bursts: every datagram moved
 /// and the final state, for single calls and for batched calls.
 fn two_endpoints(
+    ack_every: u32,
     msr: f64,
     packets: usize,
     per_message: usize,
     tick_us: u64,
     batched: bool,
 ) -> (Vec<Vec<u8>>, u64, String) {
-    let (mut a, mut b, now) = connected_messages(cfg(), msr, packets, per_message);
+    let c = Config { ack_every, ..cfg() };
+    let (mut a, mut b, now) = connected_messages(c, msr, packets, per_message);
     let mut wire = Vec::new();
     let tick = Duration::from_micros(tick_us);
     let (data, wakeups) = pump_bursts(
@@ -50,10 +52,17 @@ fn two_endpoints(
 
 #[test]
 fn bursts_of_one_connection_are_the_same_datagrams_as_single_calls() {
-    for (msr, packets, per_message) in [(0.5, 600, 1), (1.0, 920, 46), (0.8, 300, 3)] {
+    let cases = [
+        (1, 0.5, 600, 1),
+        (1, 1.0, 920, 46),
+        (1, 0.8, 300, 3),
+        (16, 1.0, 920, 46),
+        (16, 0.5, 600, 1),
+    ];
+    for (ack_every, msr, packets, per_message) in cases {
         for tick_us in [1, 10, 100] {
-            let single = two_endpoints(msr, packets, per_message, tick_us, false);
-            let batch = two_endpoints(msr, packets, per_message, tick_us, true);
+            let single = two_endpoints(ack_every, msr, packets, per_message, tick_us, false);
+            let batch = two_endpoints(ack_every, msr, packets, per_message, tick_us, true);
             assert!(single.1 >= (packets as f64 * msr) as u64, "the job ran");
             assert_eq!(single.0.len(), batch.0.len(), "msr {msr} tick {tick_us}");
             for (k, (s, b)) in single.0.iter().zip(&batch.0).enumerate() {
