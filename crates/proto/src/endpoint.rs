@@ -730,6 +730,11 @@ impl Endpoint {
                         },
                     };
                     c.on_fin_packet(now, &h, &mut self.stats, &mut events);
+                } else if batch && h.ty.0 == PacketType::Ack {
+                    // a run of ACKs arms the loss timer once, at its end
+                    c.defer_loss = true;
+                    c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
+                    c.defer_loss = false;
                 } else {
                     c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
                 }
@@ -873,12 +878,29 @@ impl Endpoint {
             let Some(c) = s.conn.as_mut() else {
                 continue;
             };
-            let out = if c.wants_to_send(now) {
-                c.poll_transmit(now, buf, &self.cfg)
-            } else {
+            let out = if !c.wants_to_send(now) {
                 None
+            } else if burst {
+                // a DATA packet of a burst leaves its loss timer to the
+                // run's end (`Connection::arm_or_defer_loss`)
+                c.defer_loss = true;
+                let out = c.poll_transmit(now, buf, &self.cfg);
+                c.defer_loss = false;
+                out
+            } else {
+                c.poll_transmit(now, buf, &self.cfg)
             };
             let dst = c.peer;
+            let continues = burst
+                && out.as_ref().is_some_and(|o| !o.control)
+                && self.ready.is_empty()
+                && self.replies.is_empty()
+                && self.timers.peek().is_none_or(|top| top.0 .0 > now)
+                && c.continues_burst(now);
+            if burst && !continues {
+                // (only a burst defers it: the single call skips the check)
+                c.settle_loss(&self.cfg);
+            }
             if out.as_ref().is_some_and(|o| o.control) && c.timers_current(now) {
                 // A control packet changes no event, byte count or timer
                 // input, and the timers were derived at this very instant:
@@ -896,13 +918,7 @@ impl Endpoint {
                     s.deadline,
                     "a control packet changed connection {i}'s timers"
                 );
-            } else if burst
-                && out.as_ref().is_some_and(|o| !o.control)
-                && self.ready.is_empty()
-                && self.replies.is_empty()
-                && self.timers.peek().is_none_or(|top| top.0 .0 > now)
-                && c.continues_burst(now)
-            {
+            } else if continues {
                 // The next poll takes this connection again, with nothing
                 // in between (no reply, no other connection ready, no
                 // timer due): its timers are derived once, after its last

@@ -52,6 +52,11 @@ impl Endpoint {
     /// datagrams just ended (`Endpoint::deferred`).
     pub(super) fn flush_deferred(&mut self) {
         if let Some((i, data_in)) = self.deferred.take() {
+            // a run of ACKs left its loss timer to now (the one way a
+            // connection's loss timer waits while it is received on)
+            if let Some(c) = self.slots[i].conn.as_mut() {
+                c.settle_loss(&self.cfg);
+            }
             self.rederive(i, data_in);
         }
     }
@@ -108,6 +113,7 @@ impl Endpoint {
             return;
         };
         if let Some(c) = self.slots[i].conn.as_mut() {
+            c.settle_loss(&self.cfg);
             if let Some(d) = c.after_data_sent(now) {
                 debug_assert!(c.events.is_empty());
                 debug_assert_eq!(c.poll_timeout(now, &self.cfg), d);
