@@ -146,11 +146,11 @@ impl Connection {
         self.next_send = self.next_send.max(floor) + gap;
         if !self.send.has_needed_data() {
             self.arm_or_defer_loss(cfg); // a tail begins: the probe too
-        } else if {
+        } else {
             self.settle_loss(cfg);
-            self.timers.get(Timer::Loss).is_none()
-        } {
-            self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
+            if self.timers.get(Timer::Loss).is_none() {
+                self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
+            }
         }
         Some(Out {
             len,
