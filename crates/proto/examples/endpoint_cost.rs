@@ -7,8 +7,19 @@
 //! `valgrind --tool=callgrind target/release/examples/endpoint_cost 3 2000`
 //! (one-packet messages at MSR 0.5); `... endpoint_cost 3 2024 46` sends
 //! 64 KiB-class messages of 46 packets at MSR 1, as the veth bench does.
+//!
+//! A fourth argument drives the endpoints as a runtime does
+//! (`harness::direct::pump_bursts`): wake-ups on a `tick` grid (fifth
+//! argument, microseconds, default 10), bursts of up to 64 datagrams,
+//! each received as one batch: `single` makes one call per datagram,
+//! `batch` uses `poll_transmits` / `handle_datagrams` (the same
+//! datagrams, byte for byte). `ping` (the default) is the one-at-a-time
+//! loop above. E.g. `endpoint_cost 3 2000 1 batch`. A sixth argument sets
+//! `Config::ack_every` (default 1: an ACK per DATA packet); the burst
+//! modes flush coalesced ACKs after each batch, as the runtime does
+//! (`endpoint_cost 3 2000 1 batch 10 16` is the runtime's setting).
 
-use approxnet_proto::harness::direct::{connected_messages, pump};
+use approxnet_proto::harness::direct::{connected_messages, pump, pump_bursts, Bursts};
 use approxnet_proto::time::Duration;
 use approxnet_proto::{Config, Rate};
 
@@ -17,6 +28,15 @@ fn main() {
     let jobs: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(50);
     let packets: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(2000);
     let per_message: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let mode = args.next().unwrap_or_else(|| "ping".into());
+    let tick_us: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
+    if !matches!(mode.as_str(), "ping" | "single" | "batch") {
+        eprintln!("mode: expected ping, single or batch, got {mode:?}");
+        std::process::exit(2);
+    }
+    let ack_every: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let mut wakeups = 0u64;
+    let mut bursts = Bursts::new(2048);
     // one-packet messages at MSR 0.5 (the original case); whole messages at MSR 1
     let msr = if per_message > 1 { 1.0 } else { 0.5 };
     let mut total = 0u64;
@@ -26,15 +46,25 @@ fn main() {
             line_rate: Rate::gbps(100.0),
             keep_payloads: false,
             idle_timeout: Duration::from_secs(60),
+            ack_every,
             ..Config::default()
         };
         let (mut a, mut b, now) = connected_messages(cfg, msr, packets, per_message);
         let t = std::time::Instant::now();
-        total += pump(&mut a, &mut b, now);
+        total += match mode.as_str() {
+            "ping" => pump(&mut a, &mut b, now),
+            m => {
+                let tick = Duration::from_micros(tick_us);
+                let (data, w) =
+                    pump_bursts(&mut bursts, &mut a, &mut b, now, tick, m == "batch", None);
+                wakeups += w;
+                data
+            }
+        };
         spent += t.elapsed();
     }
     println!(
-        "{total} DATA packets in {spent:?}: {:.0} ns per DATA packet (its ACK included)",
+        "{total} DATA packets in {spent:?}: {:.0} ns per DATA packet (its ACK included), {mode}, {wakeups} wake-ups",
         spent.as_nanos() as f64 / total as f64
     );
 }

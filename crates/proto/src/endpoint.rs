@@ -22,6 +22,8 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::net::SocketAddr;
 
+mod batch;
+pub use batch::BurstError;
 mod unproven;
 use unproven::UnprovenPool;
 
@@ -162,6 +164,13 @@ pub struct Endpoint {
     now: Instant,
     /// Connections that may have a datagram to send now, round-robin order.
     ready: VecDeque<usize>,
+    /// A connection whose timers and ready-queue entry wait for the end
+    /// of its run of datagrams in a batch (`handle_datagrams`), and
+    /// whether the run is DATA. `None` outside a batch.
+    deferred: Option<(usize, bool)>,
+    /// A connection that sent DATA in a burst (`poll_transmits`) and has
+    /// not had its timers derived since. `None` outside a burst.
+    unsettled: Option<usize>,
     /// A heap of the connections' deadlines (`Slot::deadline`; stale
     /// entries are skipped lazily), so timers cost O(log n), not a scan.
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
@@ -197,6 +206,8 @@ impl Endpoint {
             stats: EndpointStats::default(),
             now: Instant::ZERO,
             ready: VecDeque::new(),
+            deferred: None,
+            unsettled: None,
             timers: BinaryHeap::new(),
             due: Vec::new(),
             ack_waiting: Vec::new(),
@@ -438,11 +449,22 @@ impl Endpoint {
     /// the full derivation).
     #[inline(always)]
     fn touched_after(&mut self, i: usize, data_in: bool) {
+        if self.settle(i) {
+            self.rederive(i, data_in);
+        }
+    }
+
+    /// The first half of [`Endpoint::touched`]: connection `i`'s events
+    /// handed out, its bytes charged, its probation ended once proven, the
+    /// connection forgotten once closed. `false` when no connection is
+    /// left in the slot.
+    #[inline(always)]
+    fn settle(&mut self, i: usize) -> bool {
         let h = self.handle(i);
         let now = self.now;
         let s = &mut self.slots[i];
         let Some(c) = s.conn.as_mut() else {
-            return;
+            return false;
         };
         // One reservation for a burst (a FIN's abandoned messages): the
         // queue grows once instead of doubling, copying, per event.
@@ -464,8 +486,22 @@ impl Endpoint {
         }
         if c.is_closed() {
             self.forget(i);
-            return;
+            return false;
         }
+        true
+    }
+
+    /// The second half of [`Endpoint::touched`]: connection `i` queued if
+    /// it can send, its timers derived and its deadline re-armed. A batch
+    /// of datagrams ([`Endpoint::handle_datagrams`]) runs it once per run
+    /// of one connection's datagrams: none of it is read while receiving.
+    #[inline(always)]
+    fn rederive(&mut self, i: usize, data_in: bool) {
+        let now = self.now;
+        let s = &mut self.slots[i];
+        let Some(c) = s.conn.as_mut() else {
+            return;
+        };
         if !s.in_ready && c.wants_to_send(now) {
             s.in_ready = true;
             self.ready.push_back(i);
@@ -535,6 +571,16 @@ impl Endpoint {
     /// cap is dropped and counted (see [`Endpoint::stats`]); never panics.
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         self.tick(now);
+        self.receive(now, from, data, false);
+    }
+
+    /// One datagram of [`Endpoint::handle_datagram`] (`batch` false) or of
+    /// [`Endpoint::handle_datagrams`] (`batch` true: a DATA or ACK leaves
+    /// its connection's timers and ready-queue entry to
+    /// [`Endpoint::flush_deferred`], run before anything else touches
+    /// another connection and at the batch's end).
+    #[inline(always)]
+    fn receive(&mut self, now: Instant, from: SocketAddr, data: &[u8], batch: bool) {
         let p = match Packet::new_checked(data) {
             Ok(p) => p,
             Err(e) => return self.count_wire_error(e),
@@ -546,6 +592,9 @@ impl Endpoint {
         let body = p.body();
         match h.ty.0 {
             PacketType::Hello => {
+                if batch {
+                    self.flush_deferred();
+                }
                 let Ok(hello) = HelloRepr::parse(body) else {
                     return self.stats.drop(DropReason::Malformed);
                 };
@@ -559,6 +608,9 @@ impl Endpoint {
                 self.stats.accepted += 1;
             }
             PacketType::HelloAck => {
+                if batch {
+                    self.flush_deferred();
+                }
                 let Ok(hello) = HelloRepr::parse(body) else {
                     return self.stats.drop(DropReason::Malformed);
                 };
@@ -586,6 +638,20 @@ impl Endpoint {
                     _ => self.by_id.get(&h.conn_id).copied(),
                 };
                 debug_assert_eq!(found, self.by_id.get(&h.conn_id).copied());
+                if batch {
+                    // The deferred work of the previous run comes first
+                    // unless this datagram continues it (same connection,
+                    // same kind): the ready queue and the heap then see
+                    // the calls in the order single calls make them.
+                    if let Some((p, d)) = self.deferred {
+                        let same = found == Some(p)
+                            && (h.ty.0 == PacketType::Data) == d
+                            && matches!(h.ty.0, PacketType::Data | PacketType::Ack);
+                        if !same {
+                            self.flush_deferred();
+                        }
+                    }
+                }
                 let i = match found {
                     Some(i) => {
                         self.last_id = Some((h.conn_id, i));
@@ -664,6 +730,11 @@ impl Endpoint {
                         },
                     };
                     c.on_fin_packet(now, &h, &mut self.stats, &mut events);
+                } else if batch && h.ty.0 == PacketType::Ack {
+                    // a run of ACKs arms the loss timer once, at its end
+                    c.defer_loss = true;
+                    c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
+                    c.defer_loss = false;
                 } else {
                     c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
                 }
@@ -675,7 +746,12 @@ impl Endpoint {
                     s.in_ack_waiting = true;
                     self.ack_waiting.push(i);
                 }
-                self.touched_after(i, h.ty.0 == PacketType::Data);
+                let data_in = h.ty.0 == PacketType::Data;
+                if batch && (data_in || h.ty.0 == PacketType::Ack) {
+                    self.deferred = self.settle(i).then_some((i, data_in));
+                } else {
+                    self.touched_after(i, data_in);
+                }
                 while self.unproven.held() > limits.unproven_bytes_cap()
                     && self.evict_oldest_unproven(Some(i))
                 {}
@@ -771,26 +847,60 @@ impl Endpoint {
     /// `poll_transmit` past its check.
     #[inline(never)]
     fn next_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        if let Some(t) = self.poll_reply(now, buf) {
-            return Some(t);
-        }
-        // A driver that polls without calling `handle_timeout` first still
-        // sees paced packets whose time has come.
-        if self.poll_timeout().is_some_and(|t| t <= now) {
-            self.handle_timeout(now);
+        self.next_transmit_in(now, buf, false)
+    }
+
+    /// [`Endpoint::next_transmit`]; `burst` (from
+    /// [`Endpoint::poll_transmits`]): a DATA packet whose connection would
+    /// be polled again next anyway leaves its timers to the end of the
+    /// run ([`Endpoint::unsettled`]).
+    #[inline(always)]
+    fn next_transmit_in(&mut self, now: Instant, buf: &mut [u8], burst: bool) -> Option<Transmit> {
+        // A run that continues found no reply waiting and no timer due
+        // when it continued, and nothing ran since: both checks skipped.
+        if !(burst && self.unsettled.is_some()) {
+            if let Some(t) = self.poll_reply(now, buf) {
+                return Some(t);
+            }
+            // A driver that polls without calling `handle_timeout` first
+            // still sees paced packets whose time has come.
+            if self.poll_timeout().is_some_and(|t| t <= now) {
+                self.handle_timeout(now);
+            }
         }
         while let Some(i) = self.ready.pop_front() {
+            if burst && self.unsettled == Some(i) {
+                // whatever follows derives its timers or continues the run
+                self.unsettled = None;
+            }
             let s = &mut self.slots[i];
             s.in_ready = false;
             let Some(c) = s.conn.as_mut() else {
                 continue;
             };
-            let out = if c.wants_to_send(now) {
-                c.poll_transmit(now, buf, &self.cfg)
-            } else {
+            let out = if !c.wants_to_send(now) {
                 None
+            } else if burst {
+                // a DATA packet of a burst leaves its loss timer to the
+                // run's end (`Connection::arm_or_defer_loss`)
+                c.defer_loss = true;
+                let out = c.poll_transmit(now, buf, &self.cfg);
+                c.defer_loss = false;
+                out
+            } else {
+                c.poll_transmit(now, buf, &self.cfg)
             };
             let dst = c.peer;
+            let continues = burst
+                && out.as_ref().is_some_and(|o| !o.control)
+                && self.ready.is_empty()
+                && self.replies.is_empty()
+                && self.timers.peek().is_none_or(|top| top.0 .0 > now)
+                && c.continues_burst(now);
+            if burst && !continues {
+                // (only a burst defers it: the single call skips the check)
+                c.settle_loss(&self.cfg);
+            }
             if out.as_ref().is_some_and(|o| o.control) && c.timers_current(now) {
                 // A control packet changes no event, byte count or timer
                 // input, and the timers were derived at this very instant:
@@ -808,6 +918,14 @@ impl Endpoint {
                     s.deadline,
                     "a control packet changed connection {i}'s timers"
                 );
+            } else if continues {
+                // The next poll takes this connection again, with nothing
+                // in between (no reply, no other connection ready, no
+                // timer due): its timers are derived once, after its last
+                // packet of the run (`settle_burst`), not after each one.
+                s.in_ready = true;
+                self.ready.push_back(i);
+                self.unsettled = Some(i);
             } else if let Some(d) = out
                 .as_ref()
                 .filter(|o| !o.control)

@@ -18,6 +18,25 @@
 //! until `None`, then arms one timer at [`Endpoint::poll_timeout`].
 //! Time passed in never goes backwards.
 //!
+//! ### Batched calls
+//! A driver that reads and writes datagrams in batches (`recvmmsg`,
+//! `sendmmsg`, GSO) may use, in place of the calls above one datagram at
+//! a time:
+//! * [`Endpoint::handle_datagrams`] — a batch of received datagrams, each
+//!   with its sender;
+//! * [`Endpoint::poll_transmits`] — up to `buf.len() / stride` datagrams
+//!   written `stride` bytes apart into one buffer, their [`Transmit`]s
+//!   appended to a vector; called again while it fills the buffer.
+//!
+//! Each is exactly the single calls in a row at the same `now`: the same
+//! datagrams byte for byte, the same events in the same order, the same
+//! counters and next timeout (tested in `tests/batch.rs`). What they save
+//! is the per-call work: a connection's timers and its place in the send
+//! queue are derived once per run of its datagrams (a burst of ACKs or of
+//! DATA received, a burst of paced DATA sent) instead of once per
+//! datagram. The single calls stay (the simulator hands datagrams over
+//! one at a time); the two kinds may be mixed freely.
+//!
 //! The same endpoint runs unchanged in the simulator (virtual time) and in
 //! the real runtime (UDP / UDP-Lite sockets).
 
@@ -44,7 +63,7 @@ mod seq;
 mod timer;
 
 pub use config::{Config, Limits};
-pub use endpoint::{ConnectionHandle, Endpoint, Transmit};
+pub use endpoint::{BurstError, ConnectionHandle, Endpoint, Transmit};
 pub use event::{Event, JobOutcome, JobReport};
 pub use job::{GroupSpec, JobError, JobSpec, Msr};
 pub use policy::{QueueRule, Variant};

@@ -140,7 +140,7 @@ impl Connection {
         if self.send.may_finish() {
             self.finish_jobs(now, cfg);
         }
-        self.arm_loss_timer(cfg);
+        self.arm_or_defer_loss(cfg);
     }
 
     /// Reports jobs that finished and queues the FINs that may go.

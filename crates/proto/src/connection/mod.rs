@@ -129,6 +129,13 @@ pub(crate) struct Connection {
     timers_now: Option<Instant>,
     unacked: u32,
     last_sent: Instant,
+    /// Set by the endpoint around a call of a batch (an ACK of a run
+    /// received, a DATA packet of a burst sent): the loss and probe
+    /// timers are then armed once, when the run ends
+    /// ([`Connection::settle_loss`]), not after every packet.
+    pub(crate) defer_loss: bool,
+    /// The loss and probe timers wait to be armed (`defer_loss`).
+    loss_stale: bool,
 }
 
 impl Connection {
@@ -175,6 +182,8 @@ impl Connection {
             timers_now: None,
             unacked: 0,
             last_sent: now,
+            defer_loss: false,
+            loss_stale: false,
         };
         if let State::Handshaking { nonce } = state {
             c.control.push_back(Control::Hello(nonce));
@@ -526,6 +535,7 @@ impl Connection {
             self.events.push_back(Event::ConnectionLost { reason });
         }
         self.state = State::Closed;
+        self.loss_stale = false; // every timer stops here
         self.control.retain(|c| matches!(c, Control::FinAck { .. }));
         self.acks.clear();
         for t in [

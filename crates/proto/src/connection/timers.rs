@@ -58,6 +58,31 @@ impl Connection {
         rto.saturating_mul(1 << self.rto_backoff).min(cap)
     }
 
+    /// [`Self::arm_loss_timer`], or, inside a run of a batch
+    /// (`defer_loss`), a note to arm it when the run ends: it is derived
+    /// from the connection's state alone and read by nothing until then
+    /// (a DATA packet's loss-timer check and every derivation of the
+    /// deadline settle it first), so arming it once after the run's last
+    /// packet leaves it as arming it after each would.
+    #[inline(always)]
+    pub(super) fn arm_or_defer_loss(&mut self, cfg: &Config) {
+        if self.defer_loss {
+            self.loss_stale = true;
+        } else {
+            self.arm_loss_timer(cfg);
+        }
+    }
+
+    /// Arms the loss and probe timers if a run of a batch left them
+    /// waiting (`arm_or_defer_loss`).
+    #[inline(always)]
+    pub(crate) fn settle_loss(&mut self, cfg: &Config) {
+        if self.loss_stale {
+            self.loss_stale = false;
+            self.arm_loss_timer(cfg);
+        }
+    }
+
     pub(super) fn arm_loss_timer(&mut self, cfg: &Config) {
         let loss = self.send.oldest_in_flight().map(|t| t + self.loss_rto(cfg));
         match loss {
@@ -76,6 +101,7 @@ impl Connection {
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant, cfg: &Config) {
+        debug_assert!(!self.loss_stale, "the loss timer was not settled");
         // The pacing timer only makes the connection ready to send, which
         // the endpoint asks `wants_to_send` about after this call: when no
         // other timer is due there is nothing to do here. (The table is
@@ -211,6 +237,7 @@ impl Connection {
     /// established, or a full cap (its pacing entry depends on `now`).
     #[inline(always)]
     pub(crate) fn pacing_wakeup(&mut self, now: Instant) -> Option<Option<Instant>> {
+        debug_assert!(!self.loss_stale, "the loss timer was not settled");
         if self.state != State::Established
             || !self.timers.expired(Timer::Pacing, now)
             || !self.window_open(now)
@@ -243,6 +270,7 @@ impl Connection {
     /// flight). Otherwise the full path runs.
     #[inline(always)]
     pub(crate) fn after_data_sent(&mut self, now: Instant) -> Option<Option<Instant>> {
+        debug_assert!(!self.loss_stale, "the loss timer was not settled");
         if !matches!(self.state, State::Established)
             || self.send.in_flight == 0
             || self.timers.get(Timer::Idle).is_none()
@@ -257,6 +285,26 @@ impl Connection {
             self.timers.stop(Timer::Pacing);
         }
         Some(self.timers.next())
+    }
+
+    /// Whether, after a DATA packet left at `now`, the connection can send
+    /// the next one of a burst at once with its timers not derived in
+    /// between (`Endpoint::poll_transmits`): no control packet or event
+    /// waits, and [`Self::after_data_sent`] would take its short path (so
+    /// deriving once after the burst's last packet gives what deriving
+    /// after each would: sending changes only the pacing entry, derived
+    /// from the state the last packet left).
+    #[inline(always)]
+    pub(crate) fn continues_burst(&self, now: Instant) -> bool {
+        self.control.is_empty()
+            && self.events.is_empty()
+            && self.state == State::Established
+            && self.send.in_flight > 0
+            && self.timers.get(Timer::Idle).is_some()
+            && self.timers.get(Timer::Keepalive).is_none()
+            && self.send.has_data()
+            && self.next_send <= now
+            && self.window_open(now)
     }
 
     /// The pacing timer of an established connection with data waiting:
@@ -309,6 +357,7 @@ impl Connection {
         now: Instant,
         cfg: &Config,
     ) -> Option<Option<Instant>> {
+        debug_assert!(!self.loss_stale, "the loss timer was not settled");
         if self.state != State::Established || self.timers_now.is_none() || self.send.has_data() {
             return None;
         }
@@ -328,6 +377,7 @@ impl Connection {
     // -25 instructions per DATA packet.
     #[inline(always)]
     pub(crate) fn poll_timeout(&mut self, now: Instant, cfg: &Config) -> Option<Instant> {
+        debug_assert!(!self.loss_stale, "the loss timer was not settled");
         self.timers_now = Some(now);
         if self.state == State::Closed {
             return None;

@@ -145,9 +145,12 @@ impl Connection {
         let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
         self.next_send = self.next_send.max(floor) + gap;
         if !self.send.has_needed_data() {
-            self.arm_loss_timer(cfg); // a tail begins: the probe too
-        } else if self.timers.get(Timer::Loss).is_none() {
-            self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
+            self.arm_or_defer_loss(cfg); // a tail begins: the probe too
+        } else {
+            self.settle_loss(cfg);
+            if self.timers.get(Timer::Loss).is_none() {
+                self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
+            }
         }
         Some(Out {
             len,
