@@ -449,6 +449,64 @@ mod tests {
         }
     }
 
+    /// The 8-byte ring with pFabric's side ring behaves as a queue of whole
+    /// entries does (pFabric section 4.2's dequeue and drop, written out
+    /// plainly here), over random arrivals, sizes, ranks and departures.
+    #[test]
+    fn pfabric_side_ring_matches_a_queue_of_whole_entries() {
+        let mut rng = approxnet_proto::rng::Rng::new(7);
+        let limit = 6000u64;
+        let mut q = Queue::new(QueueConfig {
+            limit_bytes: limit,
+            discipline: Discipline::PFabric,
+            ..QueueConfig::default()
+        });
+        let mut model: Vec<Entry> = Vec::new();
+        let bytes = |m: &[Entry]| m.iter().map(|x| x.size as u64).sum::<u64>();
+        for id in 0..5000u32 {
+            if rng.below(3) == 0 {
+                let want = model
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(i, x)| (x.rank, *i))
+                    .map(|(_, best)| best.flow)
+                    .and_then(|f| model.iter().position(|x| x.flow == f))
+                    .map(|i| model.remove(i));
+                assert_eq!(q.pop(), want.as_ref().map(Held::from));
+                continue;
+            }
+            let x = e(
+                id,
+                500 + 500 * rng.below(3) as u32,
+                rng.below(20),
+                rng.below(4) as u32,
+            );
+            let want = if bytes(&model) + x.size as u64 <= limit {
+                model.push(x);
+                Admit::Queued { mark: false }
+            } else if model.is_empty() {
+                Admit::Dropped
+            } else {
+                let (wi, w) = model
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(i, y)| (y.rank, usize::MAX - *i))
+                    .map(|(i, y)| (i, *y))
+                    .unwrap();
+                if w.rank <= x.rank || bytes(&model) - w.size as u64 + x.size as u64 > limit {
+                    Admit::Dropped
+                } else {
+                    model.remove(wi);
+                    model.push(x);
+                    Admit::Evicted(w.id)
+                }
+            };
+            assert_eq!(q.admit(x, u64::MAX), want, "packet {id}");
+            assert_eq!(q.bytes(), bytes(&model));
+            assert!(q.ids().eq(model.iter().map(|y| y.id)));
+        }
+    }
+
     #[test]
     fn shared_buffer_limits_admission() {
         let mut q = Queue::new(QueueConfig::default());
