@@ -89,6 +89,10 @@ pub struct Packet {
     /// Aeolus's unscheduled packets: a switch drops them first (selective
     /// dropping, `QueueConfig::droppable_limit_bytes`).
     pub droppable: bool,
+    /// A native transport's data packet (`hdr.kind == Data`, no payload
+    /// bytes): set by [`PacketPool::alloc`], so that a host NIC's TSQ
+    /// accounting reads the packet's first line only, not its header.
+    pub native_data: bool,
     /// pFabric rank: lower is more urgent (remaining flow bytes).
     pub rank: u64,
     /// Datagram bytes of sans-IO endpoints (empty for native transports).
@@ -116,7 +120,8 @@ impl PacketPool {
     }
 
     /// Stores `p` and returns its id.
-    pub fn alloc(&mut self, p: Packet) -> PktId {
+    pub fn alloc(&mut self, mut p: Packet) -> PktId {
+        p.native_data = p.hdr.kind == Kind::Data && p.payload.is_empty();
         self.live += 1;
         self.peak = self.peak.max(self.live);
         if let Some(id) = self.free.pop() {
@@ -229,12 +234,39 @@ mod tests {
     use super::*;
     use std::mem::{align_of, offset_of, size_of};
 
+    /// The pool marks native data packets, whatever the caller set, and
+    /// nothing else (ACKs, datagrams with payload bytes).
+    #[test]
+    fn alloc_marks_native_data_packets() {
+        let mut pool = PacketPool::new();
+        let with = |kind| Packet {
+            native_data: kind != Kind::Data,
+            hdr: Hdr {
+                kind,
+                ..Hdr::default()
+            },
+            ..Packet::default()
+        };
+        let data = pool.alloc(with(Kind::Data));
+        let ack = pool.alloc(with(Kind::Ack));
+        let dgram = pool.alloc_with_payload(with(Kind::Data), &[1, 2, 3]);
+        assert!(pool.get(data).native_data);
+        assert!(!pool.get(ack).native_data);
+        assert!(!pool.get(dgram).native_data);
+        // a reused slot is marked afresh
+        pool.free(data);
+        let again = pool.alloc(with(Kind::Credit));
+        assert_eq!(again, data);
+        assert!(!pool.get(again).native_data);
+    }
+
     /// What a hop reads lies in the packet's first cache line.
     #[test]
     fn hop_fields_share_one_cache_line() {
         assert_eq!(align_of::<Packet>(), 64);
         assert!(offset_of!(Packet, rank) + 8 <= 64);
         assert!(offset_of!(Packet, droppable) < 64);
+        assert!(offset_of!(Packet, native_data) < 64);
         assert!(offset_of!(Packet, payload) + size_of::<Vec<u8>>() <= 64);
         // the header, read where the packet is delivered, is the second line
         assert_eq!(size_of::<Hdr>(), 64);

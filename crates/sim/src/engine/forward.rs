@@ -81,7 +81,7 @@ impl Simulator {
 
     /// Puts `e`, just taken from `port`'s queues, on the wire.
     #[inline(always)]
-    fn transmit(&mut self, now: Instant, port: u32, e: crate::fabric::queue::Entry) {
+    fn transmit(&mut self, now: Instant, port: u32, e: crate::fabric::queue::Held) {
         self.trace_event(now, TraceEvent::Tx, port, e.id);
         if self.blocked_hosts > 0 {
             self.nic_drained(now, port);
@@ -122,8 +122,9 @@ impl Simulator {
         if self.tsq_limit != u32::MAX {
             let node = self.net.ports[port as usize].node;
             if !self.net.is_switch(node) {
+                // the packet's first line: its header is not read here
                 let p = self.pool.get(e.id);
-                if p.hdr.kind == Kind::Data && p.payload.is_empty() {
+                if p.native_data {
                     self.tsq_nic_took(now, p.flow);
                 }
             }

@@ -17,7 +17,7 @@ use buffer::{SharedBuffer, SharingConfig};
 use clos::Layout;
 use link::LinkSpec;
 use port::{Port, PortConfig};
-use queue::{Admit, Entry};
+use queue::{Admit, Entry, Held};
 use routing::{Ecmp, Routes};
 
 /// Host or switch.
@@ -291,7 +291,7 @@ impl Network {
     /// (the caller frees it). The switch's shared buffer would take the
     /// packet and give it back in the same instant, so only its room is read.
     #[inline]
-    pub fn pass_through(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Option<Entry> {
+    pub fn pass_through(&mut self, port: u32, id: PktId, pool: &mut PacketPool) -> Option<Held> {
         let e = self.entry(port, id, pool);
         let port_ref = &mut self.ports[port as usize];
         let room = if port_ref.shared {
@@ -304,7 +304,7 @@ impl Network {
                 if mark {
                     mark_ce(pool, id);
                 }
-                Some(e)
+                Some(Held::from(&e))
             }
             _ => None,
         }
@@ -312,11 +312,11 @@ impl Network {
 
     /// Starts serialising the next packet on `port` if it is idle.
     #[inline]
-    pub fn start_next(&mut self, port: u32) -> Option<Entry> {
+    pub fn start_next(&mut self, port: u32) -> Option<Held> {
         let p = &mut self.ports[port as usize];
-        let e = p.start_next()?;
+        let (q, e) = p.start_next()?;
         if p.shared {
-            let after = p.queues[e.queue as usize].bytes();
+            let after = p.queues[q].bytes();
             let b = &mut self.nodes[p.node as usize].buffer;
             b.update(after + e.size as u64, after);
         }

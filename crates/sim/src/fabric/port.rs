@@ -4,7 +4,7 @@
 //! buffer), ECN marking and which packet goes next; the pipe behind it
 //! (propagation delay) is applied by the simulator when serialisation ends.
 
-use super::queue::{Admit, Entry, Queue, QueueConfig};
+use super::queue::{Admit, Entry, Held, Queue, QueueConfig};
 use super::sched::Scheduler;
 use approxnet_proto::time::Duration;
 use approxnet_proto::units::Rate;
@@ -122,9 +122,10 @@ impl Port {
         a
     }
 
-    /// Takes the next packet to serialise (the caller checks the wire is free).
+    /// Takes the next packet to serialise (the caller checks the wire is
+    /// free), with the index of the queue it left.
     #[inline]
-    pub fn start_next(&mut self) -> Option<Entry> {
+    pub fn start_next(&mut self) -> Option<(usize, Held)> {
         let q = match self.sched {
             Scheduler::Strict => {
                 if self.nonempty == 0 {
@@ -140,7 +141,7 @@ impl Port {
             self.nonempty &= !(1 << q);
         }
         self.backlog -= e.size as u64;
-        Some(e)
+        Some((q, e))
     }
 
     /// [`Port::admit`] and [`Port::start_next`] at once for a packet

@@ -55,8 +55,8 @@ impl Default for QueueConfig {
     }
 }
 
-/// What the queue keeps about each packet, so that scheduling never has to
-/// look into the packet pool.
+/// What a queue is told about a packet offered to it (built from the
+/// packet's first cache line; the ring keeps only its [`Held`] part).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// The packet.
@@ -71,6 +71,37 @@ pub struct Entry {
     pub droppable: bool,
     /// Index of the port's queue that holds it.
     pub queue: u8,
+}
+
+/// What a queue's ring holds of a waiting packet: its id and its size
+/// (8 bytes; dequeue and DRR need the size without reading the packet).
+/// pFabric's rank and flow wait in a side ring that FIFO queues lack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The packet.
+    pub id: PktId,
+    /// Its size on the wire.
+    pub size: u32,
+}
+
+impl From<&Entry> for Held {
+    #[inline]
+    fn from(e: &Entry) -> Held {
+        Held {
+            id: e.id,
+            size: e.size,
+        }
+    }
+}
+
+/// pFabric's view of a waiting packet, kept beside the ring at the same
+/// index: (rank, flow).
+type Urgency = VecDeque<(u64, u32)>;
+
+/// pFabric's side of [`Queue::push`], out of the FIFO path.
+#[inline(never)]
+fn push_urgency(u: &mut Urgency, e: &Entry) {
+    u.push_back((e.rank, e.flow));
 }
 
 /// Counters of one queue (`repr(C)`: the two that every accepted packet
@@ -117,9 +148,13 @@ pub struct Queue {
     pub cfg: QueueConfig,
     /// Counters.
     pub stats: QueueStats,
-    items: VecDeque<Entry>,
+    items: VecDeque<Held>,
     /// Accepted packets later evicted by pFabric (never sent).
     evicted: u64,
+    /// pFabric queues: rank and flow of each waiting packet, index for
+    /// index with `items` (boxed, `None` for FIFO queues: eight bytes of
+    /// the queue, no memory per packet).
+    urgency: Option<Box<Urgency>>,
 }
 
 impl Queue {
@@ -127,6 +162,7 @@ impl Queue {
     pub fn new(cfg: QueueConfig) -> Self {
         Queue {
             cfg,
+            urgency: (cfg.discipline == Discipline::PFabric).then(Box::default),
             ..Default::default()
         }
     }
@@ -226,16 +262,20 @@ impl Queue {
         Admit::Queued { mark }
     }
 
+    #[inline(always)]
     fn push(&mut self, e: Entry) {
         self.bytes += e.size as u64;
-        self.items.push_back(e);
+        self.items.push_back(Held::from(&e));
+        if let Some(u) = &mut self.urgency {
+            push_urgency(u, &e);
+        }
         self.stats.enqueued += 1;
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
     }
 
     /// Removes the next packet to send.
     #[inline]
-    pub fn pop(&mut self) -> Option<Entry> {
+    pub fn pop(&mut self) -> Option<Held> {
         let e = match self.cfg.discipline {
             Discipline::Fifo => self.items.pop_front()?,
             Discipline::PFabric => self.pfabric_pop()?,
@@ -246,41 +286,41 @@ impl Queue {
 
     /// pFabric's dequeue, out of the FIFO path (every dequeue inlines it).
     #[inline(never)]
-    fn pfabric_pop(&mut self) -> Option<Entry> {
+    fn pfabric_pop(&mut self) -> Option<Held> {
         let i = self.pfabric_next()?;
+        self.urgency.as_mut()?.remove(i);
         self.items.remove(i)
     }
 
     /// pFabric dequeue: the earliest packet of the flow that owns the most
     /// urgent packet (pFabric section 4.2: avoids reordering within a flow).
     fn pfabric_next(&self) -> Option<usize> {
-        let (_, best) = self
-            .items
-            .iter()
-            .enumerate()
-            .min_by_key(|(i, e)| (e.rank, *i))?;
-        self.items.iter().position(|e| e.flow == best.flow)
+        let u = self.urgency.as_ref()?;
+        let (_, &(_, best)) = u.iter().enumerate().min_by_key(|(i, x)| (x.0, *i))?;
+        u.iter().position(|x| x.1 == best)
     }
 
     /// pFabric drop: the least urgent packet among the queue and `e` goes.
     fn pfabric_evict(&mut self, e: Entry) -> Admit {
-        let (worst_i, worst) = self
-            .items
+        let u = self.urgency.as_mut().expect("a pFabric queue");
+        let (worst_i, worst_u) = u
             .iter()
             .enumerate()
-            .max_by_key(|(i, x)| (x.rank, usize::MAX - *i))
+            .max_by_key(|(i, x)| (x.0, usize::MAX - *i))
             .map(|(i, x)| (i, *x))
             .expect("non-empty");
-        if worst.rank <= e.rank {
+        if worst_u.0 <= e.rank {
             self.stats.dropped += 1;
             return Admit::Dropped;
         }
-        self.items.remove(worst_i);
+        u.remove(worst_i);
+        let worst = self.items.remove(worst_i).expect("rings of equal length");
         self.bytes -= worst.size as u64;
         self.stats.dropped += 1;
         if self.bytes + e.size as u64 > self.cfg.limit_bytes {
             // still no room (a larger packet): put the victim back, drop `e`
             self.items.insert(worst_i, worst);
+            u.insert(worst_i, worst_u);
             self.bytes += worst.size as u64;
             return Admit::Dropped;
         }
@@ -401,11 +441,69 @@ mod tests {
                 let mut b = a.clone();
                 let via_ring = a.admit(x, room);
                 if via_ring != Admit::Dropped {
-                    assert_eq!(a.pop(), Some(x));
+                    assert_eq!(a.pop(), Some(Held::from(&x)));
                 }
                 assert_eq!(b.pass_through(&x, room), via_ring);
                 assert_eq!((a.stats, a.bytes, a.len()), (b.stats, b.bytes, b.len()));
             }
+        }
+    }
+
+    /// The 8-byte ring with pFabric's side ring behaves as a queue of whole
+    /// entries does (pFabric section 4.2's dequeue and drop, written out
+    /// plainly here), over random arrivals, sizes, ranks and departures.
+    #[test]
+    fn pfabric_side_ring_matches_a_queue_of_whole_entries() {
+        let mut rng = approxnet_proto::rng::Rng::new(7);
+        let limit = 6000u64;
+        let mut q = Queue::new(QueueConfig {
+            limit_bytes: limit,
+            discipline: Discipline::PFabric,
+            ..QueueConfig::default()
+        });
+        let mut model: Vec<Entry> = Vec::new();
+        let bytes = |m: &[Entry]| m.iter().map(|x| x.size as u64).sum::<u64>();
+        for id in 0..5000u32 {
+            if rng.below(3) == 0 {
+                let want = model
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(i, x)| (x.rank, *i))
+                    .map(|(_, best)| best.flow)
+                    .and_then(|f| model.iter().position(|x| x.flow == f))
+                    .map(|i| model.remove(i));
+                assert_eq!(q.pop(), want.as_ref().map(Held::from));
+                continue;
+            }
+            let x = e(
+                id,
+                500 + 500 * rng.below(3) as u32,
+                rng.below(20),
+                rng.below(4) as u32,
+            );
+            let want = if bytes(&model) + x.size as u64 <= limit {
+                model.push(x);
+                Admit::Queued { mark: false }
+            } else if model.is_empty() {
+                Admit::Dropped
+            } else {
+                let (wi, w) = model
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(i, y)| (y.rank, usize::MAX - *i))
+                    .map(|(i, y)| (i, *y))
+                    .unwrap();
+                if w.rank <= x.rank || bytes(&model) - w.size as u64 + x.size as u64 > limit {
+                    Admit::Dropped
+                } else {
+                    model.remove(wi);
+                    model.push(x);
+                    Admit::Evicted(w.id)
+                }
+            };
+            assert_eq!(q.admit(x, u64::MAX), want, "packet {id}");
+            assert_eq!(q.bytes(), bytes(&model));
+            assert!(q.ids().eq(model.iter().map(|y| y.id)));
         }
     }
 
