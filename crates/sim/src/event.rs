@@ -547,6 +547,12 @@ impl EventList {
     /// wheel holds them (never changes the list; for prefetching).
     #[inline]
     pub fn upcoming<const N: usize>(&self) -> [Option<Ev>; N] {
+        self.upcoming_packed::<N>().map(|p| p.map(Packed::ev))
+    }
+
+    /// [`EventList::upcoming`], the events left packed.
+    #[inline]
+    pub fn upcoming_packed<const N: usize>(&self) -> [Option<Packed>; N] {
         let mut out = [None; N];
         if self.near == 0 {
             return out;
@@ -561,7 +567,7 @@ impl EventList {
         let (mut c, mut i) = (slot.head, slot.read as usize);
         let mut k = 0;
         loop {
-            out[k] = Some(Ev::unpack(self.chunks[c as usize].ev[i]));
+            out[k] = Some(Packed(self.chunks[c as usize].ev[i]));
             k += 1;
             if k == N || k == self.near {
                 return out;
@@ -640,7 +646,43 @@ mod tests {
         ];
         for ev in all {
             assert_eq!(Ev::unpack(ev.pack()), ev);
+            // what the loop decodes from the packed form without unpacking
+            let p = Packed(ev.pack());
+            assert_eq!(p.ev(), ev);
+            match ev {
+                Ev::TxDone { port } => assert_eq!((p.tag(), p.a()), (Packed::TX_DONE, port)),
+                Ev::Arrive { node, pkt } => {
+                    assert_eq!((p.tag(), p.a(), p.b()), (Packed::ARRIVE, pkt, node));
+                }
+                _ => assert!(p.tag() != Packed::TX_DONE && p.tag() != Packed::ARRIVE),
+            }
         }
+    }
+
+    #[test]
+    fn packed_pops_and_peeks_give_the_same_events() {
+        let mut el = EventList::new();
+        let evs = [
+            (5, Ev::Arrive { node: 3, pkt: 8 }),
+            (5, Ev::TxDone { port: 2 }),
+            (9, Ev::Sample),
+            (WHEEL_NS + 7, Ev::Arrive { node: 1, pkt: 4 }),
+        ];
+        for (t, ev) in evs {
+            el.schedule(Instant::from_nanos(t), ev);
+        }
+        let up = el.upcoming_packed::<3>();
+        assert_eq!(up.map(|p| p.map(Packed::ev)), el.upcoming::<3>());
+        assert_eq!(up[0].map(Packed::ev), Some(evs[0].1));
+        // after each pop, the next event if it is due at the same nanosecond
+        let ready = [Some(evs[1].1), None, None, None];
+        for ((t, ev), next) in evs.into_iter().zip(ready) {
+            let (at, p) = el.pop_packed_until(Instant::FAR_FUTURE).expect("an event");
+            assert_eq!((at.as_nanos(), p.ev()), (t, ev));
+            assert_eq!(el.peek_ready_packed().map(Packed::ev), next);
+            assert_eq!(el.peek_ready(), next);
+        }
+        assert_eq!(el.pop_packed_until(Instant::FAR_FUTURE), None);
     }
 
     #[test]

@@ -361,13 +361,18 @@ impl Simulator {
     #[inline]
     fn prefetch_next(&mut self) {
         use crate::packet::prefetch;
-        let [next, after] = self.events.upcoming::<2>();
-        if let Some(Ev::Arrive { node, pkt }) = after {
+        let [next, after] = self.events.upcoming_packed::<2>();
+        if let Some(e) = after.filter(|e| e.tag() == Packed::ARRIVE) {
+            let (node, pkt) = (e.b(), e.a());
             let host = !self.net.is_switch(node) && (node as usize) < self.net.nodes.len();
             self.pool.prefetch(pkt, host);
         }
-        match next {
-            Some(Ev::Arrive { node, pkt }) => {
+        let Some(next) = next else {
+            return;
+        };
+        match next.tag() {
+            Packed::ARRIVE => {
+                let (node, pkt) = (next.b(), next.a());
                 if self.net.is_switch(node) {
                     if let Some(port) = self.route_of(node, pkt) {
                         prefetch(&self.net.ports[port as usize]);
@@ -386,7 +391,8 @@ impl Simulator {
                     }
                 }
             }
-            Some(Ev::TxDone { port }) => {
+            Packed::TX_DONE => {
+                let port = next.a();
                 if let Some(p) = self.net.ports.get(port as usize) {
                     crate::packet::prefetch_lines(p);
                     // a dequeue reads both lines of its queue: guess the
