@@ -18,7 +18,7 @@
 //! ([`Job::not_arrived`]).
 
 use super::Simulator;
-use crate::event::Ev;
+use crate::event::Packed;
 use crate::job::Job;
 use crate::workload::{Arrivals, JobClass};
 use approxnet_proto::time::Instant;
@@ -72,13 +72,13 @@ impl Simulator {
     /// The next event to run: every generated job arriving before it (or
     /// at its nanosecond) is started first.
     #[inline]
-    pub(super) fn next_event(&mut self) -> Option<(Instant, Ev)> {
+    pub(super) fn next_event(&mut self) -> Option<(Instant, Packed)> {
         loop {
             // events due by the end and before the next arrival
             // (`pop_limit`; none before one at 0), else the arrival, if it
             // comes by the end
             if self.next_arrival > 0 {
-                if let Some(e) = self.events.pop_until(self.pop_limit.min(self.end)) {
+                if let Some(e) = self.events.pop_packed_until(self.pop_limit.min(self.end)) {
                     return Some(e);
                 }
             }

@@ -18,7 +18,7 @@ mod slots;
 pub mod trace;
 mod training;
 
-use crate::event::{Ev, EventList};
+use crate::event::{Ev, EventList, Packed};
 use crate::fabric::Network;
 use crate::job::Job;
 use crate::packet::{PacketPool, PktId};
@@ -336,10 +336,13 @@ impl Simulator {
     /// same nanosecond: its packet, or the port that finished sending.
     #[inline]
     fn prefetch_same_time(&self) {
-        match self.events.peek_ready() {
-            Some(Ev::Arrive { pkt, .. }) => self.pool.prefetch(pkt, false),
-            Some(Ev::TxDone { port }) => {
-                if let Some(p) = self.net.ports.get(port as usize) {
+        let Some(ev) = self.events.peek_ready_packed() else {
+            return;
+        };
+        match ev.tag() {
+            Packed::ARRIVE => self.pool.prefetch(ev.a(), false),
+            Packed::TX_DONE => {
+                if let Some(p) = self.net.ports.get(ev.a() as usize) {
                     crate::packet::prefetch(p);
                 }
             }
@@ -358,13 +361,18 @@ impl Simulator {
     #[inline]
     fn prefetch_next(&mut self) {
         use crate::packet::prefetch;
-        let [next, after] = self.events.upcoming::<2>();
-        if let Some(Ev::Arrive { node, pkt }) = after {
+        let [next, after] = self.events.upcoming_packed::<2>();
+        if let Some(e) = after.filter(|e| e.tag() == Packed::ARRIVE) {
+            let (node, pkt) = (e.b(), e.a());
             let host = !self.net.is_switch(node) && (node as usize) < self.net.nodes.len();
             self.pool.prefetch(pkt, host);
         }
-        match next {
-            Some(Ev::Arrive { node, pkt }) => {
+        let Some(next) = next else {
+            return;
+        };
+        match next.tag() {
+            Packed::ARRIVE => {
+                let (node, pkt) = (next.b(), next.a());
                 if self.net.is_switch(node) {
                     if let Some(port) = self.route_of(node, pkt) {
                         prefetch(&self.net.ports[port as usize]);
@@ -383,7 +391,8 @@ impl Simulator {
                     }
                 }
             }
-            Some(Ev::TxDone { port }) => {
+            Packed::TX_DONE => {
+                let port = next.a();
                 if let Some(p) = self.net.ports.get(port as usize) {
                     crate::packet::prefetch_lines(p);
                     // a dequeue reads both lines of its queue: guess the
@@ -395,11 +404,23 @@ impl Simulator {
         }
     }
 
+    /// Runs an event: the two kinds of every hop decoded straight from
+    /// the packed event, the rest unpacked out of line.
     #[inline(always)]
-    fn dispatch(&mut self, now: Instant, ev: Ev) {
+    fn dispatch(&mut self, now: Instant, ev: Packed) {
+        match ev.tag() {
+            Packed::TX_DONE => self.tx_done(now, ev.a()),
+            Packed::ARRIVE => self.arrive(now, ev.b(), ev.a()),
+            _ => self.dispatch_other(now, ev.ev()),
+        }
+    }
+
+    /// Every kind but the two [`Simulator::dispatch`] decodes itself
+    /// (which stay with one call site each, so that they inline).
+    #[inline(never)]
+    fn dispatch_other(&mut self, now: Instant, ev: Ev) {
         match ev {
-            Ev::TxDone { port } => self.tx_done(now, port),
-            Ev::Arrive { node, pkt } => self.arrive(now, node, pkt),
+            Ev::TxDone { .. } | Ev::Arrive { .. } => unreachable!("decoded in dispatch"),
             Ev::FlowTimer { flow, gen } => self.flow_timer(now, flow, gen),
             Ev::EndpointTimer { host } => self.endpoint_timer(now, host),
             Ev::JobStart { job } => self.start_job(now, job),
