@@ -115,7 +115,7 @@ pub struct RuntimeConfig {
     /// `packet_split` = [`PacketSplit::Tiled`]: a message's packets all of
     /// one size that divides it, so consecutive messages of one length fill
     /// whole UDP GSO sends (64 KiB messages at MTU 1500: 17,300 instead of
-    /// 30,600 sends per GB, 13 % less CPU per GB; docs/performance.md).
+    /// 30,600 sends per GB, 11-19 % less CPU per GB; docs/performance.md).
     pub proto: Config,
     /// Seed of the core's random choices (cookie key, connection ids, first
     /// sequence numbers). `None` (the default): drawn from the operating
