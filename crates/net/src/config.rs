@@ -2,7 +2,7 @@
 //! only a real socket needs (protocol, buffers, marking, batching, caps).
 
 use crate::sys::{SocketKind, SocketOptions};
-use approxnet_proto::{Config, PacketSplit};
+use approxnet_proto::Config;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -110,12 +110,12 @@ pub const REAL_ACK_EVERY: u32 = 16;
 pub struct RuntimeConfig {
     /// The protocol core's configuration (rates, timers, caps); the default
     /// is the core's, except `min_rto` = [`REAL_MIN_RTO`], `pacing_burst` =
-    /// [`REAL_PACING_BURST`], `transport_checksums` = true (the socket's
-    /// checksum covers header and precise prefix; both ends must agree) and
-    /// `packet_split` = [`PacketSplit::Tiled`]: a message's packets all of
-    /// one size that divides it, so consecutive messages of one length fill
-    /// whole UDP GSO sends (64 KiB messages at MTU 1500: 17,300 instead of
-    /// 30,600 sends per GB, 11-19 % less CPU per GB; docs/performance.md).
+    /// [`REAL_PACING_BURST`] and `transport_checksums` = true (the socket's
+    /// checksum covers header and precise prefix; both ends must agree).
+    /// `packet_split` stays the core's `Full`: `PacketSplit::Tiled` cuts
+    /// ATP's CPU per GB by 11-19 % on an uncapped veth with 64 KiB
+    /// messages but lost goodput at a 1 Gbit/s HTB bottleneck
+    /// (docs/performance.md, "Issue 19: equal-sized packets").
     pub proto: Config,
     /// Seed of the core's random choices (cookie key, connection ids, first
     /// sequence numbers). `None` (the default): drawn from the operating
@@ -200,7 +200,6 @@ impl Default for RuntimeConfig {
                 // UDP checksums everything; UDP-Lite covers header + precise
                 // prefix: the core need not CRC the prefix again.
                 transport_checksums: true,
-                packet_split: PacketSplit::Tiled,
                 ..Config::default()
             },
             seed: None,

@@ -399,10 +399,10 @@ fn ipv6_loopback_works_where_available() {
 }
 
 #[test]
-fn the_runtime_cuts_64_kib_messages_into_equal_packets_by_default() {
+fn tiled_cuts_64_kib_messages_into_equal_packets_and_full_is_the_default() {
     // Tiled: 64 packets of 1,024 bytes (GSO sends can then span messages);
-    // Full: 46 of 1,420 and one of 216. Both arrive whole.
-    for (split, per_message) in [(None, 64), (Some(PacketSplit::Full), 47)] {
+    // Full (the default): 46 of 1,420 and one of 216. Both arrive whole.
+    for (split, per_message) in [(Some(PacketSplit::Tiled), 64), (None, 47)] {
         let mut cfg = RuntimeConfig::default();
         if let Some(s) = split {
             cfg.proto.packet_split = s;

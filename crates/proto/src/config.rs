@@ -189,8 +189,8 @@ pub struct Config {
     /// ACK and pacing slot.
     pub bundle_bytes: usize,
     /// How messages are cut into DATA packets (default
-    /// [`PacketSplit::Full`]; the runtime's default is its own, see
-    /// `approxnet-net`'s `RuntimeConfig`). Seed 000 gives no packetisation.
+    /// [`PacketSplit::Full`], the runtime's too). Seed 000 gives no
+    /// packetisation.
     pub packet_split: PacketSplit,
     /// Switch priority queues `Q` (default 8, seed 000 §7.1).
     pub queues: u8,
