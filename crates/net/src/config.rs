@@ -112,6 +112,10 @@ pub struct RuntimeConfig {
     /// is the core's, except `min_rto` = [`REAL_MIN_RTO`], `pacing_burst` =
     /// [`REAL_PACING_BURST`] and `transport_checksums` = true (the socket's
     /// checksum covers header and precise prefix; both ends must agree).
+    /// `packet_split` stays the core's `Full`: `PacketSplit::Tiled` cuts
+    /// ATP's CPU per GB by 11-19 % on an uncapped veth with 64 KiB
+    /// messages but lost goodput at a 1 Gbit/s HTB bottleneck
+    /// (docs/performance.md, "Issue 19: equal-sized packets").
     pub proto: Config,
     /// Seed of the core's random choices (cookie key, connection ids, first
     /// sequence numbers). `None` (the default): drawn from the operating

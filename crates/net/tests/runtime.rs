@@ -2,7 +2,7 @@
 
 use approxnet_net::{Endpoint, RuntimeConfig};
 use approxnet_proto::event::Role;
-use approxnet_proto::{Event, JobSpec};
+use approxnet_proto::{Event, JobSpec, PacketSplit};
 use std::net::SocketAddr;
 use std::thread;
 use std::time::Duration;
@@ -443,4 +443,49 @@ fn ipv6_loopback_works_where_available() {
         .unwrap();
     assert!(client.wait_job(h, job, BOUND).unwrap().guarantee_held());
     assert_eq!(t.join().unwrap().0, 20);
+}
+
+#[test]
+fn tiled_cuts_64_kib_messages_into_equal_packets_and_full_is_the_default() {
+    // Tiled: 64 packets of 1,024 bytes (GSO sends can then span messages);
+    // Full (the default): 46 of 1,420 and one of 216. Both arrive whole.
+    for (split, per_message) in [(Some(PacketSplit::Tiled), 64), (None, 47)] {
+        let mut cfg = RuntimeConfig::default();
+        if let Some(s) = split {
+            cfg.proto.packet_split = s;
+        }
+        let server = Endpoint::bind(lo(), cfg.clone()).unwrap();
+        let addr = server.local_addr();
+        let t = thread::spawn(move || {
+            let mut server = server;
+            let mut got = Vec::new();
+            while got.len() < 20 {
+                match server.next_event(BOUND).expect("server io") {
+                    Some((_, Event::MessageDelivered { msg, payload, .. })) => {
+                        got.push((msg, payload))
+                    }
+                    Some(_) => {}
+                    None => panic!("server saw no event within the bound"),
+                }
+            }
+            got
+        });
+        let body = |i: u32| -> Vec<u8> { (0..65_536u32).map(|k| (k * 7 + i) as u8).collect() };
+        let mut spec = JobSpec::new(1.0).unwrap();
+        for i in 0..20 {
+            spec = spec.message(0, body(i));
+        }
+        let mut client = Endpoint::bind(lo(), cfg).unwrap();
+        let h = client.connect(addr).expect("handshake");
+        let job = client.send_job(h, spec).unwrap();
+        let report = client.wait_job(h, job, BOUND).expect("job completes");
+        assert_eq!(
+            report.packets - report.retransmissions,
+            20 * per_message,
+            "{split:?}"
+        );
+        for (msg, payload) in t.join().unwrap() {
+            assert!(payload == body(msg), "{split:?}: message {msg} intact");
+        }
+    }
 }

@@ -29,6 +29,31 @@ pub enum Integrity {
     Strict,
 }
 
+/// How a message's bytes are cut into DATA packets (`Config::packet_split`).
+/// Every mode uses at most [`Config::max_payload`] minus the approximate
+/// trailer per packet; a message that fits one packet is one packet in
+/// every mode. The receiver accepts any split (it reassembles by packet
+/// index and never assumes a size).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacketSplit {
+    /// `ceil(len / max)` packets, all full but a shorter last one (the
+    /// default, and the simulator's).
+    #[default]
+    Full,
+    /// As many packets as `Full`, all `ceil(len / n)` bytes but a last
+    /// one shorter by less than `n` bytes (46 of 1,395 and one of 1,366
+    /// for 64 KiB at MTU 1500).
+    Even,
+    /// Every packet the same size: the largest size up to the maximum that
+    /// divides the message length, if that needs at most 1.5 times
+    /// `Full`'s packets (else as `Even`). Consecutive messages of one
+    /// length then leave as packets of one size, so a host's UDP GSO send
+    /// can span message boundaries (a 64 KiB message at MTU 1500: 64
+    /// packets of 1,024 bytes instead of 46 of 1,420 and one of 216;
+    /// docs/performance.md, "Issue 19: equal-sized packets").
+    Tiled,
+}
+
 /// Caps that bound what one peer can make this endpoint hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -163,6 +188,10 @@ pub struct Config {
     /// without bundling every ~180-byte FBKV message costs its own header,
     /// ACK and pacing slot.
     pub bundle_bytes: usize,
+    /// How messages are cut into DATA packets (default
+    /// [`PacketSplit::Full`], the runtime's too). Seed 000 gives no
+    /// packetisation.
+    pub packet_split: PacketSplit,
     /// Switch priority queues `Q` (default 8, seed 000 §7.1).
     pub queues: u8,
     /// How ATP FixTLR / Full map the TLR to a queue (default
@@ -207,6 +236,7 @@ impl Default for Config {
             ack_every: 1,
             max_ack_delay: Duration::from_micros(20),
             bundle_bytes: 512,
+            packet_split: PacketSplit::Full,
             queues: 8,
             queue_rule: QueueRule::MsrBounded,
             retransmit: RetransmitPolicy::WhenNeeded,

@@ -62,7 +62,7 @@ mod sender;
 mod seq;
 mod timer;
 
-pub use config::{Config, Limits};
+pub use config::{Config, Limits, PacketSplit};
 pub use endpoint::{BurstError, ConnectionHandle, Endpoint, Transmit};
 pub use event::{Event, JobOutcome, JobReport};
 pub use job::{GroupSpec, JobError, JobSpec, Msr};

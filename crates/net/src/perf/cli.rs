@@ -7,7 +7,7 @@ use super::sizes::Sizes;
 use crate::config::RuntimeConfigError;
 use crate::sys::SocketKind;
 use crate::RuntimeConfig;
-use approxnet_proto::Rate;
+use approxnet_proto::{PacketSplit, Rate};
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -109,6 +109,11 @@ pub(crate) struct Common {
     /// Largest datagram (path MTU minus 28 for IPv4 + UDP).
     #[arg(long)]
     mtu: Option<usize>,
+    /// How messages are cut into packets: full (all full but a short
+    /// last), even (as many, of near-equal size) or tiled (all of one size
+    /// that divides the message); default: the runtime's.
+    #[arg(long, value_parser = parse_packet_split)]
+    packet_split: Option<PacketSplit>,
     /// Eq. 2's gain m, in (0, 1].
     #[arg(long)]
     rate_gain: Option<f64>,
@@ -320,6 +325,9 @@ impl Common {
         if let Some(n) = self.mtu {
             cfg.proto.mtu = n;
         }
+        if let Some(how) = self.packet_split {
+            cfg.proto.packet_split = how;
+        }
         if let Some(gain) = self.rate_gain {
             if !(gain > 0.0 && gain <= 1.0) {
                 return Err(format!("--rate-gain {gain} is out of range: give (0, 1]"));
@@ -356,6 +364,16 @@ fn option_for(field: &str) -> &'static str {
         "rx_coalesce" => "rx-coalesce-us",
         "socket.recv_buffer" | "socket.send_buffer" => "socket-buffer-kib",
         _ => "runtime option",
+    }
+}
+
+/// Parses `--packet-split full|even|tiled`.
+fn parse_packet_split(s: &str) -> Result<PacketSplit, String> {
+    match s {
+        "full" => Ok(PacketSplit::Full),
+        "even" => Ok(PacketSplit::Even),
+        "tiled" => Ok(PacketSplit::Tiled),
+        _ => Err(format!("`{s}`: expected full, even or tiled")),
     }
 }
 
@@ -469,6 +487,12 @@ mod tests {
         assert_eq!(plan.interval, Some(Duration::from_millis(500)));
         assert_eq!(plan.groups, vec![1.0]);
         assert_eq!(plan.max_jobs, u64::MAX);
+        let Ok(Command::Client { cfg, .. }) =
+            parse(&["client", "-c", "127.0.0.1:9", "--packet-split", "tiled"])
+        else {
+            panic!("client expected");
+        };
+        assert_eq!(cfg.proto.packet_split, PacketSplit::Tiled);
         let Ok(Command::Server {
             jobs, idle, cfg, ..
         }) = parse(&["server"])
@@ -504,6 +528,7 @@ mod tests {
             (vec!["server", "--rate-gain", "2"], "rate-gain"),
             (vec!["server", "--gso-segments", "65"], "gso-segments"),
             (vec!["server", "--busy-poll-us", "10001"], "busy-poll-us"),
+            (vec!["server", "--packet-split", "half"], "packet-split"),
             (
                 vec!["server", "--socket-buffer-kib", "1"],
                 "socket-buffer-kib",

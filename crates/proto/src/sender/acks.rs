@@ -221,8 +221,8 @@ impl SendSide {
             return;
         };
         let j = &mut self.jobs[ji];
-        let per = j.per_packet as u64;
         let m = &mut j.msgs[mi as usize];
+        let per = u64::from(m.seg);
         if !m.acked.insert(pkt as usize) {
             return;
         }

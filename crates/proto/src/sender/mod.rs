@@ -16,6 +16,7 @@ mod acks;
 mod loss;
 mod plan;
 mod queue;
+mod split;
 mod stream;
 mod transmit;
 
@@ -89,6 +90,8 @@ struct SendMsg {
     payload: Payload,
     precise_len: usize,
     pkt_count: u16,
+    /// Bytes a packet (all but the last; `split`).
+    seg: u32,
     acked: BitSet,
     acked_count: u16,
     next_new: u16,
@@ -106,16 +109,18 @@ impl SendMsg {
         msg_id: u32,
         m: crate::job::MessageSpec,
         per_packet: usize,
+        how: crate::config::PacketSplit,
         elem_range: Option<(u32, u32)>,
     ) -> SendMsg {
         let len = m.payload.len();
-        let pkt_count = len.div_ceil(per_packet).max(1) as u16;
+        let (pkt_count, seg) = split::split(len, per_packet, how);
         SendMsg {
             group,
             msg_id,
             precise_len: m.precise_len,
             payload: m.payload,
             pkt_count,
+            seg: seg as u32,
             acked: BitSet::new(pkt_count as usize),
             acked_count: 0,
             next_new: 0,

@@ -166,7 +166,14 @@ impl SendSide {
             bytes += m.payload.len() as u64;
             let elem_range =
                 tensor_desc.map(|t| chunk_range(t.total_elems, t.elems_per_chunk, i as u32));
-            msgs.push(SendMsg::new(g, msg_id, m, per_packet, elem_range));
+            msgs.push(SendMsg::new(
+                g,
+                msg_id,
+                m,
+                per_packet,
+                cfg.packet_split,
+                elem_range,
+            ));
         }
         let unresolved = total as u32;
         let mut job = SendJob {

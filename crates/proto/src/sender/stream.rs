@@ -100,7 +100,14 @@ impl SendSide {
             g.produced += 1;
             g.fresh += 1;
             j.bytes += m.payload.len() as u64;
-            j.msgs.push(SendMsg::new(gi, msg_id, m, per_packet, None));
+            j.msgs.push(SendMsg::new(
+                gi,
+                msg_id,
+                m,
+                per_packet,
+                cfg.packet_split,
+                None,
+            ));
             let mi = j.msgs.len() - 1;
             j.max_pkts = j.max_pkts.max(j.msgs[mi].pkt_count);
             Self::reschedule(&mut self.sched, j, mi, pol);

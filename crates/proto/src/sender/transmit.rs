@@ -242,7 +242,7 @@ impl SendSide {
             return (at, at, false, None);
         }
         let m = &job.msgs[np.msg as usize];
-        let per = job.per_packet;
+        let per = m.seg as usize;
         let len = m.payload.len();
         let a = (np.pkt as usize * per).min(len);
         let b = (a + per).min(len);
