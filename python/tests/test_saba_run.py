@@ -6,6 +6,7 @@ and remove them afterwards; each run is bounded in time."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -266,19 +267,30 @@ print(n, flush=True)
 """
 
 
+@contextlib.contextmanager
+def _ready_in(ns: str, code: str) -> Iterator[subprocess.Popen[str]]:
+    """A Python program run in namespace `ns` that has printed "ready";
+    killed and reaped on leaving."""
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", ns, sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        yield proc
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
 @root
 def test_saba_run_marks_reports_and_cleans_up(
     pair: tuple[str, str], controller: tuple[Controller, MemoryBackend, str]
 ) -> None:
     na, nb = pair
     ctl, backend, url = controller
-    rx = subprocess.Popen(
-        ["ip", "netns", "exec", nb, sys.executable, "-c", RECEIVER],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert rx.stdout is not None and rx.stdout.readline().strip() == "ready"
+    with _ready_in(nb, RECEIVER) as rx:
         wrapper = _saba_run(url, "app1", na, [sys.executable, "-c", SENDER])
         try:
             seen = _until(lambda: any(c.app == "app1" for c in ctl.connections()))
@@ -290,9 +302,6 @@ def test_saba_run_marks_reports_and_cleans_up(
         assert seen, err.decode()
         assert wrapper.returncode == 0, err.decode()
         assert rx.communicate(timeout=20)[0].strip() == "2000000"
-    finally:
-        rx.kill()
-        rx.wait()
     # the connection was reported as a -> b and the port was given to the app
     assert [(c.src, c.dst, c.ports) for c in conns] == [("a", "b", ("sw:to-b",))]
     assert any("app1" in dict(c.app_weights) for push in backend.pushes for c in push)

@@ -20,7 +20,16 @@ from pathlib import Path
 
 import pytest
 import test_saba_run as base
-from test_saba_run import B, _left_behind, _members, _saba_run, _stop, _until, root
+from test_saba_run import (
+    B,
+    _left_behind,
+    _members,
+    _ready_in,
+    _saba_run,
+    _stop,
+    _until,
+    root,
+)
 
 from approxnet import testbed as tb
 from approxnet.saba import stale
@@ -222,22 +231,13 @@ def test_saba_run_reports_every_short_tcp_connection_once_in_order(
 ) -> None:
     na, nb = pair
     ctl, _, url = controller
-    rx = subprocess.Popen(
-        ["ip", "netns", "exec", nb, sys.executable, "-c", LISTENER],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert rx.stdout is not None and rx.stdout.readline().strip() == "ready"
+    with _ready_in(nb, LISTENER) as rx:
         wrapper = _saba_run(url, "burst", na, [sys.executable, "-c", TCP_BURST])
         try:
             _, err = wrapper.communicate(timeout=60)
         finally:
             _stop(wrapper)
         rx.communicate(timeout=30)
-    finally:
-        rx.kill()
-        rx.communicate()
     log = err.decode()
     assert wrapper.returncode == 0, log
     opened, closed = _opened_closed(log)
