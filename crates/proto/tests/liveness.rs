@@ -179,6 +179,12 @@ fn run(
         }
         // whichever host wakes first runs
         let real = client.wake.min(server.wake);
+        if real == Instant::FAR_FUTURE {
+            // unfinished jobs, nothing in transit and no timer armed
+            out.failed
+                .push("stalled: no timer armed at either end".into());
+            break;
+        }
         if real > limit {
             break;
         }
@@ -243,6 +249,12 @@ const LOADED: Load = Load {
     jitter: Duration::from_micros(300),
 };
 
+/// A search over seeds and loads (not run by default), e.g.
+/// `SEED1=60 STALL_PPM=50000 MSR_PCT=100 cargo test -p approxnet-proto
+/// --release --test liveness explore -- --ignored --nocapture`: one line
+/// per run. Before the starved-job keepalive 41 of those 120 runs failed
+/// (every one with unknown-job drops at the receiver); after it none, nor
+/// any of 60 at MSR 0.5 or 60 at MSR 0.9.
 #[test]
 #[ignore]
 fn explore() {
@@ -259,7 +271,8 @@ fn explore() {
     };
     for seed in env("SEED0", 0)..env("SEED1", 20) {
         for split in [PacketSplit::Full, PacketSplit::Tiled] {
-            let o = run(split, 1.0, 6, 64, 65536, load, seed);
+            let msr = env("MSR_PCT", 100) as f64 / 100.0;
+            let o = run(split, msr, 6, 64, 65536, load, seed);
             println!(
                 "seed {seed} {split:?}: {} done, failures {:?} at {:?} (timer losses {}, spurious {}, unknown-job drops {})",
                 o.completed, o.failed, o.end, o.lost_by_timer, o.spurious, o.unknown_job
