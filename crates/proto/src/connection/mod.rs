@@ -306,6 +306,7 @@ impl Connection {
         self.control.push_back(Control::Job(id));
         if let Some(j) = self.send.job_mut(id) {
             j.control_sent = Some(now);
+            j.last_tx = now;
         }
         self.arm_control(now, cfg);
     }

@@ -160,6 +160,7 @@ impl Connection {
         }
         if self.timers.expired(Timer::Epoch, now) {
             self.end_epoch(now, cfg);
+            self.keep_starved_jobs(now, cfg);
         }
         if self.timers.expired(Timer::Control, now) {
             self.timers.stop(Timer::Control);
@@ -173,6 +174,31 @@ impl Connection {
             if let Some(id) = self.keepalive_job() {
                 self.control.push_back(Control::Job(id));
                 self.last_keepalive = now;
+                if let Some(j) = self.send.job_mut(id) {
+                    j.last_tx = now;
+                }
+            }
+        }
+    }
+
+    /// Resends the JOB of every open job, acknowledged by the receiver,
+    /// that sent neither DATA nor its JOB for a quarter of the idle
+    /// timeout, as the keepalive does for a quiet connection. While other
+    /// jobs' packets go first (MRDF serves the message with the least left:
+    /// a job of large messages waits behind the others' retransmissions),
+    /// the receiver's per-job expiry (`RecvSide::expire`) would otherwise
+    /// end such a job after the idle timeout without its DATA, drop the
+    /// DATA that comes later as of an unknown job, never acknowledge it,
+    /// and the sender, heard from no more once the other jobs end, would
+    /// give the connection up (issue 19's "both ends silent" failure,
+    /// `tests/liveness.rs`). Checked at every epoch's end (the epoch timer
+    /// runs while a job is active).
+    fn keep_starved_jobs(&mut self, now: Instant, cfg: &Config) {
+        let quiet = Duration::from_nanos(cfg.idle_timeout.as_nanos() / 4);
+        for j in &mut self.send.jobs {
+            if !j.done && j.job_acked && j.control_sent.is_none() && j.last_tx + quiet <= now {
+                j.last_tx = now;
+                self.control.push_back(Control::Job(j.id));
             }
         }
     }
@@ -211,6 +237,7 @@ impl Connection {
             });
             if let Some(j) = self.send.job_mut(id) {
                 j.control_sent = Some(now);
+                j.last_tx = now;
             }
             any = true;
         }

@@ -156,6 +156,10 @@ pub(crate) struct SendJob {
     max_pkts: u16,
     pub(crate) repr: JobRepr,
     pub(crate) started: Instant,
+    /// When a DATA packet or the JOB of this job last left: a receiver
+    /// forgets a job that sees neither for its idle timeout
+    /// (`RecvSide::expire`), even while other jobs' DATA flows.
+    pub(crate) last_tx: Instant,
     /// The receiver said it holds `ceil(MSR * N)` of every group (an ACK
     /// with SATISFIED).
     pub(crate) peer_satisfied: bool,

@@ -186,6 +186,7 @@ impl SendSide {
                 groups: descs,
             },
             started: now,
+            last_tx: now,
             peer_satisfied: false,
             unsent_bytes: 0,
             job_acked: false,

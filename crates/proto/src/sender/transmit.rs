@@ -302,6 +302,7 @@ impl SendSide {
         if let Some(ji) = self.job_index(np.job) {
             let j = &mut self.jobs[ji];
             j.packets += 1;
+            j.last_tx = now;
             if np.retx {
                 j.retx += 1;
             }
