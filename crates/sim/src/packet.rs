@@ -315,7 +315,7 @@ mod tests {
             size: 100 + i,
             hash: i * 7,
             queue: (i % 3) as u8,
-            ect: i % 2 == 0,
+            ect: i.is_multiple_of(2),
             droppable: i % 4 == 1,
             rank: i as u64 * 11,
         };
