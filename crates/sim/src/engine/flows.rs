@@ -2,7 +2,7 @@
 
 use super::adapter::JobUpdate;
 use super::Simulator;
-use crate::packet::{Hdr, Kind, Packet};
+use crate::packet::{Hdr, Hop, Kind};
 use crate::scheme::{Proto, Scheme, SenderApprox};
 use crate::transport::flow::Flow;
 use approxnet_proto::rng::Rng;
@@ -92,7 +92,7 @@ impl Simulator {
         let mut data_pkts = 0;
         for seg in out.drain(..) {
             data_pkts += (seg.hdr.kind == Kind::Data) as u32;
-            let p = Packet {
+            let h = Hop {
                 flow: fid,
                 src,
                 dst,
@@ -102,10 +102,8 @@ impl Simulator {
                 ect,
                 rank: seg.rank,
                 droppable: seg.unscheduled,
-                hdr: seg.hdr,
-                ..Packet::default()
             };
-            self.send_from_host(now, src, p);
+            self.send_native(now, src, h, &seg.hdr);
         }
         self.outbox = out;
         self.tsq_account(fid, data_pkts);
@@ -223,7 +221,7 @@ impl Simulator {
                     self.flows[fid as usize].enough_at = Some(now);
                 }
                 if let Some(a) = ack {
-                    let p = Packet {
+                    let h = Hop {
                         flow: fid,
                         src: dst,
                         dst: src,
@@ -231,10 +229,9 @@ impl Simulator {
                         size: self.tp.header_bytes + a.sack.option_bytes(),
                         hash,
                         queue,
-                        hdr: a,
-                        ..Packet::default()
+                        ..Hop::default()
                     };
-                    self.send_from_host(now, dst, p);
+                    self.send_native(now, dst, h, &a);
                 }
                 let f = &self.flows[fid as usize];
                 if f.early_stop && f.enough_at.is_some() && delivered < f.msg_ends.len() as u32 {

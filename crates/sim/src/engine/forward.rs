@@ -7,7 +7,7 @@ use crate::event::Ev;
 use crate::fabric::link::{any_error, flip_bits};
 use crate::fabric::routing::{ecmp_pick, Ecmp};
 use crate::fabric::{NodeKind, Offer};
-use crate::packet::{Hdr, Kind, Packet, PktId};
+use crate::packet::{Hdr, Hop, Kind, Packet, PktId};
 use crate::transport::flow::flow_hash;
 use approxnet_proto::time::Instant;
 
@@ -16,6 +16,15 @@ impl Simulator {
     pub(crate) fn send_from_host(&mut self, now: Instant, host: u32, p: Packet) {
         self.slot_packet_sent(p.flow);
         let id = self.pool.alloc(p);
+        let port = self.net.nic(host);
+        self.enqueue(now, port, id);
+    }
+
+    /// Puts a native transport packet on host `host`'s NIC (see
+    /// [`crate::packet::PacketPool::alloc_native`]).
+    pub(crate) fn send_native(&mut self, now: Instant, host: u32, h: Hop, hdr: &Hdr) {
+        self.slot_packet_sent(h.flow);
+        let id = self.pool.alloc_native(h, hdr);
         let port = self.net.nic(host);
         self.enqueue(now, port, id);
     }
