@@ -18,8 +18,15 @@
 //! `Config::ack_every` (default 1: an ACK per DATA packet); the burst
 //! modes flush coalesced ACKs after each batch, as the runtime does
 //! (`endpoint_cost 3 2000 1 batch 10 16` is the runtime's setting).
+//!
+//! With `ENDPOINT_COST_WIRE=1` it also prints a digest of every datagram
+//! both ends sent (`harness::direct::WireDigest`): a change that must
+//! leave the wire byte-identical prints the same line before and after.
+//! (The digest costs instructions of its own: take counts without it.)
 
-use approxnet_proto::harness::direct::{connected_messages, pump, pump_bursts, Bursts};
+use approxnet_proto::harness::direct::{
+    connected_messages, pump, pump_bursts, pump_with, Bursts, WireDigest,
+};
 use approxnet_proto::time::Duration;
 use approxnet_proto::{Config, Rate};
 
@@ -41,6 +48,9 @@ fn main() {
     let msr = if per_message > 1 { 1.0 } else { 0.5 };
     let mut total = 0u64;
     let mut spent = std::time::Duration::ZERO;
+    let wire = std::env::var_os("ENDPOINT_COST_WIRE").is_some_and(|v| v != "0");
+    let mut digest = WireDigest::default();
+    let mut moved = Vec::new();
     for _ in 0..jobs {
         let cfg = Config {
             line_rate: Rate::gbps(100.0),
@@ -52,16 +62,27 @@ fn main() {
         let (mut a, mut b, now) = connected_messages(cfg, msr, packets, per_message);
         let t = std::time::Instant::now();
         total += match mode.as_str() {
+            "ping" if wire => pump_with(&mut a, &mut b, now, |d| digest.add(d)),
             "ping" => pump(&mut a, &mut b, now),
             m => {
                 let tick = Duration::from_micros(tick_us);
+                let log = wire.then_some(&mut moved);
                 let (data, w) =
-                    pump_bursts(&mut bursts, &mut a, &mut b, now, tick, m == "batch", None);
+                    pump_bursts(&mut bursts, &mut a, &mut b, now, tick, m == "batch", log);
                 wakeups += w;
                 data
             }
         };
         spent += t.elapsed();
+        for d in moved.drain(..) {
+            digest.add(&d);
+        }
+    }
+    if wire {
+        println!(
+            "wire digest {:016x}: {} datagrams, {} bytes",
+            digest.hash, digest.datagrams, digest.bytes
+        );
     }
     println!(
         "{total} DATA packets in {spent:?}: {:.0} ns per DATA packet (its ACK included), {mode}, {wakeups} wake-ups",
