@@ -581,10 +581,10 @@ impl Endpoint {
     /// another connection and at the batch's end).
     #[inline(always)]
     fn receive(&mut self, now: Instant, from: SocketAddr, data: &[u8], batch: bool) {
-        let p = match Packet::new_checked(data) {
-            Ok(p) => p,
-            Err(e) => return self.count_wire_error(e),
-        };
+        // The lengths are checked once, by `parse_into` (`Packet::check_len`):
+        // `Packet::new_checked` here checked them a second time (~9
+        // instructions per datagram). Nothing reads `p` before that check.
+        let p = Packet::new_unchecked(data);
         let mut h = HeaderRepr::default();
         if let Err(e) = HeaderRepr::parse_into(&p, &mut h) {
             return self.count_wire_error(e);

@@ -111,6 +111,25 @@ fn lying_length_field_is_dropped() {
 }
 
 #[test]
+fn every_short_or_overlong_datagram_is_counted_malformed() {
+    // The receive path checks a datagram's lengths in one place (issue 19):
+    // each prefix of a valid DATA packet, and the packet with bytes added,
+    // is counted malformed and never read past its end.
+    let (mut pair, mut h) = established();
+    h.precise_len = 100;
+    let bytes = craft(h, &[0; 100]);
+    let mut longer = bytes.clone();
+    longer.push(0);
+    let mut n = 0;
+    for cut in (0..bytes.len()).map(|k| &bytes[..k]).chain([&longer[..]]) {
+        pair.server.handle_datagram(pair.now, CLIENT_ADDR, cut);
+        n += 1;
+        assert_eq!(pair.server.stats().dropped(DropReason::Malformed), n);
+    }
+    assert_eq!(pair.server.stats().dropped_total(), n);
+}
+
+#[test]
 fn job_announcing_2_pow_40_messages_is_refused_without_allocating() {
     let (mut pair, data) = established();
     // 256 groups of 2^32 - 1 messages each: about 2^40 in total.
