@@ -790,6 +790,25 @@ impl Endpoint {
     /// `handle_timeout` with a heap entry due.
     #[inline(never)]
     fn fire_timers(&mut self, now: Instant) {
+        // One connection due, its entry current (the pacer's wake-up per
+        // packet, mostly; no other entry is due when neither child of the
+        // top is): the entry stays on top while the connection's timers
+        // fire, and `rearm` re-keys it in place (one sift where a pop and
+        // a push made two), or leaves it stale for a later pop.
+        if let [Reverse((t, i)), rest @ ..] = self.timers.as_slice() {
+            let (t, i) = (*t, *i);
+            if self.slots[i].deadline == Some(t) && rest.iter().take(2).all(|e| e.0 .0 > now) {
+                self.fire_one(now, i);
+                debug_assert!(
+                    self.timers.len() > 64
+                        || self.slots[i]
+                            .deadline
+                            .is_none_or(|d| self.timers.iter().any(|e| e.0 == (d, i))),
+                    "connection {i}'s new deadline is not on the heap"
+                );
+                return;
+            }
+        }
         let mut due = std::mem::take(&mut self.due);
         while let Some(&Reverse((t, i))) = self.timers.peek() {
             if t > now {
@@ -803,29 +822,35 @@ impl Endpoint {
             }
         }
         for &i in &due {
-            let s = &mut self.slots[i];
-            if let Some(c) = s.conn.as_mut() {
-                if let Some(d) = c.pacing_wakeup(now) {
-                    // Only the pacer's time came: no event, byte count or
-                    // other timer changed, so `touched` reduces to the
-                    // ready queue and the new deadline (~150 instructions
-                    // less per paced packet). Debug builds check it
-                    // against the full derivation.
-                    debug_assert!(c.events.is_empty());
-                    debug_assert_eq!(c.poll_timeout(now, &self.cfg), d);
-                    if !s.in_ready && c.wants_to_send(now) {
-                        s.in_ready = true;
-                        self.ready.push_back(i);
-                    }
-                    self.rearm(i, d);
-                    continue;
-                }
-                c.handle_timeout(now, &self.cfg);
-            }
-            self.touched(i);
+            self.fire_one(now, i);
         }
         due.clear();
         self.due = due;
+    }
+
+    /// Connection `i`'s deadline came: its timers fire.
+    #[inline(always)]
+    fn fire_one(&mut self, now: Instant, i: usize) {
+        let s = &mut self.slots[i];
+        if let Some(c) = s.conn.as_mut() {
+            if let Some(d) = c.pacing_wakeup(now) {
+                // Only the pacer's time came: no event, byte count or
+                // other timer changed, so `touched` reduces to the
+                // ready queue and the new deadline (~150 instructions
+                // less per paced packet). Debug builds check it
+                // against the full derivation.
+                debug_assert!(c.events.is_empty());
+                debug_assert_eq!(c.poll_timeout(now, &self.cfg), d);
+                if !s.in_ready && c.wants_to_send(now) {
+                    s.in_ready = true;
+                    self.ready.push_back(i);
+                }
+                self.rearm(i, d);
+                return;
+            }
+            c.handle_timeout(now, &self.cfg);
+        }
+        self.touched(i);
     }
 
     /// The next datagram to send, written into `buf` (at least `mtu` bytes).
