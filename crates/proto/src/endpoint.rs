@@ -346,9 +346,8 @@ impl Endpoint {
     ) -> Result<u32, JobError> {
         self.tick(now);
         let i = self.index(h).ok_or(JobError::NoConnection)?;
-        let cfg = self.cfg;
         let c = self.slots[i].conn.as_mut().ok_or(JobError::NoConnection)?;
-        let r = c.send_job(now, spec, &cfg);
+        let r = c.send_job(now, spec, &self.cfg);
         self.touched(i);
         r
     }
@@ -365,9 +364,8 @@ impl Endpoint {
     ) -> Result<crate::Pushed, JobError> {
         self.tick(now);
         let i = self.index(h).ok_or(JobError::NoConnection)?;
-        let cfg = self.cfg;
         let c = self.slots[i].conn.as_mut().ok_or(JobError::NoConnection)?;
-        let r = c.push_messages(now, job, msgs, &cfg);
+        let r = c.push_messages(now, job, msgs, &self.cfg);
         self.touched(i);
         r
     }
@@ -384,9 +382,8 @@ impl Endpoint {
     ) -> Result<(), JobError> {
         self.tick(now);
         let i = self.index(h).ok_or(JobError::NoConnection)?;
-        let cfg = self.cfg;
         let c = self.slots[i].conn.as_mut().ok_or(JobError::NoConnection)?;
-        let r = c.end_stream(now, job, &cfg);
+        let r = c.end_stream(now, job, &self.cfg);
         self.touched(i);
         r
     }
@@ -395,9 +392,8 @@ impl Endpoint {
     pub fn close(&mut self, now: Instant, h: ConnectionHandle) {
         self.tick(now);
         if let Some(i) = self.index(h) {
-            let cfg = self.cfg;
             if let Some(c) = self.slots[i].conn.as_mut() {
-                c.close(now, &cfg);
+                c.close(now, &self.cfg);
             }
             self.touched(i);
         }
@@ -621,9 +617,8 @@ impl Endpoint {
                 });
                 match found {
                     Some(i) if h.conn_id != 0 && !self.by_id.contains_key(&h.conn_id) => {
-                        let cfg = self.cfg;
                         if let Some(c) = self.slots[i].conn.as_mut() {
-                            c.on_hello_ack(now, h.conn_id, &cfg);
+                            c.on_hello_ack(now, h.conn_id, &self.cfg);
                         }
                         self.by_id.insert(h.conn_id, i);
                         self.stats.accepted += 1;
