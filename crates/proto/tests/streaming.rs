@@ -186,6 +186,74 @@ fn bad_pushes_are_errors_and_take_nothing() {
 }
 
 #[test]
+fn pushes_of_many_messages_over_many_groups_are_counted_per_group() {
+    // `push_messages` counts a call's messages per group on the stack up
+    // to 16 groups / messages and on the heap past that (issue 19): both
+    // ways, a group filled past its N refuses the whole call, and every
+    // message gets its group's next id in the order pushed.
+    let mut pair = Pair::symmetric(cfg(), link(0.0), 8);
+    let h = pair.client.connect(pair.now, SERVER_ADDR).unwrap();
+    let mut spec = JobSpec::streaming(1.0, 3).unwrap();
+    for g in 1..20 {
+        spec = spec.group(g, 1.0).unwrap().announce(g, 3).unwrap();
+    }
+    let job = pair.client.send_job(pair.now, h, spec).unwrap();
+    let mut next = [0u8; 20];
+    let mut m = |g: u16| {
+        next[g as usize] += 1;
+        MessageSpec {
+            group: g,
+            payload: Payload::Bytes(vec![g as u8, next[g as usize] - 1]),
+            precise_len: 2,
+        }
+    };
+    let now = pair.now;
+    let mut push = |msgs| pair.client.push_messages(now, h, job, msgs);
+    // 16 messages over 16 groups; 17 over 16 groups (two for group 19)
+    assert_eq!(push((0..16).map(&mut m).collect()), Ok(Pushed::Queued(16)));
+    let b: Vec<_> = [19, 19].into_iter().chain(0..15).map(&mut m).collect();
+    assert_eq!(push(b), Ok(Pushed::Queued(17)));
+    // a fourth for group 19 at index 18 of 19: refused whole
+    let probe = |g: u16, k: u8| MessageSpec {
+        group: g,
+        payload: Payload::Bytes(vec![0xee, k]),
+        precise_len: 2,
+    };
+    let c: Vec<_> = (1..18).chain([19, 19]).map(|g| probe(g, 0)).collect();
+    assert_eq!(
+        push(c),
+        Err(JobError::GroupFull {
+            group: 19,
+            announced: 3,
+            msg: 18
+        })
+    );
+    // group 0 holds two: a third fits, a fourth (index 1 of 2) does not
+    assert_eq!(
+        push(vec![probe(0, 1), probe(0, 2)]),
+        Err(JobError::GroupFull {
+            group: 0,
+            announced: 3,
+            msg: 1
+        })
+    );
+    // the rest, exactly: every group ends at 3
+    let mut rest = Vec::new();
+    for g in 0..20u16 {
+        let have = [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 2][g as usize];
+        rest.extend((have..3).map(|_| m(g)));
+    }
+    assert_eq!(push(rest), Ok(Pushed::Queued(20 * 3 - 33)));
+    assert!(pair.run_until(Duration::from_millis(20), |p| p.job_done_at_server(job)));
+    let mut got = delivered(&pair.server_events);
+    got.sort();
+    let want: Vec<_> = (0..20u16)
+        .flat_map(|g| (0..3u32).map(move |k| (g, k, vec![g as u8, k as u8])))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn a_lost_message_is_resent_when_no_fresh_one_can_take_its_place() {
     // One message per ms over a path losing 30 %: giving a lost message up
     // would wait a production gap for its replacement; resending it costs

@@ -43,6 +43,24 @@ impl SendJob {
     }
 }
 
+/// Entries [`SendSide::push_messages`] counts on the stack.
+const SMALL: usize = 16;
+
+/// `n` zeroed entries: the first `n` of `small` when they fit, else `big`
+/// grown to `n` zeros.
+fn on_stack_or_heap<'a, T: Copy + Default>(
+    small: &'a mut [T; SMALL],
+    big: &'a mut Vec<T>,
+    n: usize,
+) -> &'a mut [T] {
+    if n <= SMALL {
+        &mut small[..n]
+    } else {
+        big.resize(n, T::default());
+        big
+    }
+}
+
 impl SendSide {
     /// Whether a job still open has announced messages not produced yet.
     pub(crate) fn producing(&self) -> bool {
@@ -76,8 +94,13 @@ impl SendSide {
             return Ok(Pushed::JobComplete);
         }
         let per_packet = cfg.max_payload() - APPROX_CRC_LEN;
-        let mut extra = vec![0u32; j.groups.len()];
-        let mut gidx = Vec::with_capacity(msgs.len());
+        // Counted on the stack for the usual few groups and messages per
+        // call (a simulated or real producer hands over a message or a few
+        // at a time): two allocations per call were most of its cost.
+        let (mut extra_small, mut extra_big) = ([0u32; SMALL], Vec::new());
+        let extra = on_stack_or_heap(&mut extra_small, &mut extra_big, j.groups.len());
+        let (mut gidx_small, mut gidx_big) = ([0u16; SMALL], Vec::new());
+        let gidx = on_stack_or_heap(&mut gidx_small, &mut gidx_big, msgs.len());
         for (i, m) in msgs.iter().enumerate() {
             let gi = check_message(i, m, per_packet, |id| {
                 j.groups.iter().position(|g| g.id == id)
@@ -91,10 +114,10 @@ impl SendSide {
                 });
             }
             extra[gi] += 1;
-            gidx.push(gi as u16);
+            gidx[i] = gi as u16;
         }
         let n = msgs.len();
-        for (m, gi) in msgs.into_iter().zip(gidx) {
+        for (m, &gi) in msgs.into_iter().zip(gidx.iter()) {
             let g = &mut j.groups[gi as usize];
             let msg_id = g.produced;
             g.produced += 1;
