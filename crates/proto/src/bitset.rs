@@ -62,8 +62,30 @@ impl BitSet {
 
     /// Sets bit `i`; returns whether it was clear before (false for a bit
     /// outside the set).
+    // The common cases inline (a word already there), the allocation of
+    // the words past the first out of line: with it inside, the whole
+    // function stayed a call (~30 instructions per DATA packet received).
     #[inline]
     pub(crate) fn insert(&mut self, i: usize) -> bool {
+        let m = 1u64 << (i % 64);
+        if i < self.bits {
+            let w = match i / 64 {
+                0 => Some(&mut self.first),
+                w => self.rest.get_mut(w - 1),
+            };
+            if let Some(w) = w {
+                let was = *w & m == 0;
+                *w |= m;
+                return was;
+            }
+        }
+        self.insert_slow(i)
+    }
+
+    /// [`BitSet::insert`] of a bit outside the set or in a word not
+    /// allocated yet.
+    #[inline(never)]
+    fn insert_slow(&mut self, i: usize) -> bool {
         if i >= self.bits {
             return false;
         }
@@ -213,6 +235,33 @@ mod tests {
                     b.for_each_clear(n, |i| got.push(i));
                     assert_eq!(got, want, "bits {bits}, density {density}, n {n}");
                 }
+            }
+        }
+    }
+
+    /// `insert` (inline word, allocated words, the first insert past the
+    /// inline word, bits outside the set) against a vector of flags: the
+    /// same answers, the same members.
+    #[test]
+    fn insert_matches_a_vector_of_flags() {
+        let mut rng = Rng::new(19);
+        for bits in [0, 1, 63, 64, 65, 128, 200, 1000] {
+            let mut b = BitSet::new(bits);
+            let mut model = vec![false; bits];
+            for _ in 0..3 * bits + 10 {
+                let i = rng.below(bits as u64 + 70) as usize;
+                let was = i < bits && !model[i];
+                assert_eq!(b.insert(i), was, "bits {bits}, insert {i}");
+                if i < bits {
+                    model[i] = true;
+                }
+            }
+            for i in 0..bits + 70 {
+                assert_eq!(
+                    b.get(i),
+                    model.get(i) == Some(&true),
+                    "bits {bits}, get {i}"
+                );
             }
         }
     }
