@@ -804,6 +804,14 @@ impl Endpoint {
                 return;
             }
         }
+        self.fire_due(now);
+    }
+
+    /// [`Endpoint::fire_timers`] past its one-connection case: every
+    /// connection whose entry is due, in heap order. (Out of line: the
+    /// one-connection case is then a small function.)
+    #[inline(never)]
+    fn fire_due(&mut self, now: Instant) {
         let mut due = std::mem::take(&mut self.due);
         while let Some(&Reverse((t, i))) = self.timers.peek() {
             if t > now {
