@@ -24,6 +24,8 @@ use std::net::SocketAddr;
 
 mod batch;
 pub use batch::BurstError;
+mod ready;
+use ready::ReadyQueue;
 mod unproven;
 use unproven::UnprovenPool;
 
@@ -163,7 +165,7 @@ pub struct Endpoint {
     stats: EndpointStats,
     now: Instant,
     /// Connections that may have a datagram to send now, round-robin order.
-    ready: VecDeque<usize>,
+    ready: ReadyQueue,
     /// A connection whose timers and ready-queue entry wait for the end
     /// of its run of datagrams in a batch (`handle_datagrams`), and
     /// whether the run is DATA. `None` outside a batch.
@@ -205,7 +207,7 @@ impl Endpoint {
             events: VecDeque::new(),
             stats: EndpointStats::default(),
             now: Instant::ZERO,
-            ready: VecDeque::new(),
+            ready: ReadyQueue::default(),
             deferred: None,
             unsettled: None,
             timers: BinaryHeap::new(),
