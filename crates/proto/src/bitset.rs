@@ -135,6 +135,7 @@ impl SeqRing {
     /// Adds `seq`, which must follow the previously pushed one, and forgets
     /// the words wholly before `oldest`, the window's start (members are
     /// never older than it, so those words are empty).
+    #[inline]
     pub(crate) fn push(&mut self, seq: u32, oldest: u32) {
         let stale = self.slot(oldest).min(self.words.len());
         debug_assert!(self.words.range(..stale).all(|&w| w == 0));
