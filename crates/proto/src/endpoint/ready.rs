@@ -23,7 +23,7 @@ impl ReadyQueue {
         self.len == 0
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn push_back(&mut self, i: usize) {
         if self.len == self.buf.len() {
             self.grow();
@@ -34,7 +34,7 @@ impl ReadyQueue {
         self.len += 1;
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn pop_front(&mut self) -> Option<usize> {
         if self.len == 0 {
             return None;
