@@ -276,7 +276,7 @@ impl Simulator {
         for d in io.out.drain(..) {
             let bytes = &io.bytes[at..at + d.len as usize];
             at += d.len as usize;
-            let p = Packet {
+            let hop = Hop {
                 flow: d.conn,
                 src: d.src,
                 dst: d.dst,
@@ -284,15 +284,15 @@ impl Simulator {
                 hash: flow_hash(d.conn, d.src, d.dst),
                 queue: d.queue,
                 ect: true,
-                hdr: Hdr {
-                    kind: Kind::Datagram,
-                    // UDP ports ride in the otherwise unused sequence field
-                    seq: (d.src_port as u64) << 16 | d.dst_port as u64,
-                    ..Hdr::default()
-                },
-                ..Packet::default()
+                ..Hop::default()
             };
-            let id = self.pool.alloc_with_payload(p, bytes);
+            let hdr = Hdr {
+                kind: Kind::Datagram,
+                // UDP ports ride in the otherwise unused sequence field
+                seq: (d.src_port as u64) << 16 | d.dst_port as u64,
+                ..Hdr::default()
+            };
+            let id = self.pool.alloc_datagram(hop, &hdr, bytes);
             let port = self.net.nic(d.src);
             self.enqueue(now, port, id);
         }
