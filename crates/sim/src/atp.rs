@@ -166,8 +166,6 @@ pub struct AtpAdapter {
     /// produced messages.
     streams: IntMap<u32, (ConnectionHandle, u8, u32)>,
     buf: Vec<u8>,
-    /// Scratch list of endpoint events (kept for its allocation).
-    events: Vec<(ConnectionHandle, Event)>,
     /// Per class, DATA packets sent per queue since the last
     /// [`HostAdapter::class_queue`] call, and the latest queue (when tracked).
     class_queues: Option<Vec<ClassQueues>>,
@@ -233,7 +231,6 @@ impl AtpAdapter {
             jobs: IntMap::default(),
             streams: IntMap::default(),
             buf: vec![0; 65_536],
-            events: Vec::new(),
             class_queues: None,
             epochs: Vec::new(),
             refused: Vec::new(),
@@ -306,11 +303,13 @@ impl AtpAdapter {
         let AtpAdapter {
             eps,
             buf,
-            events,
             spare,
             delivered,
             class_queues,
             jobs,
+            streams,
+            conns,
+            epochs,
             ..
         } = self;
         let ep = eps[host as usize * VARIANTS + v as usize]
@@ -363,17 +362,22 @@ impl AtpAdapter {
                 }
             }
         }
-        while let Some(e) = ep.poll_event() {
-            events.push(e);
+        // each event handled as it is polled (not gathered in a list
+        // first): handling reads the endpoint (a peer's address) but never
+        // changes it, and touches nothing the spare list's release reads
+        let mut books = Books {
+            setup: &self.setup,
+            jobs,
+            streams,
+            conns,
+            delivered,
+            epochs,
+        };
+        while let Some((h, e)) = ep.poll_event() {
+            let peer = ep.peer(h).and_then(host_of);
+            books.on_event(now, host, v, h, peer, e, io);
         }
         self.release_spare(host, io);
-        if !self.events.is_empty() {
-            let mut events = std::mem::take(&mut self.events);
-            for (h, e) in events.drain(..) {
-                self.on_event(now, host, v, h, e, io);
-            }
-            self.events = events;
-        }
         self.arm(host, io);
     }
 
@@ -409,20 +413,32 @@ impl AtpAdapter {
             io.timers.push((host, t));
         }
     }
+}
 
+/// What an endpoint's events update, borrowed apart from the endpoints.
+struct Books<'a> {
+    setup: &'a AtpSetup,
+    jobs: &'a mut IntMap<(u32, u32, u8, u32), RxJob>,
+    streams: &'a mut IntMap<u32, (ConnectionHandle, u8, u32)>,
+    conns: &'a mut IntMap<(u32, u32, u8), ConnectionHandle>,
+    delivered: &'a mut DeliveredTotals,
+    epochs: &'a mut Vec<EpochRecord>,
+}
+
+impl Books<'_> {
+    /// Job progress from endpoint `(host, v)`'s event `e` on connection
+    /// `h`, whose peer is `peer`.
+    #[allow(clippy::too_many_arguments)]
     fn on_event(
         &mut self,
         now: Instant,
         host: u32,
         v: u8,
         h: ConnectionHandle,
+        peer: Option<(u32, u8)>,
         e: Event,
         io: &mut HostIo,
     ) {
-        let peer = self.eps[host as usize * VARIANTS + v as usize]
-            .as_ref()
-            .and_then(|ep| ep.peer(h))
-            .and_then(host_of);
         match e {
             Event::MessageDelivered { job, msg, .. } => {
                 let Some((src, _)) = peer else { return };
