@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+mod jobs_csv;
+
 /// Statistics of one job class.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClassSummary {
@@ -376,35 +378,12 @@ pub fn write_all(
     let mut w = BufWriter::new(std::fs::File::create(dir.join("jobs.csv"))?);
     writeln!(w, "job,class,scheme,msr,approximate,src,dst,start_ns,done_ns,jct_ns,messages,needed,sent_msgs,delivered_msgs,bytes,delivered_bytes,delivered_fraction,sent_pkts,retx_pkts,lost_pkts,loss_rate,timeouts")?;
     let now = sim.events.now();
+    let mut row = Vec::with_capacity(256);
+    let mut memo = jobs_csv::SchemeMsr::default();
     for j in sim.jobs.iter().filter(|j| j.start <= now) {
-        let c = &classes[j.class as usize];
-        let opt = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
-        writeln!(
-            w,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            j.id,
-            c.name,
-            j.scheme,
-            j.msr,
-            j.approximate,
-            j.src,
-            j.dst,
-            j.start.as_nanos(),
-            opt(j.done.map(|d| d.as_nanos())),
-            opt(j.jct()),
-            j.n_msgs,
-            j.needed,
-            j.sent_msgs,
-            j.delivered,
-            j.bytes(),
-            j.delivered_bytes,
-            Fixed6(j.delivered_fraction()),
-            j.counters.sent_pkts,
-            j.counters.retx_pkts,
-            j.counters.lost_pkts,
-            Fixed6(j.loss_rate()),
-            j.counters.timeouts
-        )?;
+        row.clear();
+        jobs_csv::push_row(&mut row, j, &classes[j.class as usize].name, &mut memo);
+        w.write_all(&row)?;
     }
     w.flush()?;
     if !sim.queue_shifts().is_empty() {

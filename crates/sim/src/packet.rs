@@ -202,6 +202,22 @@ impl PacketPool {
         id
     }
 
+    /// Stores a sans-IO endpoint's datagram with a copy of `payload` (in a
+    /// recycled buffer) and returns its id: what
+    /// [`PacketPool::alloc_with_payload`] stores for the same fields, but
+    /// written in place as [`PacketPool::alloc_native`] writes (the k = 12
+    /// ATP run puts ~0.5 M datagrams a simulated ms on the wire).
+    #[inline]
+    pub fn alloc_datagram(&mut self, h: Hop, hdr: &Hdr, payload: &[u8]) -> PktId {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.extend_from_slice(payload);
+        let id = self.alloc_native(h, hdr);
+        let p = &mut self.slots[id as usize];
+        p.native_data &= buf.is_empty();
+        p.payload = buf;
+        id
+    }
+
     /// Stores `p` with a copy of `payload` (in a recycled buffer) as its
     /// payload and returns its id.
     pub fn alloc_with_payload(&mut self, mut p: Packet, payload: &[u8]) -> PktId {
@@ -369,6 +385,79 @@ mod tests {
             let (p, q) = (a.get(x), b.get(y));
             assert_eq!(format!("{p:?}"), format!("{q:?}"), "packet {i}");
             assert!(q.payload.is_empty());
+        }
+        assert_eq!((a.live(), a.peak()), (b.live(), b.peak()));
+    }
+
+    /// `alloc_datagram` stores what `alloc_with_payload` stores for the
+    /// same fields and bytes, in a fresh slot and in reused ones (whatever
+    /// they held, payload buffers recycled), and hands out the same ids.
+    #[test]
+    fn alloc_datagram_equals_alloc_with_payload() {
+        let hop = |i: u32| Hop {
+            flow: i * 3,
+            src: i,
+            dst: i + 7,
+            size: 60 + i,
+            hash: i.wrapping_mul(2_654_435_761),
+            queue: (i % 8) as u8,
+            ect: !i.is_multiple_of(3),
+            droppable: false,
+            rank: 0,
+        };
+        let hdr = |i: u32| Hdr {
+            kind: [Kind::Datagram, Kind::Data, Kind::Ack][i as usize % 3],
+            seq: (5000 + i as u64) << 16 | (5001 + i as u64),
+            ..Hdr::default()
+        };
+        let whole = |h: Hop, d: Hdr| Packet {
+            flow: h.flow,
+            src: h.src,
+            dst: h.dst,
+            size: h.size,
+            hash: h.hash,
+            queue: h.queue,
+            ect: h.ect,
+            droppable: h.droppable,
+            rank: h.rank,
+            hdr: d,
+            ..Packet::default()
+        };
+        let bytes = |i: u32| (0..(i * 37) % 200).map(|b| b as u8).collect::<Vec<u8>>();
+        let (mut a, mut b) = (PacketPool::new(), PacketPool::new());
+        let mut ids = Vec::new();
+        for i in 0..16u32 {
+            // slots first hold packets with marks, some with payloads
+            let dirty = Packet {
+                ce: true,
+                corrupted: true,
+                rank: 99,
+                ..whole(hop(i + 50), hdr(i + 1))
+            };
+            let (x, y) = if i % 2 == 0 {
+                (a.alloc(dirty.clone()), b.alloc(dirty))
+            } else {
+                (
+                    a.alloc_with_payload(dirty.clone(), &bytes(i + 3)),
+                    b.alloc_with_payload(dirty, &bytes(i + 3)),
+                )
+            };
+            assert_eq!(x, y);
+            ids.push(x);
+        }
+        for (n, &id) in ids.iter().enumerate() {
+            if n % 4 != 3 {
+                a.free(id);
+                b.free(id);
+            }
+        }
+        for i in 0..24u32 {
+            let x = a.alloc_with_payload(whole(hop(i), hdr(i)), &bytes(i));
+            let y = b.alloc_datagram(hop(i), &hdr(i), &bytes(i));
+            assert_eq!(x, y, "packet {i}");
+            let (p, q) = (a.get(x), b.get(y));
+            assert_eq!(format!("{p:?}"), format!("{q:?}"), "packet {i}");
+            assert_eq!(q.payload, bytes(i));
         }
         assert_eq!((a.live(), a.peak()), (b.live(), b.peak()));
     }

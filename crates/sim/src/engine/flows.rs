@@ -19,15 +19,15 @@ impl Simulator {
         match job.scheme {
             Scheme::Atp(_) => {
                 let src = job.src;
-                let mut io = self.host_io(src);
+                self.ready_io(src);
                 let Some(mut a) = self.adapter.take() else {
                     return; // no adapter installed: the job never completes
                 };
                 let job = &self.jobs[j as usize];
-                a.start_job(now, job, ready, &mut io);
+                a.start_job(now, job, ready, &mut self.io_spare);
                 self.jobs[j as usize].sent_msgs = self.jobs[j as usize].msgs.len() as u32;
                 self.adapter = Some(a);
-                self.apply_io(now, src, io);
+                self.apply_io(now, src);
             }
             Scheme::Native(proto, approx) => {
                 let n = job.msgs.len();

@@ -1,6 +1,5 @@
 //! Moving packets: serialisation end, propagation, switching, delivery.
 
-use super::adapter::HostIo;
 use super::trace::TraceEvent;
 use super::Simulator;
 use crate::event::Ev;
@@ -240,17 +239,18 @@ impl Simulator {
         }
         match p.hdr.kind {
             Kind::Datagram => {
-                let mut io = self.host_io(host);
+                self.ready_io(host);
                 let Some(mut a) = self.adapter.take() else {
                     self.pool.free(id);
                     return;
                 };
                 let p = self.pool.get(id);
                 let (sport, dport) = ((p.hdr.seq >> 16) as u16, p.hdr.seq as u16);
-                a.on_datagram(now, host, dport, (p.src, sport), &p.payload, &mut io);
+                let io = &mut self.io_spare;
+                a.on_datagram(now, host, dport, (p.src, sport), &p.payload, io);
                 self.adapter = Some(a);
                 self.pool.free(id);
-                self.apply_io(now, host, io);
+                self.apply_io(now, host);
             }
             _ => {
                 let (hdr, ce, corrupted, flow) = (p.hdr, p.ce, p.corrupted, p.flow);
@@ -265,18 +265,19 @@ impl Simulator {
         }
     }
 
-    /// Sends what an adapter call produced and arms the hosts' timers.
-    pub(super) fn apply_io(&mut self, now: Instant, host: u32, mut io: HostIo) {
-        if io.blocked && !self.nic_blocked[host as usize] {
+    /// Sends what an adapter call produced (in `io_spare`, see
+    /// [`Simulator::ready_io`]) and arms the hosts' timers.
+    pub(super) fn apply_io(&mut self, now: Instant, host: u32) {
+        if self.io_spare.blocked && !self.nic_blocked[host as usize] {
             self.nic_blocked[host as usize] = true;
             self.blocked_hosts += 1;
         }
         let hb = self.adapter.as_ref().map_or(28, |a| a.header_bytes());
         let mut at = 0usize;
-        for d in io.out.drain(..) {
-            let bytes = &io.bytes[at..at + d.len as usize];
-            at += d.len as usize;
-            let p = Packet {
+        // sending calls no adapter: `io_spare` is not reused meanwhile
+        for i in 0..self.io_spare.out.len() {
+            let d = self.io_spare.out[i];
+            let hop = Hop {
                 flow: d.conn,
                 src: d.src,
                 dst: d.dst,
@@ -284,25 +285,31 @@ impl Simulator {
                 hash: flow_hash(d.conn, d.src, d.dst),
                 queue: d.queue,
                 ect: true,
-                hdr: Hdr {
-                    kind: Kind::Datagram,
-                    // UDP ports ride in the otherwise unused sequence field
-                    seq: (d.src_port as u64) << 16 | d.dst_port as u64,
-                    ..Hdr::default()
-                },
-                ..Packet::default()
+                ..Hop::default()
             };
-            let id = self.pool.alloc_with_payload(p, bytes);
+            let hdr = Hdr {
+                kind: Kind::Datagram,
+                // UDP ports ride in the otherwise unused sequence field
+                seq: (d.src_port as u64) << 16 | d.dst_port as u64,
+                ..Hdr::default()
+            };
+            let bytes = &self.io_spare.bytes[at..at + d.len as usize];
+            at += d.len as usize;
+            let id = self.pool.alloc_datagram(hop, &hdr, bytes);
             let port = self.net.nic(d.src);
             self.enqueue(now, port, id);
         }
-        for &(host, t) in &io.timers {
+        for i in 0..self.io_spare.timers.len() {
+            let (host, t) = self.io_spare.timers[i];
             self.arm_host_timer(now, host, t);
         }
-        let updates = std::mem::take(&mut io.updates);
-        // lend the buffers back before job updates, which may start jobs
-        io.updates = Vec::new();
-        self.io_spare = io;
+        if self.io_spare.updates.is_empty() {
+            return;
+        }
+        // the list is taken out first: were a job update to lead to an
+        // adapter call (none does now: jobs start from events), that call
+        // would ready `io_spare` afresh
+        let updates = std::mem::take(&mut self.io_spare.updates);
         for &u in &updates {
             self.job_update(now, u);
         }

@@ -255,14 +255,17 @@ impl Simulator {
         }
     }
 
-    /// An empty [`HostIo`] with the room left on `host`'s NIC.
-    pub(crate) fn host_io(&mut self, host: u32) -> HostIo {
+    /// Readies the [`HostIo`] lent to adapter calls (`io_spare`) for a
+    /// call on `host`: emptied, with the room left on its NIC. It stays in
+    /// place (an adapter call gets `&mut self.io_spare`): taking it out
+    /// and putting it back moved ~110 bytes twice a call and cost ~2 % of
+    /// the k = 12 ATP run's instructions.
+    pub(crate) fn ready_io(&mut self, host: u32) {
         let backlog = self.net.ports[self.net.nic(host) as usize].backlog_bytes();
-        let mut io = std::mem::take(&mut self.io_spare);
+        let io = &mut self.io_spare;
         io.clear();
         io.room = self.nic_limit.saturating_sub(backlog);
         io.nic_idle = backlog == 0;
-        io
     }
 
     /// The installed endpoint adapter, if any.
@@ -460,12 +463,12 @@ impl Simulator {
         if self.host_timer[host as usize] == Some(now) {
             self.host_timer[host as usize] = None;
         }
-        let mut io = self.host_io(host);
+        self.ready_io(host);
         let Some(mut a) = self.adapter.take() else {
             return;
         };
-        a.on_timer(now, host, &mut io);
+        a.on_timer(now, host, &mut self.io_spare);
         self.adapter = Some(a);
-        self.apply_io(now, host, io);
+        self.apply_io(now, host);
     }
 }

@@ -37,13 +37,13 @@ impl Simulator {
             match job.scheme {
                 Scheme::Atp(_) => {
                     let src = job.src;
-                    let mut io = self.host_io(src);
+                    self.ready_io(src);
                     let Some(mut a) = self.adapter.take() else {
                         return;
                     };
-                    a.produce(now, &self.jobs[j as usize], from, to, &mut io);
+                    a.produce(now, &self.jobs[j as usize], from, to, &mut self.io_spare);
                     self.adapter = Some(a);
-                    self.apply_io(now, src, io);
+                    self.apply_io(now, src);
                 }
                 Scheme::Native(..) => {
                     let Some(fid) = job.flow else { return };
