@@ -50,6 +50,19 @@ pub struct Received<'a> {
     pub tos: Option<u8>,
 }
 
+/// One received datagram, mutably borrowed from a [`RecvQueue`]: the
+/// driver marks congestion in its header in place
+/// ([`RecvQueue::iter_mut`]).
+#[derive(Debug)]
+pub struct ReceivedMut<'a> {
+    /// Who sent it.
+    pub src: SocketAddr,
+    /// Its payload.
+    pub data: &'a mut [u8],
+    /// The IP TOS byte it arrived with, when `IP_RECVTOS` is on.
+    pub tos: Option<u8>,
+}
+
 /// The `recvmmsg` message headers and their iovecs, kept between calls so
 /// that a receive (or a busy-poll attempt) allocates nothing.
 struct Headers {
@@ -230,5 +243,62 @@ impl RecvQueue {
                     tos: m.tos,
                 })
             })
+    }
+
+    /// [`RecvQueue::iter`] with each datagram writable in place: the same
+    /// datagrams in the same order. The next [`RecvQueue::recv`] rewrites
+    /// the slots, so changes last until then.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = ReceivedMut<'_>> + '_ {
+        let slot_len = self.slot_len;
+        self.buf
+            .chunks_mut(slot_len)
+            .zip(&self.meta[..self.filled])
+            .filter(|(_, m)| !m.truncated)
+            .filter_map(|(slot, m)| m.src.map(|src| (slot, m, src)))
+            .flat_map(move |(slot, m, src)| {
+                let slot = &mut slot[..m.len];
+                // As in `iter`: an empty datagram is one item.
+                let empty: &mut [u8] = &mut [];
+                let empty = std::iter::once(empty).filter(|_| m.len == 0);
+                empty
+                    .chain(slot.chunks_mut(m.seg))
+                    .map(move |data| ReceivedMut {
+                        src,
+                        data,
+                        tos: m.tos,
+                    })
+            })
+    }
+
+    /// Puts `data` into the next slot as if one `recvmmsg` had filled it
+    /// (GRO segment size `seg`, TOS `tos`), for tests of what reads the
+    /// queue; `clear` first empties it.
+    #[cfg(test)]
+    pub(crate) fn put(
+        &mut self,
+        clear: bool,
+        src: SocketAddr,
+        data: &[u8],
+        seg: usize,
+        tos: Option<u8>,
+    ) {
+        if clear {
+            self.meta.clear();
+            self.filled = 0;
+        }
+        let i = self.filled;
+        assert!(
+            i < self.slots && data.len() <= self.slot_len,
+            "test batch too big"
+        );
+        self.buf[i * self.slot_len..][..data.len()].copy_from_slice(data);
+        self.meta.push(Meta {
+            src: Some(src),
+            len: data.len(),
+            seg: seg.clamp(1, data.len().max(1)),
+            tos,
+            truncated: false,
+        });
+        self.filled += 1;
     }
 }
