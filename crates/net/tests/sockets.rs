@@ -381,3 +381,64 @@ fn an_empty_datagram_is_one_item_and_gro_batches_split_around_it() {
         assert_eq!(data, &payload(i as u32, 700));
     }
 }
+
+/// The send queue keeps its `sendmmsg` headers between calls and writes
+/// only the entries a call uses: nothing of an earlier call — an address,
+/// a control message, a GSO segment size — may reach a later one. A
+/// connected socket sends a marked GSO run to a stranger (address, TOS
+/// and UDP_SEGMENT control messages), then one datagram to its peer (no
+/// address: a stale one would send it to the stranger), then two plain
+/// datagrams to the stranger; a sentinel to each ends the check.
+#[test]
+fn a_reused_send_queue_carries_nothing_of_an_earlier_batch_into_the_next() {
+    let peer = open(SocketKind::Udp);
+    let stranger = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    tx.connect_to(peer.local_addr()).unwrap();
+    let mut q = SendQueue::new(64, 1 << 16);
+    let marked = Marking::new(8, 0, None);
+    for i in 0..3u32 {
+        assert!(q.push(stranger.local_addr(), marked, 0, &payload(i, 700), true));
+    }
+    send_all(&tx, &mut q);
+    assert!(q.push(
+        peer.local_addr(),
+        Marking::default(),
+        0,
+        &payload(10, 300),
+        true
+    ));
+    send_all(&tx, &mut q);
+    assert!(q.push(
+        stranger.local_addr(),
+        Marking::default(),
+        0,
+        &payload(3, 700),
+        false
+    ));
+    assert!(q.push(
+        stranger.local_addr(),
+        Marking::default(),
+        0,
+        &payload(4, 90),
+        false
+    ));
+    send_all(&tx, &mut q);
+    assert!(q.push(peer.local_addr(), Marking::default(), 0, b"end", false));
+    assert!(q.push(stranger.local_addr(), Marking::default(), 0, b"end", false));
+    send_all(&tx, &mut q);
+    assert_eq!(q.stats.errors, 0);
+    let to_peer = recv_n(&peer, 2);
+    assert_eq!(to_peer[0], (payload(10, 300), Some(0)));
+    assert_eq!(to_peer[1].0, b"end".to_vec());
+    let to_stranger = recv_n(&stranger, 6);
+    let expected = [
+        (payload(0, 700), Some(8 << 2)),
+        (payload(1, 700), Some(8 << 2)),
+        (payload(2, 700), Some(8 << 2)),
+        (payload(3, 700), Some(0)),
+        (payload(4, 90), Some(0)),
+    ];
+    assert_eq!(to_stranger[..5], expected);
+    assert_eq!(to_stranger[5].0, b"end".to_vec());
+}
