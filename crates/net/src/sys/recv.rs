@@ -64,15 +64,24 @@ pub struct ReceivedMut<'a> {
 }
 
 /// The `recvmmsg` message headers and their iovecs, kept between calls so
-/// that a receive (or a busy-poll attempt) allocates nothing.
+/// that a receive (or a busy-poll attempt) allocates nothing. Their
+/// pointers are written once, in [`RecvQueue::new`]: they point into the
+/// heap buffers of the owning queue's `Vec`s, which are never resized, so
+/// they stay valid when the queue moves. A call resets only the fields
+/// the kernel wrote back (lengths, flags) of the entries it filled last
+/// time (`dirty`), not every slot's header: an empty call (`EAGAIN`, half
+/// of a receiving server's calls) writes nothing.
 struct Headers {
     hdrs: Vec<libc::mmsghdr>,
     iovs: Vec<libc::iovec>,
+    /// Leading entries whose written-back fields need a reset.
+    dirty: usize,
 }
 
-// SAFETY: the raw pointers inside are rewritten by `RecvQueue::recv` before
-// every syscall to point into the owning `RecvQueue`'s buffers and are never
-// read anywhere else, so moving the queue to another thread is sound.
+// SAFETY: the raw pointers inside point into the owning `RecvQueue`'s heap
+// buffers (never reallocated), which move with it, and are read only by
+// `RecvQueue::recv`'s syscall, so moving the queue to another thread is
+// sound.
 unsafe impl Send for Headers {}
 
 impl std::fmt::Debug for Headers {
@@ -102,7 +111,7 @@ impl RecvQueue {
     pub fn new(slots: usize, slot_len: usize) -> RecvQueue {
         let slots = slots.clamp(1, 1024);
         let slot_len = slot_len.clamp(1, 65_535);
-        RecvQueue {
+        let mut q = RecvQueue {
             buf: vec![0; slots * slot_len],
             slot_len,
             slots,
@@ -114,10 +123,26 @@ impl RecvQueue {
             headers: Headers {
                 hdrs: vec![unsafe { std::mem::zeroed() }; slots],
                 iovs: vec![unsafe { std::mem::zeroed() }; slots],
+                dirty: 0,
             },
             filled: 0,
             stats: RecvStats::default(),
+        };
+        let Headers { hdrs, iovs, .. } = &mut q.headers;
+        for i in 0..slots {
+            iovs[i] = libc::iovec {
+                // SAFETY: slot i lies inside q.buf.
+                iov_base: unsafe { q.buf.as_mut_ptr().add(i * slot_len) }.cast(),
+                iov_len: slot_len,
+            };
+            let h = &mut hdrs[i].msg_hdr;
+            h.msg_name = (&mut q.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_iov = &mut iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = q.cmsgs[i].0.as_mut_ptr().cast();
         }
+        q.headers.dirty = slots; // the lengths below are set by the first reset
+        q
     }
 
     /// Messages one [`RecvQueue::recv`] can return at most. A call that
@@ -136,27 +161,21 @@ impl RecvQueue {
     pub fn recv(&mut self, sock: &Socket) -> io::Result<usize> {
         self.meta.clear();
         self.filled = 0;
-        let Headers { hdrs, iovs } = &mut self.headers;
-        for i in 0..self.slots {
-            iovs[i] = libc::iovec {
-                // SAFETY: slot i lies inside self.buf.
-                iov_base: unsafe { self.buf.as_mut_ptr().add(i * self.slot_len) }.cast(),
-                iov_len: self.slot_len,
-            };
-            // The kernel wrote lengths and flags back last time: reset them.
-            hdrs[i].msg_len = 0;
-            let h = &mut hdrs[i].msg_hdr;
-            h.msg_flags = 0;
-            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
-            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_iov = &mut iovs[i];
-            h.msg_iovlen = 1;
-            h.msg_control = self.cmsgs[i].0.as_mut_ptr().cast();
-            h.msg_controllen = self.cmsgs[i].0.len() as _;
+        let Headers { hdrs, dirty, .. } = &mut self.headers;
+        // The kernel wrote lengths and flags back into the entries it
+        // filled last time: reset those (the pointers stand; see `Headers`).
+        for (h, c) in hdrs[..*dirty].iter_mut().zip(&self.cmsgs) {
+            h.msg_len = 0;
+            h.msg_hdr.msg_flags = 0;
+            h.msg_hdr.msg_namelen =
+                std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_hdr.msg_controllen = c.0.len() as _;
         }
+        // An error may come after the kernel wrote into some entries.
+        *dirty = self.slots;
         let rc = loop {
             // SAFETY: every header points at live buffers owned by self,
-            // sized as declared, rewritten just above.
+            // sized as declared (set in `new`, lengths reset above).
             let rc = unsafe {
                 libc::recvmmsg(
                     sock.fd(),
@@ -172,13 +191,15 @@ impl RecvQueue {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::WouldBlock {
                 self.stats.empty += 1;
+                *dirty = 0; // EAGAIN before any datagram: nothing written back
             }
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }
         };
         self.stats.syscalls += 1;
-        for (i, h) in hdrs.iter().enumerate().take(rc) {
+        self.headers.dirty = rc;
+        for (i, h) in self.headers.hdrs.iter().enumerate().take(rc) {
             let len = (h.msg_len as usize).min(self.slot_len);
             let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
             // SAFETY: the kernel wrote a sockaddr of msg_namelen bytes.
