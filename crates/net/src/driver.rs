@@ -1,8 +1,9 @@
 //! The thin loop between a sans-IO [`approxnet_proto::Endpoint`] and a socket.
 //!
-//! One wake-up is: [`Driver::recv_some`] (at most `recv_budget` datagrams
-//! into `handle_datagram`), then [`Driver::service`] (due timers, then
-//! `poll_transmit` into the send queue, one batched flush, events out).
+//! One wake-up is: [`Driver::recv_some`] (at most `recv_budget` datagrams,
+//! one `handle_datagrams` call per `recvmmsg`: `deliver`), then
+//! [`Driver::service`] (due timers, then `poll_transmit` into the send
+//! queue, one batched flush, events out).
 //! Between wake-ups the caller waits for the socket or for
 //! [`Driver::wait_spec`]'s timeout: the blocking face in `poll(2)`, the
 //! async face in tokio.
@@ -18,22 +19,18 @@
 
 use crate::clock::Clock;
 use crate::config::RuntimeConfig;
+use crate::deliver::deliver;
 use crate::error::SendJobError;
 use crate::events::EventQueue;
 use crate::stats::RuntimeStats;
 use crate::sys::{socket::cscov_for, Marking, RecvQueue, SendQueue, Socket, SocketKind};
 use approxnet_proto::event::EpochStats;
-use approxnet_proto::wire::Flags;
 use approxnet_proto::{ConnectionHandle, Endpoint as ProtoEndpoint, Event, Instant, Transmit};
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Offset of the header's flags byte (the CE bit lives there).
-const FLAGS_OFFSET: usize = 2;
-/// ECN "congestion experienced" codepoint in the TOS byte.
-const ECN_CE: u8 = 0b11;
 /// Socket errors tolerated in one wake-up before timers get a turn.
 const MAX_RECV_ERRORS_PER_WAKEUP: u32 = 16;
 /// Shortest timer wait while the send queue is blocked on the kernel.
@@ -65,7 +62,6 @@ pub(crate) struct Driver {
     mtu: usize,
     lookahead: Duration,
     batch: Duration,
-    scratch: Vec<u8>,
     /// Datagrams read since the blocking face last waited.
     pub(crate) rx_since_wait: u64,
     /// The OS socket was connected to an accepted peer (`connect_accepted`).
@@ -101,7 +97,6 @@ impl Driver {
             batch: cfg.pacing_batch.max(min_batch),
             cfg,
             mtu,
-            scratch: vec![0; mtu.max(2048)],
             rx_since_wait: 0,
             accept_connected: false,
             nap_skip: 0,
@@ -159,20 +154,12 @@ impl Driver {
                 }
             };
             let now = self.clock.now();
-            for d in self.rq.iter() {
-                handled += 1;
-                self.rx_since_wait += 1;
-                let ce = self.cfg.marking.ecn && d.tos.is_some_and(|t| t & 0b11 == ECN_CE);
-                if ce && d.data.len() > FLAGS_OFFSET && d.data.len() <= self.scratch.len() {
-                    self.stats.ce_marked += 1;
-                    let buf = &mut self.scratch[..d.data.len()];
-                    buf.copy_from_slice(d.data);
-                    buf[FLAGS_OFFSET] |= Flags::CE;
-                    self.ep.handle_datagram(now, d.src, buf);
-                } else {
-                    self.ep.handle_datagram(now, d.src, d.data);
-                }
-            }
+            // One call per batch (`deliver`): the core derives each
+            // connection's timers once per run of its datagrams.
+            let d = deliver(&mut self.ep, now, &mut self.rq, self.cfg.marking.ecn);
+            handled += d.datagrams;
+            self.rx_since_wait += d.datagrams as u64;
+            self.stats.ce_marked += d.ce_marked;
             // One ACK per connection per batch (with `ack_every` > 1).
             self.ep.flush_acks(now);
             // Handshake replies leave now, not after the whole backlog (up
@@ -382,13 +369,30 @@ impl Driver {
     /// datagrams that arrived while the process was not running are seen
     /// before timers fire, so a late wake-up does not turn ACKs still in
     /// the socket buffer into declared losses.
+    ///
+    /// The read is skipped when `service` will fire no timer (none due by
+    /// the time it treats as due) and the last read drained the socket:
+    /// `service` then only flushes what the core already had, and what
+    /// waits is read by the faces' wait right after (the socket is
+    /// readable, so it returns at once). Most calls find nothing: a
+    /// receiving server made one empty `recvmmsg` per sleep here.
     pub(crate) fn pump(&mut self) -> io::Result<()> {
-        match self.recv_some() {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e),
+        if self.rx_backlog || self.timer_due() {
+            match self.recv_some() {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
         }
         self.service()
+    }
+
+    /// Whether [`Driver::service`] would fire a timer now: one at or before
+    /// the core's time, or within the early-wake margin of the OS clock.
+    fn timer_due(&mut self) -> bool {
+        let now = self.clock.now();
+        let due_by = self.clock.real() + self.early_core();
+        self.ep.poll_timeout().is_some_and(|t| t <= now.max(due_by))
     }
 
     /// Busy polling (the blocking face's `RuntimeConfig::busy_poll`): reads

@@ -24,6 +24,7 @@ mod async_face;
 mod blocking;
 mod clock;
 pub mod config;
+mod deliver;
 mod driver;
 pub mod error;
 mod events;

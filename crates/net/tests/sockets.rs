@@ -381,3 +381,130 @@ fn an_empty_datagram_is_one_item_and_gro_batches_split_around_it() {
         assert_eq!(data, &payload(i as u32, 700));
     }
 }
+
+/// The send queue keeps its `sendmmsg` headers between calls and writes
+/// only the entries a call uses: nothing of an earlier call — an address,
+/// a control message, a GSO segment size — may reach a later one. A
+/// connected socket sends a marked GSO run to a stranger (address, TOS
+/// and UDP_SEGMENT control messages), then one datagram to its peer (no
+/// address: a stale one would send it to the stranger), then two plain
+/// datagrams to the stranger; a sentinel to each ends the check.
+#[test]
+fn a_reused_send_queue_carries_nothing_of_an_earlier_batch_into_the_next() {
+    let peer = open(SocketKind::Udp);
+    let stranger = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    tx.connect_to(peer.local_addr()).unwrap();
+    let mut q = SendQueue::new(64, 1 << 16);
+    let marked = Marking::new(8, 0, None);
+    for i in 0..3u32 {
+        assert!(q.push(stranger.local_addr(), marked, 0, &payload(i, 700), true));
+    }
+    send_all(&tx, &mut q);
+    assert!(q.push(
+        peer.local_addr(),
+        Marking::default(),
+        0,
+        &payload(10, 300),
+        true
+    ));
+    send_all(&tx, &mut q);
+    assert!(q.push(
+        stranger.local_addr(),
+        Marking::default(),
+        0,
+        &payload(3, 700),
+        false
+    ));
+    assert!(q.push(
+        stranger.local_addr(),
+        Marking::default(),
+        0,
+        &payload(4, 90),
+        false
+    ));
+    send_all(&tx, &mut q);
+    assert!(q.push(peer.local_addr(), Marking::default(), 0, b"end", false));
+    assert!(q.push(stranger.local_addr(), Marking::default(), 0, b"end", false));
+    send_all(&tx, &mut q);
+    assert_eq!(q.stats.errors, 0);
+    let to_peer = recv_n(&peer, 2);
+    assert_eq!(to_peer[0], (payload(10, 300), Some(0)));
+    assert_eq!(to_peer[1].0, b"end".to_vec());
+    let to_stranger = recv_n(&stranger, 6);
+    let expected = [
+        (payload(0, 700), Some(8 << 2)),
+        (payload(1, 700), Some(8 << 2)),
+        (payload(2, 700), Some(8 << 2)),
+        (payload(3, 700), Some(0)),
+        (payload(4, 90), Some(0)),
+    ];
+    assert_eq!(to_stranger[..5], expected);
+    assert_eq!(to_stranger[5].0, b"end".to_vec());
+}
+
+/// Receives into `rq` until `n` datagrams arrived; (payload, tos) each.
+fn recv_into(sock: &Socket, rq: &mut RecvQueue, n: usize) -> Vec<(Vec<u8>, Option<u8>)> {
+    let mut out = Vec::new();
+    while out.len() < n {
+        match rq.recv(sock) {
+            Ok(_) => out.extend(rq.iter().map(|r| (r.data.to_vec(), r.tos))),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let (readable, _) = sock.wait(false, WAIT).unwrap();
+                assert!(readable, "datagrams did not arrive");
+            }
+            Err(e) => panic!("recv: {e}"),
+        }
+    }
+    out
+}
+
+/// The receive queue sets its headers' pointers once and resets only
+/// what the kernel wrote back (lengths, flags) in the entries it filled:
+/// a lone datagram leaves a short control area and name behind, and the
+/// GRO batch after it needs the whole area again (its TOS and UDP_GRO
+/// control messages; without the reset the segment size is cut off and
+/// the batch comes out as one datagram). Empty reads in between.
+#[test]
+fn a_reused_receive_queue_resets_what_the_kernel_wrote_back() {
+    let rx = open(SocketKind::Udp);
+    let tx = open(SocketKind::Udp);
+    let mut rq = RecvQueue::new(4, 65_535);
+    let marked = Marking::new(8, 0, None);
+    for round in 0..4u32 {
+        let mut q = SendQueue::new(64, 1 << 16);
+        assert!(q.push(
+            rx.local_addr(),
+            Marking::default(),
+            0,
+            &payload(round, 60),
+            false
+        ));
+        send_all(&tx, &mut q);
+        assert_eq!(
+            recv_into(&rx, &mut rq, 1),
+            vec![(payload(round, 60), Some(0))]
+        );
+        let empty = rq.recv(&rx).unwrap_err();
+        assert_eq!(empty.kind(), std::io::ErrorKind::WouldBlock);
+        for i in 0..5 {
+            assert!(q.push(
+                rx.local_addr(),
+                marked,
+                0,
+                &payload(100 * round + i, 1000),
+                true
+            ));
+        }
+        send_all(&tx, &mut q);
+        let got = recv_into(&rx, &mut rq, 5);
+        let expected: Vec<_> = (0..5)
+            .map(|i| (payload(100 * round + i, 1000), Some(8 << 2)))
+            .collect();
+        assert_eq!(got, expected, "round {round}");
+    }
+    assert!(
+        rq.stats.gro_messages > 0,
+        "the GSO runs came as GRO batches"
+    );
+}

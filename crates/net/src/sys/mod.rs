@@ -17,7 +17,7 @@ pub mod recv;
 pub mod send;
 pub mod socket;
 
-pub use recv::{Received, RecvQueue};
+pub use recv::{Received, ReceivedMut, RecvQueue};
 pub use send::{Marking, SendQueue};
 pub use socket::{DefaultMarking, Socket, SocketKind, SocketOptions};
 

@@ -50,16 +50,38 @@ pub struct Received<'a> {
     pub tos: Option<u8>,
 }
 
+/// One received datagram, mutably borrowed from a [`RecvQueue`]: the
+/// driver marks congestion in its header in place
+/// ([`RecvQueue::iter_mut`]).
+#[derive(Debug)]
+pub struct ReceivedMut<'a> {
+    /// Who sent it.
+    pub src: SocketAddr,
+    /// Its payload.
+    pub data: &'a mut [u8],
+    /// The IP TOS byte it arrived with, when `IP_RECVTOS` is on.
+    pub tos: Option<u8>,
+}
+
 /// The `recvmmsg` message headers and their iovecs, kept between calls so
-/// that a receive (or a busy-poll attempt) allocates nothing.
+/// that a receive (or a busy-poll attempt) allocates nothing. Their
+/// pointers are written once, in [`RecvQueue::new`]: they point into the
+/// heap buffers of the owning queue's `Vec`s, which are never resized, so
+/// they stay valid when the queue moves. A call resets only the fields
+/// the kernel wrote back (lengths, flags) of the entries it filled last
+/// time (`dirty`), not every slot's header: an empty call (`EAGAIN`, half
+/// of a receiving server's calls) writes nothing.
 struct Headers {
     hdrs: Vec<libc::mmsghdr>,
     iovs: Vec<libc::iovec>,
+    /// Leading entries whose written-back fields need a reset.
+    dirty: usize,
 }
 
-// SAFETY: the raw pointers inside are rewritten by `RecvQueue::recv` before
-// every syscall to point into the owning `RecvQueue`'s buffers and are never
-// read anywhere else, so moving the queue to another thread is sound.
+// SAFETY: the raw pointers inside point into the owning `RecvQueue`'s heap
+// buffers (never reallocated), which move with it, and are read only by
+// `RecvQueue::recv`'s syscall, so moving the queue to another thread is
+// sound.
 unsafe impl Send for Headers {}
 
 impl std::fmt::Debug for Headers {
@@ -89,7 +111,7 @@ impl RecvQueue {
     pub fn new(slots: usize, slot_len: usize) -> RecvQueue {
         let slots = slots.clamp(1, 1024);
         let slot_len = slot_len.clamp(1, 65_535);
-        RecvQueue {
+        let mut q = RecvQueue {
             buf: vec![0; slots * slot_len],
             slot_len,
             slots,
@@ -101,10 +123,26 @@ impl RecvQueue {
             headers: Headers {
                 hdrs: vec![unsafe { std::mem::zeroed() }; slots],
                 iovs: vec![unsafe { std::mem::zeroed() }; slots],
+                dirty: 0,
             },
             filled: 0,
             stats: RecvStats::default(),
+        };
+        let Headers { hdrs, iovs, .. } = &mut q.headers;
+        for i in 0..slots {
+            iovs[i] = libc::iovec {
+                // SAFETY: slot i lies inside q.buf.
+                iov_base: unsafe { q.buf.as_mut_ptr().add(i * slot_len) }.cast(),
+                iov_len: slot_len,
+            };
+            let h = &mut hdrs[i].msg_hdr;
+            h.msg_name = (&mut q.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_iov = &mut iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = q.cmsgs[i].0.as_mut_ptr().cast();
         }
+        q.headers.dirty = slots; // the lengths below are set by the first reset
+        q
     }
 
     /// Messages one [`RecvQueue::recv`] can return at most. A call that
@@ -123,27 +161,21 @@ impl RecvQueue {
     pub fn recv(&mut self, sock: &Socket) -> io::Result<usize> {
         self.meta.clear();
         self.filled = 0;
-        let Headers { hdrs, iovs } = &mut self.headers;
-        for i in 0..self.slots {
-            iovs[i] = libc::iovec {
-                // SAFETY: slot i lies inside self.buf.
-                iov_base: unsafe { self.buf.as_mut_ptr().add(i * self.slot_len) }.cast(),
-                iov_len: self.slot_len,
-            };
-            // The kernel wrote lengths and flags back last time: reset them.
-            hdrs[i].msg_len = 0;
-            let h = &mut hdrs[i].msg_hdr;
-            h.msg_flags = 0;
-            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
-            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_iov = &mut iovs[i];
-            h.msg_iovlen = 1;
-            h.msg_control = self.cmsgs[i].0.as_mut_ptr().cast();
-            h.msg_controllen = self.cmsgs[i].0.len() as _;
+        let Headers { hdrs, dirty, .. } = &mut self.headers;
+        // The kernel wrote lengths and flags back into the entries it
+        // filled last time: reset those (the pointers stand; see `Headers`).
+        for (h, c) in hdrs[..*dirty].iter_mut().zip(&self.cmsgs) {
+            h.msg_len = 0;
+            h.msg_hdr.msg_flags = 0;
+            h.msg_hdr.msg_namelen =
+                std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_hdr.msg_controllen = c.0.len() as _;
         }
+        // An error may come after the kernel wrote into some entries.
+        *dirty = self.slots;
         let rc = loop {
             // SAFETY: every header points at live buffers owned by self,
-            // sized as declared, rewritten just above.
+            // sized as declared (set in `new`, lengths reset above).
             let rc = unsafe {
                 libc::recvmmsg(
                     sock.fd(),
@@ -159,13 +191,15 @@ impl RecvQueue {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::WouldBlock {
                 self.stats.empty += 1;
+                *dirty = 0; // EAGAIN before any datagram: nothing written back
             }
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }
         };
         self.stats.syscalls += 1;
-        for (i, h) in hdrs.iter().enumerate().take(rc) {
+        self.headers.dirty = rc;
+        for (i, h) in self.headers.hdrs.iter().enumerate().take(rc) {
             let len = (h.msg_len as usize).min(self.slot_len);
             let truncated = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
             // SAFETY: the kernel wrote a sockaddr of msg_namelen bytes.
@@ -230,5 +264,62 @@ impl RecvQueue {
                     tos: m.tos,
                 })
             })
+    }
+
+    /// [`RecvQueue::iter`] with each datagram writable in place: the same
+    /// datagrams in the same order. The next [`RecvQueue::recv`] rewrites
+    /// the slots, so changes last until then.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = ReceivedMut<'_>> + '_ {
+        let slot_len = self.slot_len;
+        self.buf
+            .chunks_mut(slot_len)
+            .zip(&self.meta[..self.filled])
+            .filter(|(_, m)| !m.truncated)
+            .filter_map(|(slot, m)| m.src.map(|src| (slot, m, src)))
+            .flat_map(move |(slot, m, src)| {
+                let slot = &mut slot[..m.len];
+                // As in `iter`: an empty datagram is one item.
+                let empty: &mut [u8] = &mut [];
+                let empty = std::iter::once(empty).filter(|_| m.len == 0);
+                empty
+                    .chain(slot.chunks_mut(m.seg))
+                    .map(move |data| ReceivedMut {
+                        src,
+                        data,
+                        tos: m.tos,
+                    })
+            })
+    }
+
+    /// Puts `data` into the next slot as if one `recvmmsg` had filled it
+    /// (GRO segment size `seg`, TOS `tos`), for tests of what reads the
+    /// queue; `clear` first empties it.
+    #[cfg(test)]
+    pub(crate) fn put(
+        &mut self,
+        clear: bool,
+        src: SocketAddr,
+        data: &[u8],
+        seg: usize,
+        tos: Option<u8>,
+    ) {
+        if clear {
+            self.meta.clear();
+            self.filled = 0;
+        }
+        let i = self.filled;
+        assert!(
+            i < self.slots && data.len() <= self.slot_len,
+            "test batch too big"
+        );
+        self.buf[i * self.slot_len..][..data.len()].copy_from_slice(data);
+        self.meta.push(Meta {
+            src: Some(src),
+            len: data.len(),
+            seg: seg.clamp(1, data.len().max(1)),
+            tos,
+            truncated: false,
+        });
+        self.filled += 1;
     }
 }

@@ -109,6 +109,9 @@ pub(crate) struct Connection {
     epoch: u64,
     epoch_start: Instant,
     last_heard: Instant,
+    /// The `last_heard` a late wake-up's grace set (`Connection::idle_grace`):
+    /// while it stands, the peer was not heard since and gets no second one.
+    idle_grace: Option<Instant>,
     /// When the handshake began (client) or the first JOB opened the
     /// connection (server).
     handshake_started: Instant,
@@ -172,6 +175,7 @@ impl Connection {
             epoch: 0,
             epoch_start: now,
             last_heard: now,
+            idle_grace: None,
             handshake_started: now,
             hello_resent: false,
             close_requested: false,

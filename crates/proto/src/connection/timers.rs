@@ -13,6 +13,12 @@ const DOUBT_EPOCHS: u64 = 16;
 /// At most `2^6 = 64` times the base RTO after consecutive timeouts.
 const MAX_RTO_BACKOFF: u32 = 6;
 
+/// A wake-up later than `idle_timeout / 10` past the idle deadline counts
+/// as a stalled host (`Connection::idle_grace`): the runtime's timer
+/// wake-ups are early by half a lookahead (0.5 ms) or late by a few ms at
+/// load ~20; descheduled processes were seen 0.43 s late.
+const LATE_WAKEUP_DIVISOR: u64 = 10;
+
 impl Connection {
     /// The retransmission timeout: RFC 6298's `SRTT + 4 RTTVAR`, at least
     /// `min_rto`.
@@ -145,7 +151,7 @@ impl Connection {
         // lasts at most the idle timeout of silence; a job of the peer's
         // that sees neither JOB nor DATA that long goes on its own.
         let outstanding = self.send.busy() || self.close_sent.is_some() || self.recv.has_jobs();
-        if outstanding && now - self.last_heard >= cfg.idle_timeout {
+        if outstanding && now - self.last_heard >= cfg.idle_timeout && !self.idle_grace(now, cfg) {
             self.shutdown(JobFailure::PeerUnresponsive, true);
             return;
         }
@@ -196,6 +202,35 @@ impl Connection {
                 }
             }
         }
+    }
+
+    /// A late wake-up's grace (issue 19): when the peer's silence ran out
+    /// at a wake-up that came more than a tenth of the idle timeout after
+    /// the deadline ([`LATE_WAKEUP_DIVISOR`]), this host was stalled (a
+    /// descheduled process), and part of the silence was its own: the peer
+    /// had nothing to answer. The peer is then taken as heard now, once —
+    /// the idle timer runs again from here — and asked to answer (the JOB
+    /// of an open job, which the receiver answers, or the CLOSE again);
+    /// only if it stays silent for a whole idle timeout more do its jobs
+    /// fail. Returns whether the grace was given. A wake-up on time (every
+    /// wake-up in the simulator) gets none: nothing changes there.
+    fn idle_grace(&mut self, now: Instant, cfg: &Config) -> bool {
+        let deadline = self.last_heard + cfg.idle_timeout;
+        let late = now - deadline;
+        let bound = Duration::from_nanos(cfg.idle_timeout.as_nanos() / LATE_WAKEUP_DIVISOR);
+        if late <= bound || self.idle_grace == Some(self.last_heard) {
+            return false;
+        }
+        self.last_heard = now;
+        self.idle_grace = Some(now);
+        if let Some(j) = self.send.jobs.iter_mut().find(|j| !j.done) {
+            j.last_tx = now;
+            self.control.push_back(Control::Job(j.id));
+        } else if self.close_sent.is_some() {
+            self.control.push_back(Control::Close);
+            self.close_sent = Some(now);
+        }
+        true
     }
 
     /// Resends the JOB of every open job, acknowledged by the receiver,
