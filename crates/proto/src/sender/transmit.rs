@@ -75,6 +75,24 @@ impl SendSide {
         }
     }
 
+    /// The slot in `jobs` of packet `np`'s job (`NextPacket::ji`; debug
+    /// builds check that it still holds that job).
+    #[inline(always)]
+    pub(crate) fn np_job(&self, np: &NextPacket) -> usize {
+        debug_assert_eq!(
+            self.jobs.get(np.ji as usize).map(|j| j.id),
+            Some(np.job),
+            "a NextPacket's job slot moved"
+        );
+        np.ji as usize
+    }
+
+    /// Packet `np`'s job (see [`Self::np_job`]).
+    #[inline(always)]
+    pub(crate) fn np_job_ref(&self, np: &NextPacket) -> &SendJob {
+        &self.jobs[self.np_job(np)]
+    }
+
     /// Whether the packet `next_packet` just chose is a bundle.
     pub(crate) fn bundling(&self) -> bool {
         !self.pending_bundle.is_empty()
@@ -139,6 +157,7 @@ impl SendSide {
             let m = &job.msgs[mi];
             let np = NextPacket {
                 job: job.id,
+                ji: ji as u32,
                 group_id: job.groups[m.group as usize].id,
                 group_idx: m.group,
                 msg: mi as u32,
@@ -175,9 +194,7 @@ impl SendSide {
 
     /// Adds to `pending_bundle` the messages that may ride with `np`.
     fn fill_bundle(&mut self, np: &NextPacket, bundle_bytes: usize, pol: &Policies) {
-        let Some(ji) = self.job_index(np.job) else {
-            return;
-        };
+        let ji = self.np_job(np);
         let job = &mut self.jobs[ji];
         let first = &job.msgs[np.msg as usize];
         if !first.bundleable() {
@@ -222,10 +239,7 @@ impl SendSide {
         np: &NextPacket,
         out: &mut [u8],
     ) -> (usize, usize, bool, Option<(u32, u32)>) {
-        let Some(ji) = self.job_index(np.job) else {
-            return (0, 0, false, None);
-        };
-        let job = &self.jobs[ji];
+        let job = &self.jobs[self.np_job(np)];
         if !self.pending_bundle.is_empty() {
             let mut at = 0;
             for &mi in std::iter::once(&np.msg).chain(&self.pending_bundle) {
@@ -269,7 +283,8 @@ impl SendSide {
             self.base_seq = seq;
         }
         let bundled = !self.pending_bundle.is_empty();
-        let extra = self.job_index(np.job).is_some_and(|ji| self.jobs[ji].extra);
+        let ji = self.np_job(np);
+        let extra = self.jobs[ji].extra;
         self.extra_in_flight += u32::from(extra);
         if bundled {
             self.bundles
@@ -288,9 +303,7 @@ impl SendSide {
         if self.probe_pending {
             self.probe_pending = false;
             self.probe = Some((seq, now));
-            if let Some(ji) = self.job_index(np.job) {
-                self.jobs[ji].probes += 1;
-            }
+            self.jobs[ji].probes += 1;
         } else {
             self.probe_spent = false;
         }
@@ -299,13 +312,11 @@ impl SendSide {
         if seq.is_multiple_of(AGE_CHECK_EVERY) {
             self.forget_ancient_losses();
         }
-        if let Some(ji) = self.job_index(np.job) {
-            let j = &mut self.jobs[ji];
-            j.packets += 1;
-            j.last_tx = now;
-            if np.retx {
-                j.retx += 1;
-            }
+        let j = &mut self.jobs[ji];
+        j.packets += 1;
+        j.last_tx = now;
+        if np.retx {
+            j.retx += 1;
         }
         seq
     }
