@@ -35,6 +35,29 @@ impl SendSide {
         m.key = key;
     }
 
+    /// [`Self::reschedule`] for the queue's head, the message
+    /// `next_packet` just took a packet of: one with nothing left to send
+    /// leaves by a pop of the head, not a removal that first compares
+    /// the entry with the head (a call of ~48 instructions per
+    /// one-packet message).
+    #[inline(always)]
+    fn reschedule_head(sched: &mut SchedQueue, job: &mut SendJob, mi: usize, pol: &Policies) {
+        let key = Self::sched_key(job, mi, pol);
+        let m = &mut job.msgs[mi];
+        if key == m.key {
+            return;
+        }
+        let o = order(job.id, mi as u32);
+        debug_assert_eq!(sched.first(), m.key.map(|k| (k, o)).as_ref());
+        match (m.key, key) {
+            (Some(_), None) => sched.pop_head(),
+            (Some(old), Some(new)) => sched.replace(&(old, o), (new, o)),
+            (None, Some(new)) => sched.insert((new, o)),
+            (None, None) => {}
+        }
+        m.key = key;
+    }
+
     /// Message `mi`'s scheduler key, `None` when it has nothing to send.
     pub(super) fn sched_key(job: &SendJob, mi: usize, pol: &Policies) -> Option<u64> {
         let m = &job.msgs[mi];
@@ -147,7 +170,7 @@ impl SendSide {
             };
             let job = &mut self.jobs[ji];
             let Some((pkt, retx)) = Self::take_packet(&mut job.msgs[mi]) else {
-                Self::reschedule(&mut self.sched, job, mi, pol);
+                Self::reschedule_head(&mut self.sched, job, mi, pol);
                 continue;
             };
             if !retx && pkt == 0 {
@@ -166,7 +189,7 @@ impl SendSide {
                 pkt_count: m.pkt_count,
                 retx,
             };
-            Self::reschedule(&mut self.sched, job, mi, pol);
+            Self::reschedule_head(&mut self.sched, job, mi, pol);
             break np;
         };
         if bundle_bytes > 0 {
