@@ -150,7 +150,8 @@ impl Connection {
         } else {
             self.settle_loss(cfg);
             if self.timers.get(Timer::Loss).is_none() {
-                self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
+                self.timers
+                    .set(Timer::Loss, now + self.loss_rto_data_waiting(cfg));
             }
         }
         Some(Out {
