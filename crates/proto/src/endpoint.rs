@@ -680,10 +680,10 @@ impl Endpoint {
                     }
                     None => return self.stats.drop(DropReason::UnknownConnection),
                 };
-                let limits = self.cfg.limits;
-                if h.ty.0 == PacketType::Job
-                    && self.held + limits.max_buffered_bytes > limits.max_endpoint_bytes
-                {
+                // two fields read, not the whole `Limits` copied per datagram
+                let max_buffered = self.cfg.limits.max_buffered_bytes;
+                let max_endpoint = self.cfg.limits.max_endpoint_bytes;
+                if h.ty.0 == PacketType::Job && self.held + max_buffered > max_endpoint {
                     // Little of the endpoint's budget is left: free what an
                     // unproven connection holds before a new job is charged.
                     self.evict_one();
@@ -700,10 +700,9 @@ impl Endpoint {
                 // (Set on the endpoint's own config for this call and put
                 // back after it: copying the whole `Config` per datagram
                 // cost ~30 instructions.)
-                let spare = limits.max_endpoint_bytes.saturating_sub(self.held);
-                self.cfg.limits.max_buffered_bytes = limits
-                    .max_buffered_bytes
-                    .min(s.charged.saturating_add(spare));
+                let spare = max_endpoint.saturating_sub(self.held);
+                self.cfg.limits.max_buffered_bytes =
+                    max_buffered.min(s.charged.saturating_add(spare));
                 let before = self.stats.dropped_total();
                 if h.ty.0 == PacketType::Data {
                     debug_assert!(c.events.is_empty());
@@ -735,7 +734,7 @@ impl Endpoint {
                 } else {
                     c.on_packet(now, &h, body, &self.cfg, &mut self.stats);
                 }
-                self.cfg.limits.max_buffered_bytes = limits.max_buffered_bytes;
+                self.cfg.limits.max_buffered_bytes = max_buffered;
                 if self.stats.dropped_total() == before {
                     self.stats.accepted += 1;
                 }
@@ -749,7 +748,7 @@ impl Endpoint {
                 } else {
                     self.touched_after(i, data_in);
                 }
-                while self.unproven.held() > limits.unproven_bytes_cap()
+                while self.unproven.held() > self.cfg.limits.unproven_bytes_cap()
                     && self.evict_oldest_unproven(Some(i))
                 {}
             }

@@ -43,11 +43,16 @@ impl Connection {
     /// not flow: as at a tail, the timer keeps the plain RTO (the window
     /// itself frees slots by age, `Connection::cap_age`).
     fn backs_off(&self) -> bool {
-        (self.send.has_needed_data() && self.below_cap())
-            || self
-                .send
-                .spurious_timer_epoch
-                .is_some_and(|e| self.epoch.saturating_sub(e) <= DOUBT_EPOCHS)
+        (self.send.has_needed_data() && self.below_cap()) || self.doubts_rto()
+    }
+
+    /// Whether a timer-declared loss proved spurious in the last
+    /// [`DOUBT_EPOCHS`] epochs (part of [`Self::backs_off`]).
+    #[inline(always)]
+    fn doubts_rto(&self) -> bool {
+        self.send
+            .spurious_timer_epoch
+            .is_some_and(|e| self.epoch.saturating_sub(e) <= DOUBT_EPOCHS)
     }
 
     /// The loss timer's timeout: the RTO doubled per consecutive
@@ -56,8 +61,26 @@ impl Connection {
     /// FIN, HELLO) keep the plain RTO: DATA of an unannounced job is
     /// dropped by the receiver, so their resends must stay quick.
     pub(super) fn loss_rto(&self, cfg: &Config) -> Duration {
+        self.backed_off_rto(cfg, self.backs_off())
+    }
+
+    /// [`Self::loss_rto`] as a DATA packet leaves with more needed data
+    /// waiting (`SendSide::has_needed_data`, which `backs_off` would ask
+    /// again), inlined into `poll_transmit`: the loss timer is armed there
+    /// per packet whenever the previous one was acknowledged (a call of
+    /// ~32 instructions).
+    #[inline(always)]
+    pub(super) fn loss_rto_data_waiting(&self, cfg: &Config) -> Duration {
+        debug_assert!(self.send.has_needed_data());
+        self.backed_off_rto(cfg, self.below_cap() || self.doubts_rto())
+    }
+
+    /// The RTO, backed off (`backs_off`) per consecutive loss-declaring
+    /// timer up to half the idle timeout.
+    #[inline(always)]
+    fn backed_off_rto(&self, cfg: &Config, backs_off: bool) -> Duration {
         let rto = self.rto(cfg);
-        if !self.backs_off() {
+        if !backs_off {
             return rto; // a tail: see `handle_timeout`
         }
         let cap = Duration::from_nanos(cfg.idle_timeout.as_nanos() / 2).max(rto);

@@ -102,13 +102,14 @@ impl Connection {
         let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
         let bundle = self.send.bundling();
         // Extra data (send more) goes to the lowest-priority queue.
-        let (queue, extra) = self.send.job_mut(np.job).map_or((0, false), |j| {
+        let (queue, extra) = {
+            let j = self.send.np_job_ref(&np);
             if j.extra {
                 (cfg.queues - 1, true)
             } else {
                 (j.groups[np.group_idx as usize].queue, false)
             }
-        });
+        };
         let seq = self.send.on_sent(now, &np, queue);
         self.last_sent = now;
         let mut flags = Flags::default();
@@ -149,7 +150,8 @@ impl Connection {
         } else {
             self.settle_loss(cfg);
             if self.timers.get(Timer::Loss).is_none() {
-                self.timers.set(Timer::Loss, now + self.loss_rto(cfg));
+                self.timers
+                    .set(Timer::Loss, now + self.loss_rto_data_waiting(cfg));
             }
         }
         Some(Out {

@@ -127,7 +127,19 @@ impl RecvSide {
     }
 
     /// When the stalest job expires, if any job is open.
+    // One job open, the common case, inline (the whole was a call of ~19
+    // instructions per DATA packet received); several, out of line.
+    #[inline(always)]
     pub(crate) fn next_expiry(&self, idle: Duration) -> Option<Instant> {
+        match self.jobs.as_slice() {
+            [] => None,
+            [j] => Some(j.last_seen + idle),
+            _ => self.next_expiry_of_many(idle),
+        }
+    }
+
+    #[inline(never)]
+    fn next_expiry_of_many(&self, idle: Duration) -> Option<Instant> {
         self.jobs.iter().map(|j| j.last_seen + idle).min()
     }
 
@@ -268,4 +280,38 @@ fn truncate(j: &mut RecvJob, repr: &JobRepr) -> Result<(), DropReason> {
         g.must = d.must_deliver;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::GroupDesc;
+
+    /// `next_expiry` (one job inline, several out of line) is the stalest
+    /// job's last arrival plus the idle timeout, whatever the number of
+    /// jobs and the order they were last seen in.
+    #[test]
+    fn next_expiry_is_the_stalest_jobs() {
+        let cfg = Config::default();
+        let idle = Duration::from_millis(7);
+        let mut r = RecvSide::default();
+        assert_eq!(r.next_expiry(idle), None);
+        let repr = JobRepr {
+            tensor: None,
+            groups: vec![GroupDesc {
+                id: 0,
+                messages: 4,
+                must_deliver: 2,
+            }],
+        };
+        let at = |us: u64| Instant::from_nanos(us * 1000);
+        // last seen 50, 20, 90 us: the second is the stalest once it exists
+        for (id, seen, stalest) in [(1, 50, 50), (2, 20, 20), (3, 90, 20)] {
+            assert_eq!(r.on_job(at(seen), id, repr.clone(), &cfg), Ok(true));
+            assert_eq!(r.next_expiry(idle), Some(at(stalest) + idle), "job {id}");
+        }
+        // a resent JOB of job 2 keeps it: job 1 is the stalest now
+        assert_eq!(r.on_job(at(95), 2, repr, &cfg), Ok(false));
+        assert_eq!(r.next_expiry(idle), Some(at(50) + idle));
+    }
 }

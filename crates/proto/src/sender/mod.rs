@@ -196,6 +196,10 @@ pub(crate) struct SendJob {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NextPacket {
     pub(crate) job: u32,
+    /// The job's slot in `SendSide::jobs` when the packet was chosen:
+    /// `write_body` and `on_sent` (same call, no job added or removed in
+    /// between) index it instead of searching the jobs by id again.
+    pub(crate) ji: u32,
     pub(crate) group_id: u16,
     pub(crate) group_idx: u16,
     pub(crate) msg: u32,

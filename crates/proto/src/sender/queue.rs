@@ -43,8 +43,20 @@ impl SchedQueue {
     }
 
     /// The smallest entry of `run` and `set`, taken off.
-    #[inline]
+    // Nothing queued singly (a job's messages sent in order): the run's
+    // front, inline; with the tree to compare, out of line (the whole
+    // stayed a call of ~38 instructions per message sent).
+    #[inline(always)]
     fn take_next(&mut self) -> Option<Entry> {
+        if self.set.is_empty() {
+            return self.run.pop_front();
+        }
+        self.take_next_merged()
+    }
+
+    /// [`SchedQueue::take_next`] with entries in `set`.
+    #[inline(never)]
+    fn take_next_merged(&mut self) -> Option<Entry> {
         match (self.run.front(), self.set.first()) {
             (Some(r), Some(s)) if s < r => self.set.pop_first(),
             (Some(_), _) => self.run.pop_front(),
@@ -99,6 +111,12 @@ impl SchedQueue {
             self.remove(old);
             self.insert(new);
         }
+    }
+
+    /// Takes the head off (the next entry becomes the head).
+    #[inline(always)]
+    pub(super) fn pop_head(&mut self) {
+        self.head = self.take_next();
     }
 
     pub(super) fn pop_first(&mut self) -> Option<Entry> {
@@ -163,7 +181,8 @@ mod tests {
 
     /// The queue holds exactly what a plain BTreeSet given the same
     /// operations holds, whatever the mix of inserts, removals, replaces
-    /// (of the head and of other entries), pops, bulk appends and rebuilds.
+    /// (of the head and of other entries), pops (`pop_first`,
+    /// `pop_head`), bulk appends and rebuilds.
     #[test]
     fn matches_a_plain_ordered_set() {
         let mut q = SchedQueue::default();
@@ -182,7 +201,14 @@ mod tests {
                     q.remove(&e);
                     model.remove(&e);
                 }
-                6 => assert_eq!(q.pop_first(), model.pop_first()),
+                6 => {
+                    if rng.below(2) == 0 {
+                        assert_eq!(q.pop_first(), model.pop_first());
+                    } else {
+                        q.pop_head(); // the head dropped without a copy
+                        model.pop_first();
+                    }
+                }
                 7 => {
                     let mut new: Vec<Entry> = (0..rng.below(20))
                         .map(|i| (rng.below(50), 10_000 + step * 32 + i))
