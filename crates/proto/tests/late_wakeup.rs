@@ -91,11 +91,10 @@ const SEC: u64 = 1_000_000_000;
 /// answers nothing after `server_gone` (if given). Returns the client's
 /// job outcomes and whether the server saw the job complete.
 fn run(stall: Duration, server_gone: Option<Instant>) -> (Vec<Result<(), JobFailure>>, bool) {
-    // A 1 ms path: an open job ends an epoch every smoothed RTT, and the
-    // receiver takes a 16-bit epoch more than 2^15 behind the newest for
-    // stale; at a 70 us RTT an idle job's epochs pass that in ~2.3 s and
-    // its next DATA is dropped (`StaleEpoch`), which is not what this
-    // test is about.
+    // A 1 ms path (chosen while an idle job's epochs still advanced the
+    // 16-bit number DATA carries: at a 70 us RTT its next DATA was dropped
+    // `StaleEpoch` after ~2.3 s, now fixed and tested in
+    // `tests/epoch_wrap.rs`; kept, as this test is about stalls).
     let link = LinkConfig {
         delay: Duration::from_millis(1),
         rate: Rate::gbps(1.0),

@@ -115,6 +115,27 @@ impl Connection {
         }
         self.epoch += 1;
         self.send.epoch_id = self.epoch;
+        // The number DATA carries moves on only past an epoch in which DATA
+        // left (issue 19). Seed 000 §4.2 fn. 2 makes an epoch one RTT and
+        // measures rho over the packets sent in it; it numbers none on the
+        // wire: the number is ours, for the receiver's stale-packet check
+        // alone (`RecvSide::epoch_ok`; ACKs' echoes of it are not read, the
+        // sender's loss records keep `self.epoch`). An open job ends an
+        // epoch every smoothed RTT even while idle, and counted over those
+        // the 16-bit number of its next DATA had wrapped past the
+        // receiver's window after 2^15 of them (~2.3 s at a 70 us RTT):
+        // every packet was dropped `StaleEpoch` and the job failed. The
+        // check loses nothing: an epoch without DATA left no packet that
+        // could come back late, and between two DATA packets the sender
+        // emits the number grows by at most one, so a packet from an
+        // earlier epoch still reads as behind and is stale after
+        // `STALE_EPOCHS` epochs with traffic, as before; the receiver's
+        // check is unchanged and still takes no packet it did not expect.
+        // On a connection whose every epoch sent DATA (any busy one) the
+        // number is `self.epoch as u16`, as it was.
+        if std::mem::take(&mut self.epoch_sent) {
+            self.wire_epoch = self.wire_epoch.wrapping_add(1);
+        }
         self.epoch_start = now;
         if active || self.send.in_flight > 0 {
             self.timers.set(Timer::Epoch, now + self.rtt(cfg));

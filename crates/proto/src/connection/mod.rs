@@ -108,6 +108,11 @@ pub(crate) struct Connection {
     next_send: Instant,
     epoch: u64,
     epoch_start: Instant,
+    /// The epoch number DATA carries (16 bits on the wire): it counts the
+    /// epochs in which DATA left, not all of them (`Connection::end_epoch`).
+    wire_epoch: u16,
+    /// DATA left during the running epoch.
+    epoch_sent: bool,
     last_heard: Instant,
     /// The `last_heard` a late wake-up's grace set (`Connection::idle_grace`):
     /// while it stands, the peer was not heard since and gets no second one.
@@ -174,6 +179,8 @@ impl Connection {
             next_send: now,
             epoch: 0,
             epoch_start: now,
+            wire_epoch: 0,
+            epoch_sent: false,
             last_heard: now,
             idle_grace: None,
             handshake_started: now,

@@ -112,6 +112,7 @@ impl Connection {
         };
         let seq = self.send.on_sent(now, &np, queue);
         self.last_sent = now;
+        self.epoch_sent = true;
         let mut flags = Flags::default();
         flags.set(Flags::APPROX_CRC, approx);
         flags.set(Flags::TENSOR, elems.is_some());
@@ -127,7 +128,7 @@ impl Connection {
             conn_id: self.conn_id,
             job_id: np.job,
             group: np.group_id,
-            epoch: self.epoch as u16,
+            epoch: self.wire_epoch,
             msg_id: np.msg_id,
             seq,
             pkt_index: np.pkt,
