@@ -66,6 +66,10 @@ impl<C: CongestionControl> ReliableSender<C> {
     }
 
     pub(super) fn sack_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox) {
+        if self.sack.is_none() && hdr.sack.is_empty() {
+            self.plain_ack(now, hdr, out);
+            return;
+        }
         let mss = self.mss as u64;
         // a cumulative point past what was sent is not believed
         let ack = hdr.ack.min(self.snd_nxt);
@@ -149,6 +153,33 @@ impl<C: CongestionControl> ReliableSender<C> {
             // the fast retransmit goes out whatever the window (RFC 6675
             // step 4.3; without PRR `pipe` may still exceed `ssthresh`)
             self.retransmit_head(now, out);
+        }
+        self.sack_send(now, out);
+    }
+
+    /// `sack_ack` of an ACK without SACK blocks to a sender that never had
+    /// SACK state (no SACK block and no timeout yet: the common case). With
+    /// no scoreboard nothing is SACKed, so the ACK is never a duplicate
+    /// (`dupacks` stays 0), no byte is deemed lost and no recovery is in
+    /// progress: only a new cumulative point matters.
+    fn plain_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox) {
+        debug_assert!(self.sack.is_none() && self.recover.is_none() && self.dupacks == 0);
+        let ack = hdr.ack.min(self.snd_nxt);
+        let old_una = self.snd_una;
+        if ack > old_una {
+            self.snd_una = ack;
+            self.lt_sent = 0;
+            self.sample_rtt(now, hdr);
+            let info = AckInfo {
+                acked: ack - old_una,
+                ece: hdr.ece,
+                snd_una: ack,
+                snd_nxt: self.snd_nxt,
+                flight: self.snd_nxt - old_una,
+                cwnd_limited: self.cwnd_limited(),
+            };
+            self.cc.on_ack(&mut self.w, &info);
+            self.restart_timer(now);
         }
         self.sack_send(now, out);
     }
@@ -242,8 +273,30 @@ impl<C: CongestionControl> ReliableSender<C> {
     /// limited transmit, after duplicate ACKs), by the flight otherwise.
     pub(super) fn sack_send(&mut self, now: Instant, out: &mut Outbox) {
         let recovering = self.in_recovery();
-        let by_pipe = recovering || (self.opts.limited_transmit && self.dupacks > 0);
         let mut sent = false;
+        if !recovering && self.dupacks == 0 {
+            // not in recovery and no duplicate ACK: `NextSeg` is new data
+            // only, bounded by the flight (no `pipe`, no limited transmit)
+            let mss = self.mss as u64;
+            while self.snd_nxt < self.avail && self.tx_room > 0 {
+                let seq = self.snd_nxt;
+                let len = (self.avail - seq).min(mss);
+                let flight = seq - self.snd_una;
+                if flight > 0 && (flight + len) as f64 > self.w.cwnd {
+                    break;
+                }
+                self.snd_nxt += len;
+                self.segment_len(now, seq, len as u32, out);
+                sent = true;
+            }
+            let flight = self.snd_nxt - self.snd_una;
+            let limited = flight as f64 + self.w.mss > self.w.cwnd;
+            if sent || limited {
+                self.validate_cwnd(limited);
+            }
+            return;
+        }
+        let by_pipe = recovering || (self.opts.limited_transmit && self.dupacks > 0);
         while let Some((seq, len, relost)) = self.next_seg(recovering) {
             let flight = self.snd_nxt - self.snd_una;
             let mut used = if by_pipe { self.pipe() } else { flight };
