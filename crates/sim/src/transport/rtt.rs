@@ -54,7 +54,7 @@ impl RttEstimator {
 
     /// An RTT sample of `r`.
     pub fn sample(&mut self, r: Duration) {
-        let r = r.as_nanos() as f64;
+        let r = super::f64_of(r.as_nanos());
         match self.srtt {
             None => {
                 self.srtt = Some(r);

@@ -282,7 +282,7 @@ impl<C: CongestionControl> ReliableSender<C> {
                 let seq = self.snd_nxt;
                 let len = (self.avail - seq).min(mss);
                 let flight = seq - self.snd_una;
-                if flight > 0 && (flight + len) as f64 > self.w.cwnd {
+                if flight > 0 && f64_of(flight + len) > self.w.cwnd {
                     break;
                 }
                 self.snd_nxt += len;
@@ -290,7 +290,7 @@ impl<C: CongestionControl> ReliableSender<C> {
                 sent = true;
             }
             let flight = self.snd_nxt - self.snd_una;
-            let limited = flight as f64 + self.w.mss > self.w.cwnd;
+            let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
             if sent || limited {
                 self.validate_cwnd(limited);
             }
@@ -304,11 +304,11 @@ impl<C: CongestionControl> ReliableSender<C> {
                 // `pipe` still counts the lost copy; the new one replaces it
                 used = used.saturating_sub(len);
             }
-            if flight > 0 && (used + len) as f64 > self.w.cwnd {
+            if flight > 0 && f64_of(used + len) > self.w.cwnd {
                 break;
             }
             if seq == self.snd_nxt {
-                if !recovering && self.dupacks > 0 && (flight + len) as f64 > self.w.cwnd {
+                if !recovering && self.dupacks > 0 && f64_of(flight + len) > self.w.cwnd {
                     self.lt_sent += len;
                 }
                 self.snd_nxt += len;
@@ -331,7 +331,7 @@ impl<C: CongestionControl> ReliableSender<C> {
             sent = true;
         }
         let flight = self.snd_nxt - self.snd_una;
-        let limited = flight as f64 + self.w.mss > self.w.cwnd;
+        let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
         if sent || limited {
             self.validate_cwnd(limited);
         }
