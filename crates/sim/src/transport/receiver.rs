@@ -116,6 +116,7 @@ impl StreamReceiver {
     /// duplicate ACK echoes the last in-order one, and the ACK for a
     /// retransmission that fills a hole echoes the retransmission, so the
     /// sender's RTT samples are never too short and exist during recovery.
+    #[inline]
     pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, ts: u64) -> Hdr {
         self.rx_pkts += 1;
         let end = seq + len as u64;

@@ -272,30 +272,37 @@ impl<C: CongestionControl> ReliableSender<C> {
     /// Sends what the window allows: by `pipe` in recovery (and, with
     /// limited transmit, after duplicate ACKs), by the flight otherwise.
     pub(super) fn sack_send(&mut self, now: Instant, out: &mut Outbox) {
-        let recovering = self.in_recovery();
-        let mut sent = false;
-        if !recovering && self.dupacks == 0 {
-            // not in recovery and no duplicate ACK: `NextSeg` is new data
-            // only, bounded by the flight (no `pipe`, no limited transmit)
-            let mss = self.mss as u64;
-            while self.snd_nxt < self.avail && self.tx_room > 0 {
-                let seq = self.snd_nxt;
-                let len = (self.avail - seq).min(mss);
-                let flight = seq - self.snd_una;
-                if flight > 0 && f64_of(flight + len) > self.w.cwnd {
-                    break;
-                }
-                self.snd_nxt += len;
-                self.segment_len(now, seq, len as u32, out);
-                sent = true;
-            }
-            let flight = self.snd_nxt - self.snd_una;
-            let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
-            if sent || limited {
-                self.validate_cwnd(limited);
-            }
+        if self.in_recovery() || self.dupacks > 0 {
+            self.sack_send_by_pipe(now, out);
             return;
         }
+        // not in recovery and no duplicate ACK: `NextSeg` is new data only,
+        // bounded by the flight (no `pipe`, no limited transmit)
+        let mss = self.mss as u64;
+        let mut sent = false;
+        while self.snd_nxt < self.avail && self.tx_room > 0 {
+            let seq = self.snd_nxt;
+            let len = (self.avail - seq).min(mss);
+            let flight = seq - self.snd_una;
+            if flight > 0 && f64_of(flight + len) > self.w.cwnd {
+                break;
+            }
+            self.snd_nxt += len;
+            self.segment_len(now, seq, len as u32, out);
+            sent = true;
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
+        if sent || limited {
+            self.validate_cwnd(limited);
+        }
+    }
+
+    /// `sack_send` in recovery or after duplicate ACKs.
+    #[inline(never)]
+    fn sack_send_by_pipe(&mut self, now: Instant, out: &mut Outbox) {
+        let recovering = self.in_recovery();
+        let mut sent = false;
         let by_pipe = recovering || (self.opts.limited_transmit && self.dupacks > 0);
         while let Some((seq, len, relost)) = self.next_seg(recovering) {
             let flight = self.snd_nxt - self.snd_una;
