@@ -73,6 +73,7 @@ impl StreamReceiver {
     /// RFC 2018 section 4: the block holding the segment that triggered
     /// the ACK first (unless it advanced the cumulative ACK), then the
     /// most recently reported others, each range once.
+    #[inline(never)]
     fn sack_option(&mut self, trigger: Option<u64>) -> SackBlocks {
         let mut blocks = SackBlocks::NONE;
         if self.sack_blocks == 0 || self.ooo.is_empty() {
@@ -147,7 +148,13 @@ impl StreamReceiver {
             ack: self.next,
             ece: ce,
             ts: self.ts_recent,
-            sack: self.sack_option(trigger),
+            // nothing held out of order (the common case): no blocks
+            sack: if self.ooo.is_empty() {
+                self.recent.clear();
+                SackBlocks::NONE
+            } else {
+                self.sack_option(trigger)
+            },
         }
     }
 }
