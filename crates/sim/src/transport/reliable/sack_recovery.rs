@@ -521,6 +521,95 @@ mod tests {
         }
     }
 
+    /// The paths for a sender without SACK state (`plain_ack`, and
+    /// `sack_send` outside recovery with no duplicate ACK) do what the
+    /// general ones do with an empty scoreboard: the same segments, window,
+    /// timer and counters, ACK by ACK, over ACKs that advance by any amount
+    /// or not at all, marked or not, with the NIC's room and production
+    /// limiting now and then.
+    #[test]
+    fn the_plain_ack_path_matches_the_general_one() {
+        let rto = RtoConfig {
+            min: Duration::from_micros(100),
+            initial: Duration::from_micros(100),
+            max: Duration::from_millis(10),
+            fixed: false,
+        };
+        for seed in 1..20u64 {
+            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut next = move |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            let total = 300_000;
+            let make = || {
+                ReliableSender::new(crate::transport::cc::Dctcp::new(4), total, 1000, rto, false)
+                    .with_options(TcpOptions::default())
+                    .with_produced(20_000)
+            };
+            let mut plain = make();
+            let mut general = make();
+            general.sack = Some(Box::default());
+            let (mut out_p, mut out_g) = (Vec::new(), Vec::new());
+            let mut now = Instant::ZERO;
+            plain.start(now, &mut out_p);
+            general.start(now, &mut out_g);
+            for step in 0..3000 {
+                now += Duration::from_nanos(100 + next(2000));
+                if next(10) == 0 {
+                    let room = next(4) as u32;
+                    plain.set_tx_room(room);
+                    general.set_tx_room(room);
+                }
+                if next(7) == 0 {
+                    let p = plain.produced() + next(5000);
+                    plain.produce(now, p, &mut out_p);
+                    general.produce(now, p, &mut out_g);
+                }
+                // the fast send and the general one, from the same state
+                if plain.dupacks == 0 && !plain.in_recovery() {
+                    let (mut a, mut b) = (plain.clone(), plain.clone());
+                    let (mut oa, mut ob) = (Vec::new(), Vec::new());
+                    a.sack_send(now, &mut oa);
+                    b.sack_send_by_pipe(now, &mut ob);
+                    assert_eq!(oa, ob, "seed {seed} step {step}");
+                    assert_eq!((a.snd_nxt, a.max_flight), (b.snd_nxt, b.max_flight));
+                    assert_eq!(a.is_cwnd_limited, b.is_cwnd_limited);
+                }
+                let una = plain.snd_una;
+                let span = plain.snd_nxt - una;
+                let ack = match next(4) {
+                    0 => una,
+                    _ => una + next(span + 1).min(3000),
+                };
+                let h = Hdr {
+                    kind: Kind::Ack,
+                    ack,
+                    ece: next(5) == 0,
+                    ts: now.as_nanos().saturating_sub(next(50_000)) + 1,
+                    ..Hdr::default()
+                };
+                plain.on_ack(now, &h, &mut out_p);
+                general.on_ack(now, &h, &mut out_g);
+                assert!(plain.sack.is_none());
+                assert_eq!(out_p, out_g, "seed {seed} step {step}");
+                assert_eq!(plain.cwnd(), general.cwnd());
+                assert_eq!(plain.timer(), general.timer());
+                assert_eq!(plain.stats(), general.stats());
+                assert_eq!(
+                    (plain.snd_una, plain.snd_nxt),
+                    (general.snd_una, general.snd_nxt)
+                );
+                if plain.finished() {
+                    break;
+                }
+            }
+            assert!(plain.snd_una > 0, "seed {seed}: nothing acknowledged");
+        }
+    }
+
     /// Without PRR the window drops to ssthresh at once (RFC 6675); both
     /// recover without a timeout.
     #[test]
