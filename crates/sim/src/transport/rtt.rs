@@ -67,7 +67,10 @@ impl RttEstimator {
         }
         if !self.cfg.fixed {
             let est = self.srtt.unwrap_or(r) + 4.0 * self.rttvar;
-            let ns = (est as u64).clamp(self.cfg.min.as_nanos(), self.cfg.max.as_nanos());
+            // `est >= 0`: the signed conversion (cheaper) is `est as u64`
+            // below 2^63 ns, and saturates above, where the clamp is `max`
+            debug_assert!(est >= 0.0);
+            let ns = (est as i64 as u64).clamp(self.cfg.min.as_nanos(), self.cfg.max.as_nanos());
             self.rto = Duration::from_nanos(ns);
         }
     }
