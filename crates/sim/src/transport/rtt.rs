@@ -53,6 +53,7 @@ impl RttEstimator {
     }
 
     /// An RTT sample of `r`.
+    #[inline(always)]
     pub fn sample(&mut self, r: Duration) {
         let r = super::f64_of(r.as_nanos());
         match self.srtt {
