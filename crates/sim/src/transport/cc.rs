@@ -1,5 +1,7 @@
 //! Congestion-control policies for [`super::reliable::ReliableSender`].
 
+use super::f64_of;
+
 /// Window state a policy may change.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Window {
@@ -58,9 +60,9 @@ fn reno_growth(w: &mut Window, acked: u64, cwnd_limited: bool) {
         return;
     }
     if w.cwnd < w.ssthresh {
-        w.cwnd += acked as f64;
+        w.cwnd += f64_of(acked);
     } else {
-        w.cwnd += w.mss * acked as f64 / w.cwnd;
+        w.cwnd += w.mss * f64_of(acked) / w.cwnd;
     }
 }
 
@@ -136,7 +138,7 @@ impl CongestionControl for Dctcp {
         }
         if a.snd_una >= self.window_end {
             if self.acked > 0 {
-                let f = self.marked as f64 / self.acked as f64;
+                let f = f64_of(self.marked) / f64_of(self.acked);
                 self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
             }
             self.acked = 0;
@@ -203,7 +205,7 @@ impl CongestionControl for PFabricCc {
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         self.consecutive_timeouts = 0;
         if w.cwnd < self.bdp_bytes {
-            w.cwnd = (w.cwnd + a.acked as f64).min(self.bdp_bytes);
+            w.cwnd = (w.cwnd + f64_of(a.acked)).min(self.bdp_bytes);
         }
     }
     fn on_fast_loss(&mut self, _w: &mut Window, _flight: u64) {}

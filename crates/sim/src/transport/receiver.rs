@@ -73,6 +73,7 @@ impl StreamReceiver {
     /// RFC 2018 section 4: the block holding the segment that triggered
     /// the ACK first (unless it advanced the cumulative ACK), then the
     /// most recently reported others, each range once.
+    #[inline(never)]
     fn sack_option(&mut self, trigger: Option<u64>) -> SackBlocks {
         let mut blocks = SackBlocks::NONE;
         if self.sack_blocks == 0 || self.ooo.is_empty() {
@@ -116,6 +117,7 @@ impl StreamReceiver {
     /// duplicate ACK echoes the last in-order one, and the ACK for a
     /// retransmission that fills a hole echoes the retransmission, so the
     /// sender's RTT samples are never too short and exist during recovery.
+    #[inline]
     pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, ts: u64) -> Hdr {
         self.rx_pkts += 1;
         let end = seq + len as u64;
@@ -127,7 +129,8 @@ impl StreamReceiver {
             self.dup_pkts += 1;
         } else if seq <= self.next {
             self.next = end;
-            while let Some((&s, &e)) = self.ooo.iter().next() {
+            // (in order with nothing held out of order: the common case)
+            while let Some((&s, &e)) = self.ooo.first_key_value() {
                 if s > self.next {
                     break;
                 }
@@ -145,7 +148,13 @@ impl StreamReceiver {
             ack: self.next,
             ece: ce,
             ts: self.ts_recent,
-            sack: self.sack_option(trigger),
+            // nothing held out of order (the common case): no blocks
+            sack: if self.ooo.is_empty() {
+                self.recent.clear();
+                SackBlocks::NONE
+            } else {
+                self.sack_option(trigger)
+            },
         }
     }
 }

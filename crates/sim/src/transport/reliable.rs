@@ -19,7 +19,7 @@ mod sack_recovery;
 use super::cc::{AckInfo, CongestionControl, Window};
 pub use super::rtt::RtoConfig;
 use super::rtt::RttEstimator;
-use super::{Outbox, Segment, Sender, SenderStats};
+use super::{f64_of, Outbox, Segment, Sender, SenderStats};
 use crate::packet::{Hdr, Kind};
 use approxnet_proto::time::Instant;
 
@@ -243,8 +243,8 @@ impl<C: CongestionControl> ReliableSender<C> {
         while self.snd_nxt < self.avail && self.tx_room > 0 {
             let flight = self.snd_nxt - self.snd_una;
             let len = (self.avail - self.snd_nxt).min(self.mss as u64);
-            if flight > 0 && (flight + len) as f64 > self.w.cwnd {
-                if (flight + len) as f64 > self.w.cwnd + lt_allow {
+            if flight > 0 && f64_of(flight + len) > self.w.cwnd {
+                if f64_of(flight + len) > self.w.cwnd + lt_allow {
                     break;
                 }
                 self.lt_sent += len;
@@ -255,7 +255,7 @@ impl<C: CongestionControl> ReliableSender<C> {
             sent = true;
         }
         let flight = self.snd_nxt - self.snd_una;
-        let limited = flight as f64 + self.w.mss > self.w.cwnd;
+        let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
         if sent || limited {
             self.validate_cwnd(limited);
         }
@@ -275,7 +275,7 @@ impl<C: CongestionControl> ReliableSender<C> {
     /// Linux `tcp_is_cwnd_limited` (RFC 7661): whether the window may grow.
     fn cwnd_limited(&self) -> bool {
         if self.w.cwnd < self.w.ssthresh {
-            self.w.cwnd < 2.0 * self.max_flight as f64
+            self.w.cwnd < 2.0 * f64_of(self.max_flight)
         } else {
             self.is_cwnd_limited
         }

@@ -53,8 +53,9 @@ impl RttEstimator {
     }
 
     /// An RTT sample of `r`.
+    #[inline(always)]
     pub fn sample(&mut self, r: Duration) {
-        let r = r.as_nanos() as f64;
+        let r = super::f64_of(r.as_nanos());
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -67,7 +68,10 @@ impl RttEstimator {
         }
         if !self.cfg.fixed {
             let est = self.srtt.unwrap_or(r) + 4.0 * self.rttvar;
-            let ns = (est as u64).clamp(self.cfg.min.as_nanos(), self.cfg.max.as_nanos());
+            // `est >= 0`: the signed conversion (cheaper) is `est as u64`
+            // below 2^63 ns, and saturates above, where the clamp is `max`
+            debug_assert!(est >= 0.0);
+            let ns = (est as i64 as u64).clamp(self.cfg.min.as_nanos(), self.cfg.max.as_nanos());
             self.rto = Duration::from_nanos(ns);
         }
     }

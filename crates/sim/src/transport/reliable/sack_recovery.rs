@@ -66,6 +66,10 @@ impl<C: CongestionControl> ReliableSender<C> {
     }
 
     pub(super) fn sack_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox) {
+        if self.sack.is_none() && hdr.sack.is_empty() {
+            self.plain_ack(now, hdr, out);
+            return;
+        }
         let mss = self.mss as u64;
         // a cumulative point past what was sent is not believed
         let ack = hdr.ack.min(self.snd_nxt);
@@ -149,6 +153,33 @@ impl<C: CongestionControl> ReliableSender<C> {
             // the fast retransmit goes out whatever the window (RFC 6675
             // step 4.3; without PRR `pipe` may still exceed `ssthresh`)
             self.retransmit_head(now, out);
+        }
+        self.sack_send(now, out);
+    }
+
+    /// `sack_ack` of an ACK without SACK blocks to a sender that never had
+    /// SACK state (no SACK block and no timeout yet: the common case). With
+    /// no scoreboard nothing is SACKed, so the ACK is never a duplicate
+    /// (`dupacks` stays 0), no byte is deemed lost and no recovery is in
+    /// progress: only a new cumulative point matters.
+    fn plain_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox) {
+        debug_assert!(self.sack.is_none() && self.recover.is_none() && self.dupacks == 0);
+        let ack = hdr.ack.min(self.snd_nxt);
+        let old_una = self.snd_una;
+        if ack > old_una {
+            self.snd_una = ack;
+            self.lt_sent = 0;
+            self.sample_rtt(now, hdr);
+            let info = AckInfo {
+                acked: ack - old_una,
+                ece: hdr.ece,
+                snd_una: ack,
+                snd_nxt: self.snd_nxt,
+                flight: self.snd_nxt - old_una,
+                cwnd_limited: self.cwnd_limited(),
+            };
+            self.cc.on_ack(&mut self.w, &info);
+            self.restart_timer(now);
         }
         self.sack_send(now, out);
     }
@@ -241,9 +272,38 @@ impl<C: CongestionControl> ReliableSender<C> {
     /// Sends what the window allows: by `pipe` in recovery (and, with
     /// limited transmit, after duplicate ACKs), by the flight otherwise.
     pub(super) fn sack_send(&mut self, now: Instant, out: &mut Outbox) {
-        let recovering = self.in_recovery();
-        let by_pipe = recovering || (self.opts.limited_transmit && self.dupacks > 0);
+        if self.in_recovery() || self.dupacks > 0 {
+            self.sack_send_by_pipe(now, out);
+            return;
+        }
+        // not in recovery and no duplicate ACK: `NextSeg` is new data only,
+        // bounded by the flight (no `pipe`, no limited transmit)
+        let mss = self.mss as u64;
         let mut sent = false;
+        while self.snd_nxt < self.avail && self.tx_room > 0 {
+            let seq = self.snd_nxt;
+            let len = (self.avail - seq).min(mss);
+            let flight = seq - self.snd_una;
+            if flight > 0 && f64_of(flight + len) > self.w.cwnd {
+                break;
+            }
+            self.snd_nxt += len;
+            self.segment_len(now, seq, len as u32, out);
+            sent = true;
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
+        if sent || limited {
+            self.validate_cwnd(limited);
+        }
+    }
+
+    /// `sack_send` in recovery or after duplicate ACKs.
+    #[inline(never)]
+    fn sack_send_by_pipe(&mut self, now: Instant, out: &mut Outbox) {
+        let recovering = self.in_recovery();
+        let mut sent = false;
+        let by_pipe = recovering || (self.opts.limited_transmit && self.dupacks > 0);
         while let Some((seq, len, relost)) = self.next_seg(recovering) {
             let flight = self.snd_nxt - self.snd_una;
             let mut used = if by_pipe { self.pipe() } else { flight };
@@ -251,11 +311,11 @@ impl<C: CongestionControl> ReliableSender<C> {
                 // `pipe` still counts the lost copy; the new one replaces it
                 used = used.saturating_sub(len);
             }
-            if flight > 0 && (used + len) as f64 > self.w.cwnd {
+            if flight > 0 && f64_of(used + len) > self.w.cwnd {
                 break;
             }
             if seq == self.snd_nxt {
-                if !recovering && self.dupacks > 0 && (flight + len) as f64 > self.w.cwnd {
+                if !recovering && self.dupacks > 0 && f64_of(flight + len) > self.w.cwnd {
                     self.lt_sent += len;
                 }
                 self.snd_nxt += len;
@@ -278,7 +338,7 @@ impl<C: CongestionControl> ReliableSender<C> {
             sent = true;
         }
         let flight = self.snd_nxt - self.snd_una;
-        let limited = flight as f64 + self.w.mss > self.w.cwnd;
+        let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
         if sent || limited {
             self.validate_cwnd(limited);
         }
@@ -458,6 +518,95 @@ mod tests {
             let resent: Vec<u64> = out.iter().filter(|x| x.retx).map(|x| x.hdr.seq).collect();
             assert_eq!(resent, vec![0], "prr {prr}");
             assert!(s.w.ssthresh <= 5000.0);
+        }
+    }
+
+    /// The paths for a sender without SACK state (`plain_ack`, and
+    /// `sack_send` outside recovery with no duplicate ACK) do what the
+    /// general ones do with an empty scoreboard: the same segments, window,
+    /// timer and counters, ACK by ACK, over ACKs that advance by any amount
+    /// or not at all, marked or not, with the NIC's room and production
+    /// limiting now and then.
+    #[test]
+    fn the_plain_ack_path_matches_the_general_one() {
+        let rto = RtoConfig {
+            min: Duration::from_micros(100),
+            initial: Duration::from_micros(100),
+            max: Duration::from_millis(10),
+            fixed: false,
+        };
+        for seed in 1..20u64 {
+            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut next = move |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            let total = 300_000;
+            let make = || {
+                ReliableSender::new(crate::transport::cc::Dctcp::new(4), total, 1000, rto, false)
+                    .with_options(TcpOptions::default())
+                    .with_produced(20_000)
+            };
+            let mut plain = make();
+            let mut general = make();
+            general.sack = Some(Box::default());
+            let (mut out_p, mut out_g) = (Vec::new(), Vec::new());
+            let mut now = Instant::ZERO;
+            plain.start(now, &mut out_p);
+            general.start(now, &mut out_g);
+            for step in 0..3000 {
+                now += Duration::from_nanos(100 + next(2000));
+                if next(10) == 0 {
+                    let room = next(4) as u32;
+                    plain.set_tx_room(room);
+                    general.set_tx_room(room);
+                }
+                if next(7) == 0 {
+                    let p = plain.produced() + next(5000);
+                    plain.produce(now, p, &mut out_p);
+                    general.produce(now, p, &mut out_g);
+                }
+                // the fast send and the general one, from the same state
+                if plain.dupacks == 0 && !plain.in_recovery() {
+                    let (mut a, mut b) = (plain.clone(), plain.clone());
+                    let (mut oa, mut ob) = (Vec::new(), Vec::new());
+                    a.sack_send(now, &mut oa);
+                    b.sack_send_by_pipe(now, &mut ob);
+                    assert_eq!(oa, ob, "seed {seed} step {step}");
+                    assert_eq!((a.snd_nxt, a.max_flight), (b.snd_nxt, b.max_flight));
+                    assert_eq!(a.is_cwnd_limited, b.is_cwnd_limited);
+                }
+                let una = plain.snd_una;
+                let span = plain.snd_nxt - una;
+                let ack = match next(4) {
+                    0 => una,
+                    _ => una + next(span + 1).min(3000),
+                };
+                let h = Hdr {
+                    kind: Kind::Ack,
+                    ack,
+                    ece: next(5) == 0,
+                    ts: now.as_nanos().saturating_sub(next(50_000)) + 1,
+                    ..Hdr::default()
+                };
+                plain.on_ack(now, &h, &mut out_p);
+                general.on_ack(now, &h, &mut out_g);
+                assert!(plain.sack.is_none());
+                assert_eq!(out_p, out_g, "seed {seed} step {step}");
+                assert_eq!(plain.cwnd(), general.cwnd());
+                assert_eq!(plain.timer(), general.timer());
+                assert_eq!(plain.stats(), general.stats());
+                assert_eq!(
+                    (plain.snd_una, plain.snd_nxt),
+                    (general.snd_una, general.snd_nxt)
+                );
+                if plain.finished() {
+                    break;
+                }
+            }
+            assert!(plain.snd_una > 0, "seed {seed}: nothing acknowledged");
         }
     }
 
