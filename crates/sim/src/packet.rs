@@ -319,6 +319,23 @@ mod tests {
     use super::*;
     use std::mem::{align_of, offset_of, size_of};
 
+    /// The packet `alloc` stores for a hop's fields and a header.
+    fn whole(h: Hop, d: Hdr) -> Packet {
+        Packet {
+            flow: h.flow,
+            src: h.src,
+            dst: h.dst,
+            size: h.size,
+            hash: h.hash,
+            queue: h.queue,
+            ect: h.ect,
+            droppable: h.droppable,
+            rank: h.rank,
+            hdr: d,
+            ..Packet::default()
+        }
+    }
+
     /// `alloc_native` stores what `alloc` stores for the same fields, in a
     /// fresh slot and in reused ones whatever they held before (a
     /// datagram with payload bytes, CE and corruption marks).
@@ -343,19 +360,6 @@ mod tests {
             ece: i % 2 == 1,
             ts: i as u64,
             ..Hdr::default()
-        };
-        let whole = |h: Hop, d: Hdr| Packet {
-            flow: h.flow,
-            src: h.src,
-            dst: h.dst,
-            size: h.size,
-            hash: h.hash,
-            queue: h.queue,
-            ect: h.ect,
-            droppable: h.droppable,
-            rank: h.rank,
-            hdr: d,
-            ..Packet::default()
         };
         let (mut a, mut b) = (PacketPool::new(), PacketPool::new());
         let mut ids = Vec::new();
@@ -409,19 +413,6 @@ mod tests {
             kind: [Kind::Datagram, Kind::Data, Kind::Ack][i as usize % 3],
             seq: (5000 + i as u64) << 16 | (5001 + i as u64),
             ..Hdr::default()
-        };
-        let whole = |h: Hop, d: Hdr| Packet {
-            flow: h.flow,
-            src: h.src,
-            dst: h.dst,
-            size: h.size,
-            hash: h.hash,
-            queue: h.queue,
-            ect: h.ect,
-            droppable: h.droppable,
-            rank: h.rank,
-            hdr: d,
-            ..Packet::default()
         };
         let bytes = |i: u32| (0..(i * 37) % 200).map(|b| b as u8).collect::<Vec<u8>>();
         let (mut a, mut b) = (PacketPool::new(), PacketPool::new());

@@ -291,6 +291,14 @@ impl<C: CongestionControl> ReliableSender<C> {
             self.segment_len(now, seq, len as u32, out);
             sent = true;
         }
+        self.after_sends(sent);
+    }
+
+    /// After a send loop: the window validation (Linux
+    /// `tcp_cwnd_validate`) when something left or the window limited the
+    /// flight.
+    #[inline(always)]
+    fn after_sends(&mut self, sent: bool) {
         let flight = self.snd_nxt - self.snd_una;
         let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
         if sent || limited {
@@ -337,11 +345,7 @@ impl<C: CongestionControl> ReliableSender<C> {
             self.segment_len(now, seq, len as u32, out);
             sent = true;
         }
-        let flight = self.snd_nxt - self.snd_una;
-        let limited = f64_of(flight) + self.w.mss > self.w.cwnd;
-        if sent || limited {
-            self.validate_cwnd(limited);
-        }
+        self.after_sends(sent);
     }
 }
 
