@@ -55,11 +55,7 @@ impl Connection {
         let mut queue = None;
         for j in self.send.jobs.iter_mut().filter(|j| !j.done) {
             for g in j.groups.iter_mut().filter(|g| g.unresolved() > 0) {
-                g.tlr = self.pol.tlr.tlr(&g.progress());
-                g.queue = self
-                    .pol
-                    .queue
-                    .queue(g.reliable(), g.tlr0, g.tlr, cfg.queues);
+                g.derive_tlr(&self.pol, cfg.queues);
                 let w = (g.messages - g.delivered) as f64;
                 num += g.tlr * w;
                 den += w;

@@ -60,14 +60,36 @@ impl DeliveryWindow {
         if len <= 0.0 {
             return;
         }
-        self.rates[self.next] = acked as f64 / len;
-        self.next = (self.next + 1) % RATE_EPOCHS;
+        let rate = acked as f64 / len;
+        self.best = Self::replace_max(&mut self.rates, &mut self.next, self.best, rate);
         if acked > 0 {
-            self.busy_rates[self.busy_next] = acked as f64 / len;
-            self.busy_next = (self.busy_next + 1) % RATE_EPOCHS;
+            self.busy_best = Self::replace_max(
+                &mut self.busy_rates,
+                &mut self.busy_next,
+                self.busy_best,
+                rate,
+            );
         }
-        self.best = self.rates.iter().copied().fold(0.0, f64::max);
-        self.busy_best = self.busy_rates.iter().copied().fold(0.0, f64::max);
+    }
+
+    /// `rate` written over the oldest entry of `ring` (at `*next`, which
+    /// moves on); returns the ring's new largest entry given `best`, its
+    /// largest before. The rates are finite and never negative (packets
+    /// over a positive length), so `max` is exact and the largest entry
+    /// changes only when `rate` tops it or the overwritten entry was it:
+    /// only then is the ring scanned, as it was at every epoch (an idle
+    /// epoch writes 0 over, mostly, something smaller than the best).
+    #[inline(always)]
+    fn replace_max(ring: &mut [f64; RATE_EPOCHS], next: &mut usize, best: f64, rate: f64) -> f64 {
+        let old = std::mem::replace(&mut ring[*next], rate);
+        *next = (*next + 1) % RATE_EPOCHS;
+        if rate >= best {
+            rate
+        } else if old < best {
+            best
+        } else {
+            ring.iter().copied().fold(0.0, f64::max)
+        }
     }
 
     /// Packets allowed in flight at `gain`.
@@ -134,6 +156,26 @@ mod tests {
         }
         assert_eq!(w.cap(2.0), MIN_WINDOW);
         assert_eq!(w.full_cap_rtt(2.0), Some(Duration::from_millis(4)));
+    }
+
+    /// The largest rates kept by `replace_max` are the rings' maxima, as
+    /// the scan at every epoch had them, over epochs that tie, top, age
+    /// out the best and deliver nothing.
+    #[test]
+    fn the_kept_best_rates_are_the_rings_maxima() {
+        let mut rng = crate::rng::Rng::new(19);
+        let mut w = DeliveryWindow::default();
+        let mut t = 0;
+        for _ in 0..20_000 {
+            // Few distinct values, many ties and empty epochs.
+            let acked = [0, 0, 0, 1, 3, 3, 7, 40][rng.below(8) as usize];
+            let len = 1 + rng.below(3);
+            w.on_epoch(acked, ms(t), ms(t + len));
+            t += len;
+            let scan = |r: &[f64; RATE_EPOCHS]| r.iter().copied().fold(0.0, f64::max);
+            assert_eq!(w.best.to_bits(), scan(&w.rates).to_bits());
+            assert_eq!(w.busy_best.to_bits(), scan(&w.busy_rates).to_bits());
+        }
     }
 
     #[test]

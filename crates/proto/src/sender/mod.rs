@@ -59,9 +59,52 @@ pub(crate) struct SendGroup {
     pub(crate) tlr0: f64,
     pub(crate) tlr: f64,
     pub(crate) queue: u8,
+    /// The inputs `tlr` and `queue` were last derived from
+    /// (`Connection::end_epoch`): the same inputs give the same values, so
+    /// an epoch that moved none of them skips the derivation.
+    pub(crate) derived_from: TlrInputs,
+}
+
+/// What eq. 1's TLR and the queue choice of a group read besides its MSR
+/// and `tlr0` (fixed at planning) and the connection's policies (fixed at
+/// creation): its counts and the number of queues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TlrInputs {
+    messages: u32,
+    delivered: u32,
+    abandoned: u32,
+    must: u32,
+    queues: u8,
 }
 
 impl SendGroup {
+    /// eq. 1's TLR for the next epoch and the queue from it
+    /// (`Connection::end_epoch`). Both are pure functions of
+    /// [`TlrInputs`] (the policies take `&self` and hold no state):
+    /// unchanged inputs, as in every epoch that resolved none of the
+    /// group's messages, keep the values derived from them (issue 19).
+    #[inline(always)]
+    pub(crate) fn derive_tlr(&mut self, pol: &Policies, queues: u8) {
+        let inputs = self.tlr_inputs(queues);
+        if inputs != self.derived_from {
+            self.tlr = pol.tlr.tlr(&self.progress());
+            self.queue = pol
+                .queue
+                .queue(self.reliable(), self.tlr0, self.tlr, queues);
+            self.derived_from = inputs;
+        }
+    }
+
+    /// The inputs `tlr` and `queue` derive from now, with `queues` queues.
+    pub(crate) fn tlr_inputs(&self, queues: u8) -> TlrInputs {
+        TlrInputs {
+            messages: self.messages,
+            delivered: self.delivered,
+            abandoned: self.abandoned,
+            must: self.must,
+            queues,
+        }
+    }
     pub(crate) fn reliable(&self) -> bool {
         self.must == self.messages
     }

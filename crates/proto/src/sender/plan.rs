@@ -137,7 +137,7 @@ impl SendSide {
             };
             let tlr0 = pol.tlr.tlr(&prog);
             let reliable = must == totals[i];
-            groups.push(SendGroup {
+            let mut group = SendGroup {
                 id: g.id,
                 msr: g.msr.get(),
                 messages: totals[i],
@@ -149,7 +149,12 @@ impl SendSide {
                 tlr0,
                 tlr: tlr0,
                 queue: pol.queue.queue(reliable, tlr0, tlr0, cfg.queues),
-            });
+                derived_from: super::TlrInputs::default(),
+            };
+            // `tlr` and `queue` are what `end_epoch` derives from these
+            // counts (eq. 1 with nothing delivered or lost is `tlr0`).
+            group.derived_from = group.tlr_inputs(cfg.queues);
+            groups.push(group);
             descs.push(GroupDesc {
                 id: g.id,
                 messages: totals[i],

@@ -349,3 +349,41 @@ fn mrdf_spends_slack_on_the_message_with_most_left() {
         }
     }
 }
+
+/// A group's TLR and queue, derived again only when their inputs moved
+/// (`SendGroup::derive_tlr`), are at every step what eq. 1 and the queue
+/// rule give from the group's counts, from planning (where `end_epoch`
+/// has not run yet) on, for every variant's policies.
+#[test]
+fn kept_tlr_and_queue_match_a_fresh_derivation() {
+    for variant in crate::policy::Variant::ALL {
+        let cfg = Config {
+            variant,
+            ..Config::default()
+        };
+        let pol = cfg.variant.policies(cfg.rate);
+        let mut send = SendSide::new(0);
+        let job = JobSpec::uniform(0.6, &vec![100; 40]).unwrap();
+        send.add_job(Instant::ZERO, job, &cfg, &pol).unwrap();
+        let mut rng = Rng::new(19);
+        let g = &mut send.jobs[0].groups[0];
+        for step in 0..400 {
+            if step > 0 {
+                // Most epochs move nothing; some resolve a message.
+                match rng.below(6) {
+                    0 if g.unresolved() > 0 => g.delivered += 1,
+                    1 if g.unresolved() > 0 => g.abandoned += 1,
+                    2 => {
+                        (g.delivered, g.abandoned) = (0, 0);
+                    }
+                    _ => {}
+                }
+                g.derive_tlr(&pol, cfg.queues);
+            }
+            let tlr = pol.tlr.tlr(&g.progress());
+            let queue = pol.queue.queue(g.reliable(), g.tlr0, tlr, cfg.queues);
+            assert_eq!(g.tlr.to_bits(), tlr.to_bits(), "{variant:?} step {step}");
+            assert_eq!(g.queue, queue, "{variant:?} step {step}");
+        }
+    }
+}
