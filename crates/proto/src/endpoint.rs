@@ -185,6 +185,18 @@ pub struct Endpoint {
     forced_first_seq: Option<u32>,
 }
 
+/// What the call before [`Endpoint::rederive_as`] did: its short paths
+/// derive a connection's timers only where that can move them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Moved {
+    /// Anything: the full derivation (`Connection::poll_timeout`).
+    Anything,
+    /// A DATA packet arrived (`Connection::after_data_received`).
+    DataIn,
+    /// Messages were queued (`Connection::after_push`).
+    Pushed,
+}
+
 impl Endpoint {
     /// A new endpoint; `seed` drives every random choice (nonces, ids, cookie key).
     pub fn new(cfg: Config, seed: u64) -> Result<Endpoint, ConfigError> {
@@ -368,7 +380,15 @@ impl Endpoint {
         let i = self.index(h).ok_or(JobError::NoConnection)?;
         let c = self.slots[i].conn.as_mut().ok_or(JobError::NoConnection)?;
         let r = c.push_messages(now, job, msgs, &self.cfg);
-        self.touched(i);
+        // Messages queued: the timers are derived anew only where that
+        // can move them (`Connection::after_push`).
+        let how = match r {
+            Ok(crate::Pushed::Queued(n)) if n > 0 => Moved::Pushed,
+            _ => Moved::Anything,
+        };
+        if self.settle(i) {
+            self.rederive_as(i, how);
+        }
         r
     }
 
@@ -495,6 +515,19 @@ impl Endpoint {
     /// of one connection's datagrams: none of it is read while receiving.
     #[inline(always)]
     fn rederive(&mut self, i: usize, data_in: bool) {
+        self.rederive_as(
+            i,
+            if data_in {
+                Moved::DataIn
+            } else {
+                Moved::Anything
+            },
+        );
+    }
+
+    /// [`Endpoint::rederive`] after a call that did `how`.
+    #[inline(always)]
+    fn rederive_as(&mut self, i: usize, how: Moved) {
         let now = self.now;
         let s = &mut self.slots[i];
         let Some(c) = s.conn.as_mut() else {
@@ -504,15 +537,17 @@ impl Endpoint {
             s.in_ready = true;
             self.ready.push_back(i);
         }
-        let d = match data_in
-            .then(|| c.after_data_received(now, &self.cfg))
-            .flatten()
-        {
+        let short = match how {
+            Moved::Anything => None,
+            Moved::DataIn => c.after_data_received(now, &self.cfg),
+            Moved::Pushed => c.after_push(now),
+        };
+        let d = match short {
             Some(d) => {
                 debug_assert_eq!(
                     c.poll_timeout(now, &self.cfg),
                     d,
-                    "a DATA packet moved connection {i}'s timers beyond the idle entry"
+                    "a call ({how:?}) moved connection {i}'s timers beyond its short derivation"
                 );
                 d
             }

@@ -468,6 +468,34 @@ impl Connection {
         Some(self.timers.next())
     }
 
+    /// The timers after messages were queued at `now`
+    /// (`Connection::push_messages`), derived anew only where that can move
+    /// them: the pacing entry (data is waiting now; the pacer's next time,
+    /// the in-flight cap). `None` when the full `poll_timeout` is needed.
+    /// The table was current before the call (the endpoint derives it
+    /// after every call), and queuing messages changes nothing the idle
+    /// entry derives from (the peer's silence, the receiver's jobs; the
+    /// send side stays busy: nothing in flight or acknowledged moved, no
+    /// job ended): armed before, it stands. With data waiting the
+    /// keepalive entry is off (`keepalive_job`), as `poll_timeout` has it.
+    /// The epoch entry `push_messages` sets itself; loss, probe and control
+    /// entries are never derived.
+    #[inline(always)]
+    pub(crate) fn after_push(&mut self, now: Instant) -> Option<Option<Instant>> {
+        debug_assert!(!self.loss_stale, "the loss timer was not settled");
+        if self.state != State::Established
+            || self.timers_now.is_none()
+            || self.timers.get(Timer::Idle).is_none()
+            || !self.send.has_data()
+        {
+            return None;
+        }
+        self.timers_now = Some(now);
+        self.timers.stop(Timer::Keepalive);
+        self.derive_pacing(now);
+        Some(self.timers.next())
+    }
+
     /// Whether the last `poll_timeout` ran at `now`: then, after a call
     /// that changed none of its inputs (sending a control packet), its
     /// deadline still holds and need not be derived again.
