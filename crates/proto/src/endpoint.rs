@@ -26,6 +26,8 @@ mod batch;
 pub use batch::BurstError;
 mod ready;
 use ready::ReadyQueue;
+#[cfg(test)]
+mod push_tests;
 mod unproven;
 use unproven::UnprovenPool;
 

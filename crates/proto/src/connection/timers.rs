@@ -496,6 +496,12 @@ impl Connection {
         Some(self.timers.next())
     }
 
+    /// The timer table, written out (tests comparing derivations).
+    #[cfg(test)]
+    pub(crate) fn timers_shown(&self) -> String {
+        format!("{:?}", self.timers)
+    }
+
     /// Whether the last `poll_timeout` ran at `now`: then, after a call
     /// that changed none of its inputs (sending a control packet), its
     /// deadline still holds and need not be derived again.
