@@ -369,30 +369,13 @@ impl Driver {
     /// datagrams that arrived while the process was not running are seen
     /// before timers fire, so a late wake-up does not turn ACKs still in
     /// the socket buffer into declared losses.
-    ///
-    /// The read is skipped when `service` will fire no timer (none due by
-    /// the time it treats as due) and the last read drained the socket:
-    /// `service` then only flushes what the core already had, and what
-    /// waits is read by the faces' wait right after (the socket is
-    /// readable, so it returns at once). Most calls find nothing: a
-    /// receiving server made one empty `recvmmsg` per sleep here.
     pub(crate) fn pump(&mut self) -> io::Result<()> {
-        if self.rx_backlog || self.timer_due() {
-            match self.recv_some() {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
+        match self.recv_some() {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
         }
         self.service()
-    }
-
-    /// Whether [`Driver::service`] would fire a timer now: one at or before
-    /// the core's time, or within the early-wake margin of the OS clock.
-    fn timer_due(&mut self) -> bool {
-        let now = self.clock.now();
-        let due_by = self.clock.real() + self.early_core();
-        self.ep.poll_timeout().is_some_and(|t| t <= now.max(due_by))
     }
 
     /// Busy polling (the blocking face's `RuntimeConfig::busy_poll`): reads

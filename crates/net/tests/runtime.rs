@@ -489,24 +489,3 @@ fn tiled_cuts_64_kib_messages_into_equal_packets_and_full_is_the_default() {
         }
     }
 }
-
-/// A round of `drive` reads the socket before servicing only when a timer
-/// is due (`Driver::pump`): an idle endpoint (no timer) makes one empty
-/// `recvmmsg` per round, after its wait, not two. What waits is still
-/// read in the same round: the wait returns at once on a readable socket.
-#[test]
-fn a_round_without_a_due_timer_reads_once_and_still_reads_what_waits() {
-    let mut ep = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
-    for round in 1..=5u64 {
-        ep.drive(Some(Duration::ZERO)).unwrap();
-        let st = ep.stats();
-        assert_eq!((st.recv.empty, st.recv.syscalls), (round, 0), "{st:?}");
-    }
-    let junk = std::net::UdpSocket::bind(lo()).unwrap();
-    junk.send_to(b"not an approxnet datagram", ep.local_addr())
-        .unwrap();
-    ep.drive(BOUND).unwrap();
-    let st = ep.stats();
-    assert_eq!(st.recv.datagrams, 1, "{st:?}");
-    assert_eq!(ep.core().stats().dropped_total(), 1, "the core saw it");
-}
