@@ -12,6 +12,9 @@
 #   A_ARGS / B_ARGS: extra ATP options for both client and server of that side
 #   (e.g. A_ARGS="--busy-poll-us 0"); DUR, REPS, LINE_RATE, ... as veth_goodput.sh.
 #
+# A_LINE_RATE / B_LINE_RATE: ATP's Rmax (Gbit/s) for that side, default
+# LINE_RATE (e.g. to check whether the pacer or the CPU limits ATP).
+#
 # Raw JSON per block under $OUT/<n>_<side>/, the summary on stdout.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +24,8 @@ A_ARGS=${A_ARGS:-}
 B_ARGS=${B_ARGS:-}
 ROUNDS=${ROUNDS:-1}
 export DUR=${DUR:-4} REPS=${REPS:-3} LINE_RATE=${LINE_RATE:-40}
+A_LINE_RATE=${A_LINE_RATE:-$LINE_RATE}
+B_LINE_RATE=${B_LINE_RATE:-$LINE_RATE}
 OUT=${OUT:-$(cd "$HERE/../.." && pwd)/results/tmp/veth_abba}
 SUMMARY_ONLY=${SUMMARY_ONLY:-0}   # 1: summarise an earlier $OUT again
 if [ "$SUMMARY_ONLY" != 1 ]; then rm -rf "$OUT"; fi
@@ -31,12 +36,12 @@ n=0
 for _ in $(seq 1 "$ROUNDS"); do
     for side in A B B A; do
         n=$((n + 1))
-        if [ "$side" = A ]; then bin=$A; extra=$A_ARGS; else bin=$B; extra=$B_ARGS; fi
+        if [ "$side" = A ]; then bin=$A; extra=$A_ARGS; rate=$A_LINE_RATE; else bin=$B; extra=$B_ARGS; rate=$B_LINE_RATE; fi
         dir="$OUT/${n}_$side"
         mkdir -p "$dir"
         cut -d' ' -f1 /proc/loadavg > "$dir/load_before"
         date -u +%H:%M:%S > "$dir/time"
-        BIN=$bin OUT=$dir ATP_ARGS="${ATP_ARGS:-} $extra" ATP_SERVER_ARGS="${ATP_SERVER_ARGS:-} $extra" \
+        BIN=$bin OUT=$dir LINE_RATE=$rate ATP_ARGS="${ATP_ARGS:-} $extra" ATP_SERVER_ARGS="${ATP_SERVER_ARGS:-} $extra" \
             "$HERE/veth_goodput.sh" > "$dir/stdout" 2>&1
         cut -d' ' -f1 /proc/loadavg > "$dir/load_after"
         echo "block $n ($side) done: $(tail -n 1 "$dir/stdout")"

@@ -17,6 +17,8 @@ use approxnet_proto::{Endpoint, Instant};
 
 /// Offset of the header's flags byte (the CE bit lives there).
 pub(crate) const FLAGS_OFFSET: usize = 2;
+/// The TOS byte's two ECN bits (RFC 3168 §5; DSCP is the upper six).
+pub(crate) const ECN_MASK: u8 = 0b11;
 /// ECN "congestion experienced" codepoint in the TOS byte.
 pub(crate) const ECN_CE: u8 = 0b11;
 
@@ -37,7 +39,7 @@ pub(crate) fn deliver(ep: &mut Endpoint, now: Instant, rq: &mut RecvQueue, ecn: 
     let mut d = Delivered::default();
     let batch = rq.iter_mut().map(|r| {
         d.datagrams += 1;
-        let ce = ecn && r.tos.is_some_and(|t| t & 0b11 == ECN_CE);
+        let ce = ecn && r.tos.is_some_and(|t| t & ECN_MASK == ECN_CE);
         if ce && r.data.len() > FLAGS_OFFSET {
             d.ce_marked += 1;
             r.data[FLAGS_OFFSET] |= Flags::CE;
@@ -62,7 +64,7 @@ mod tests {
         let mut scratch = vec![0u8; 65_535];
         for r in rq.iter() {
             d.datagrams += 1;
-            let ce = ecn && r.tos.is_some_and(|t| t & 0b11 == ECN_CE);
+            let ce = ecn && r.tos.is_some_and(|t| t & ECN_MASK == ECN_CE);
             if ce && r.data.len() > FLAGS_OFFSET {
                 d.ce_marked += 1;
                 let buf = &mut scratch[..r.data.len()];

@@ -106,23 +106,23 @@ pub struct Packet {
 /// its sender chooses; the switches' marks start clear).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hop {
-    /// Flow slot.
+    /// [`Packet::flow`].
     pub flow: u32,
-    /// Sending host.
+    /// [`Packet::src`].
     pub src: u32,
-    /// Destination host.
+    /// [`Packet::dst`].
     pub dst: u32,
-    /// Bytes on the wire, headers included.
+    /// [`Packet::size`].
     pub size: u32,
-    /// ECMP hash of the flow's 5-tuple.
+    /// [`Packet::hash`].
     pub hash: u32,
-    /// Switch queue.
+    /// [`Packet::queue`].
     pub queue: u8,
-    /// ECN-capable transport.
+    /// [`Packet::ect`].
     pub ect: bool,
-    /// Dropped first (Aeolus's unscheduled packets).
+    /// [`Packet::droppable`].
     pub droppable: bool,
-    /// pFabric rank.
+    /// [`Packet::rank`].
     pub rank: u64,
 }
 
