@@ -9,10 +9,11 @@ alternating, `--repeat` times each; the figure is the median.
 htsim_tcp's ACKs return to the sender without crossing the network (its
 reverse route is the source itself), so only data hops are comparable: for
 htsim the count of `Pipe::receivePacket` calls, for approxnet-sim the data
-packets delivered times the links on their path (exact when nothing drops
-and nothing is resent, which the script checks: it refuses otherwise).
-Ours runs in two ACK models (docs/performance.md, "The ACK model,
-like for like"): `instant` (`[transport] ack_path = "instant"`: the
+packets sent times the links on their path (exact when nothing drops: a
+resent packet crosses its whole path too and counts, as htsim's do; the
+script refuses a run with a drop or a data packet sent and not delivered).
+Ours runs in two ACK models (docs/performance.md, "Issue 19: htsim like
+for like in the ACK model"): `instant` (`[transport] ack_path = "instant"`: the
 receiver's ACK reaches the sender at the same simulated instant, crossing
 nothing: htsim_tcp's own model, so the like-for-like figure) and our
 default `network` (every ACK crosses NIC, queues and links back, ~half of
