@@ -193,3 +193,36 @@ fn atp_schemes_refuse_instant_acks() {
     let a = run(&line(3, "tcp"), &["transport.ack_path=\"network\""]);
     assert_eq!(summary(&a), summary(&run(&line(3, "tcp"), &[])));
 }
+
+#[test]
+fn the_cli_takes_it_with_set() {
+    let d = std::env::temp_dir().join(format!("approxnet-ack-path-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let file = d.join("line.toml");
+    std::fs::write(&file, line(40, "tcp")).unwrap();
+    let sim = |out: &str, set: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_approxnet-sim"))
+            .args(["run", file.to_str().unwrap(), "--out"])
+            .arg(d.join(out))
+            .args(["--quiet", "--set", set])
+            .output()
+            .expect("binary runs")
+    };
+    let o = sim("instant", "transport.ack_path=\"instant\"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = std::fs::read_to_string(d.join("instant").join("summary.json")).unwrap();
+    assert!(
+        s.contains("\"ack_path\":\"instant\",\"instant_acks\":"),
+        "{s}"
+    );
+    let t = std::fs::read_to_string(d.join("instant").join("summary.txt")).unwrap();
+    assert!(t.contains("without crossing the network"), "{t}");
+    let o = sim("bad", "transport.ack_path=\"later\"");
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("transport.ack_path") && e.contains("network, instant"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
