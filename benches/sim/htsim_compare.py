@@ -9,8 +9,19 @@ alternating, `--repeat` times each; the figure is the median.
 htsim_tcp's ACKs return to the sender without crossing the network (its
 reverse route is the source itself), so only data hops are comparable: for
 htsim the count of `Pipe::receivePacket` calls, for approxnet-sim the data
-packets delivered times the links on their path (exact when nothing drops
-and nothing is resent, which the script checks: it refuses otherwise).
+packets sent times the links on their path (exact when nothing drops: a
+resent packet crosses its whole path too and counts, as htsim's do; the
+script refuses a run with a drop or a data packet sent and not delivered).
+Ours runs in two ACK models (docs/performance.md, "Issue 19: htsim like
+for like in the ACK model"): `instant` (`[transport] ack_path = "instant"`: the
+receiver's ACK reaches the sender at the same simulated instant, crossing
+nothing: htsim_tcp's own model, so the like-for-like figure) and our
+default `network` (every ACK crosses NIC, queues and links back, ~half of
+all hops; the heavier model). The script checks every run's hop total
+against its model (default: every data hop has an ACK hop back; instant:
+no ACK hop; both: the SYN / SYN-ACK hops), and that no ACK is missing.
+A binary without the option (older than it) runs the default model only,
+with a message.
 Wall time is the event loop only on both sides (htsim: the `doNextEvent`
 loop; ours: `Simulator::run`, summary.json `wall_s`). Both sides also get
 their CPU time (whole process, getrusage) so that a loaded machine shows,
@@ -25,6 +36,7 @@ permutation is htsim's own (its `setPermutation`); ours replays it.
 
 Usage: python3 benches/sim/htsim_compare.py --htsim /tmp/htsim/sim/datacenter/htsim_tcp
        [--bin target/release/approxnet-sim] [--repeat 3] [--out benches/sim/results/htsim.csv]
+       [--cachegrind]
 """
 
 import argparse
@@ -50,6 +62,8 @@ QUEUE_PKTS = 20000
 END_MS = 20.0
 MSS = 1460
 HEADER = 40  # 1500-byte frames, like htsim's default data packet
+INSTANT_LABEL = "same ACK model as htsim (instant ACKs)"
+NETWORK = "our default model (ACKs cross the network)"
 
 
 def load() -> str:
@@ -169,14 +183,41 @@ def scenario(pairs: list[tuple[int, int]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+INSTANT = 'transport.ack_path="instant"'
+
+
+def has_instant_acks(binary: str, workdir: str) -> bool:
+    """Whether `binary` knows `[transport] ack_path` (a 1 us run of the
+    scenario with two flows; an older binary refuses the unknown key)."""
+    path = os.path.join(workdir, "probe.toml")
+    with open(path, "w") as f:
+        text = scenario([(0, 1), (1, 0)])
+        f.write(text.replace(f"duration_ms = {END_MS}", "duration_ms = 0.001"))
+    out = os.path.join(workdir, "probe")
+    cmd = [binary, "run", path, "--out", out, "--quiet", "--set", INSTANT]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode == 0:
+        return True
+    if "ack_path" in r.stderr:
+        return False
+    sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+
+
 def run_ours(
-    binary: str, pairs: list[tuple[int, int]], workdir: str, grind: bool = False
+    binary: str,
+    pairs: list[tuple[int, int]],
+    workdir: str,
+    grind: bool = False,
+    instant: bool = False,
 ) -> dict[str, Any]:
+    """One run of ours; `instant`: in htsim's ACK model (`ack_path = "instant"`)."""
     path = os.path.join(workdir, "perm.toml")
     with open(path, "w") as f:
         f.write(scenario(pairs))
     out = os.path.join(workdir, "ours")
     cmd = [binary, "run", path, "--out", out, "--quiet"]
+    if instant:
+        cmd += ["--set", INSTANT]
     if grind:
         _, instr, misses = cachegrind(cmd)
         user = 0.0
@@ -194,6 +235,24 @@ def run_ours(
         )
     # nothing dropped: every data packet sent (resends included) crossed its whole path
     data_hops = sum(int(r["sent_pkts"]) * path_links(int(r["src"]), int(r["dst"])) for r in flows)
+    sent = sum(int(r["sent_pkts"]) for r in flows)
+    # the SYN and the SYN-ACK of each flow's handshake cross its path once each
+    syn_hops = 2 * sum(path_links(int(r["src"]), int(r["dst"])) for r in flows)
+    # one ACK per data packet delivered: back through the network by
+    # default (as many hops as its data), crossing nothing when instant
+    ack_hops = 0 if instant else data_hops
+    acks = s.get("instant_acks")
+    if (
+        sent != s["delivered_data"]
+        or s["hops"] != data_hops + ack_hops + syn_hops
+        or (acks is not None) != instant
+        or (instant and acks != s["delivered_data"])
+    ):
+        sys.exit(
+            f"ours ({'instant' if instant else 'network'} ACKs): {sent} data packets sent, "
+            f"{s['delivered_data']} delivered, {s['hops']} hops against {data_hops} data + "
+            f"{ack_hops} ACK + {syn_hops} SYN hops, instant_acks {acks}: hops not as counted"
+        )
     return {
         "events": s["events"],
         "hops": s["hops"],
@@ -222,11 +281,20 @@ def main() -> None:
     )
     a = ap.parse_args()
     rows = []
+    bins = a.bin.split(",")
     with tempfile.TemporaryDirectory() as w:
+        # (side label, binary, instant ACKs); each repeat runs htsim, then
+        # every binary in the default model, then every one in htsim's
+        sides = [(f"approxnet-sim {b} [{NETWORK}]", b, False) for b in bins]
+        for b in bins:
+            if has_instant_acks(b, w):
+                sides.append((f"approxnet-sim {b} [{INSTANT_LABEL}]", b, True))
+            else:
+                print(f"{b}: no [transport] ack_path (older binary): default ACK model only")
         for i in range(a.repeat):
             h = run_htsim(a.htsim, w)
             runs = [("htsim", h)]
-            runs += [(f"approxnet-sim {b}", run_ours(b, h["pairs"], w)) for b in a.bin.split(",")]
+            runs += [(side, run_ours(b, h["pairs"], w, instant=x)) for side, b, x in sides]
             for side, r in runs:
                 rows.append(
                     {
@@ -251,20 +319,25 @@ def main() -> None:
         s: statistics.median(r["data_hops"] / r["cpu_s"] for r in rows if r["side"] == s)
         for s in sides
     }
-    for s in sides[1:]:
-        print(
-            f"{s}: median {med[s] / 1e6:.2f} M data hops per loop wall second vs htsim "
-            f"{med['htsim'] / 1e6:.2f} M = {med[s] / med['htsim']:.2f}x; per CPU second (whole "
-            f"process) {cpu[s] / cpu['htsim']:.2f}x; load {load()}"
-        )
+    for label in (INSTANT_LABEL, NETWORK):
+        print(f"-- {label}:")
+        for s in [s for s in sides[1:] if s.endswith(f"[{label}]")]:
+            print(
+                f"{s}: median {med[s] / 1e6:.2f} M data hops per loop wall second vs htsim "
+                f"{med['htsim'] / 1e6:.2f} M = {med[s] / med['htsim']:.2f}x; per CPU second (whole "
+                f"process) {cpu[s] / cpu['htsim']:.2f}x; load {load()}"
+            )
     if a.cachegrind:
         with tempfile.TemporaryDirectory() as w:
             h = run_htsim(a.htsim, w, grind=True)
             grinds = [("htsim", h)]
             grinds += [
-                (f"approxnet-sim {b}", run_ours(b, h["pairs"], w, grind=True))
-                for b in a.bin.split(",")
-            ]
+                (f"approxnet-sim {b} [{INSTANT_LABEL if x else NETWORK}]",
+                 run_ours(b, h["pairs"], w, grind=True, instant=x))
+                for b in bins
+                for x in (False, True)
+                if not x or has_instant_acks(b, w)
+            ]  # fmt: skip
         for side, r in grinds:
             print(
                 f"cachegrind {side}: {r['instr'] / r['data_hops']:.0f} instructions and "

@@ -31,7 +31,10 @@
 //! on every flow with `reuse_connections = false`, and with the sender's
 //! ACK of the SYN-ACK with `handshake_ack = true`, as ns-3's sockets),
 //! as ATP pays its HELLO; EarlySend stops when the receiver's stop signal
-//! has crossed the network back to the sender.
+//! has crossed the network back to the sender. ACKs cross the network
+//! back like data; `[transport] ack_path = "instant"` hands them to the
+//! sender at once instead, htsim_tcp's model (docs/validation.md, "The
+//! ACK path").
 //!
 //! ## I/O contract
 //! No wall clock, no global randomness: time is the proto crate's integer

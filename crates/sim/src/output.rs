@@ -2,6 +2,7 @@
 
 use crate::job::Job;
 use crate::scheme::Scheme;
+use crate::transport::ack_path::AckPath;
 use crate::workload::JobClass;
 use crate::Simulator;
 use std::fmt::Write as _;
@@ -77,6 +78,10 @@ pub struct Summary {
     pub marks: u64,
     /// Data packets delivered to native receivers.
     pub delivered_data: u64,
+    /// With `[transport] ack_path = "instant"`: the ACKs handed to their
+    /// senders without crossing the network (so in no hop count); `None`
+    /// (and not in summary.json) with the default `network`.
+    pub instant_acks: Option<u64>,
     /// Mean sampled queue backlog, bytes.
     pub queue_mean_bytes: f64,
     /// 99th percentile sampled queue backlog, bytes.
@@ -119,6 +124,8 @@ impl Summary {
                 .map(|q| q.stats.marked)
                 .sum(),
             delivered_data: sim.counters.delivered_data,
+            instant_acks: (sim.tp.ack_path == AckPath::Instant)
+                .then_some(sim.counters.instant_acks),
             peak_packets: sim.pool.peak(),
             ..Default::default()
         };
@@ -273,6 +280,12 @@ impl Summary {
             self.drops,
             self.peak_packets
         );
+        if let Some(n) = self.instant_acks {
+            let _ = writeln!(
+                s,
+                "ack_path = \"instant\": {n} ACKs reached their senders without crossing the network (in no hop count)"
+            );
+        }
         if self.queue_mean_bytes > 0.0 || self.queue_p99_bytes > 0.0 {
             let _ = writeln!(
                 s,
@@ -317,7 +330,7 @@ impl Summary {
             })
             .collect();
         format!(
-            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"queue_ports\":{},\"busiest_port\":{:?},\"busiest_mean_bytes\":{},\"busiest_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}],\"trainings\":[{}]}}\n",
+            "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{}{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"queue_ports\":{},\"busiest_port\":{:?},\"busiest_mean_bytes\":{},\"busiest_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}],\"trainings\":[{}]}}\n",
             self.name,
             num(self.sim_s),
             num(self.wall_s),
@@ -327,6 +340,10 @@ impl Summary {
             self.drops,
             self.marks,
             self.delivered_data,
+            // only with ack_path = "instant": the default's bytes stay as before
+            self.instant_acks.map_or(String::new(), |n| format!(
+                ",\"ack_path\":\"instant\",\"instant_acks\":{n}"
+            )),
             num(self.queue_mean_bytes),
             num(self.queue_p99_bytes),
             self.queue_ports,

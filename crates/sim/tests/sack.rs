@@ -4,37 +4,7 @@
 //! Compared with ns-3 3.44 in docs/validation.md ("Incast rounds").
 
 mod common;
-use common::run;
-
-/// 4 senders -> 1 receiver, 64 KiB each, initial window 2, a 15 KB
-/// (10-packet) tail-drop buffer, min RTO 5 ms.
-fn small_incast(scheme: &str) -> String {
-    format!(
-        r#"
-duration_ms = 20.0
-[topology]
-kind = "dumbbell"
-senders = 4
-host_gbps = 10.0
-link_delay_us = 10.0
-[switch]
-queues = 1
-buffer_kb = 15.0
-[transport]
-mss = 1448
-header_bytes = 54
-init_cwnd_pkts = 2
-min_rto_us = 5000.0
-initial_rto_us = 5000.0
-[[jobs]]
-pattern = "bulk"
-target = 4
-sizes = "fixed:65536"
-load = 0.0
-scheme = "{scheme}"
-"#
-    )
-}
+use common::{run, small_incast};
 
 /// (timeouts, drops, retransmissions, every flow done, last completion ns)
 fn outcome(b: &approxnet_sim::scenario::Built) -> (u64, u64, u64, bool, u64) {

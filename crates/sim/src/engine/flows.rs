@@ -4,6 +4,7 @@ use super::adapter::JobUpdate;
 use super::Simulator;
 use crate::packet::{Hdr, Hop, Kind};
 use crate::scheme::{Proto, Scheme, SenderApprox};
+use crate::transport::ack_path::AckPath;
 use crate::transport::flow::Flow;
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::Instant;
@@ -220,18 +221,25 @@ impl Simulator {
                     finished = true;
                     self.flows[fid as usize].enough_at = Some(now);
                 }
+                // `ack_path = "instant"`: handed to the sender below, once
+                // the receiver is done with the data (see `AckPath::Instant`)
+                let mut instant = None;
                 if let Some(a) = ack {
-                    let h = Hop {
-                        flow: fid,
-                        src: dst,
-                        dst: src,
-                        // SACK blocks lengthen the header (RFC 2018)
-                        size: self.tp.header_bytes + a.sack.option_bytes(),
-                        hash,
-                        queue,
-                        ..Hop::default()
-                    };
-                    self.send_native(now, dst, h, &a);
+                    if self.tp.ack_path == AckPath::Instant {
+                        instant = Some(a);
+                    } else {
+                        let h = Hop {
+                            flow: fid,
+                            src: dst,
+                            dst: src,
+                            // SACK blocks lengthen the header (RFC 2018)
+                            size: self.tp.header_bytes + a.sack.option_bytes(),
+                            hash,
+                            queue,
+                            ..Hop::default()
+                        };
+                        self.send_native(now, dst, h, &a);
+                    }
                 }
                 let f = &self.flows[fid as usize];
                 if f.early_stop && f.enough_at.is_some() && delivered < f.msg_ends.len() as u32 {
@@ -248,6 +256,9 @@ impl Simulator {
                     self.job_finished(now, j);
                 }
                 self.training_datagram_resolved(now, fid);
+                if let Some(a) = instant {
+                    self.instant_ack(now, fid, &a);
+                }
             }
             Kind::Probe | Kind::CreditStop | Kind::CreditRequest => {
                 self.aeolus_receiver(now, fid, hdr.kind);
@@ -255,19 +266,38 @@ impl Simulator {
                     self.send_control(now, fid, Kind::ProbeAck, hdr.seq);
                 }
             }
-            Kind::Ack | Kind::Credit | Kind::ProbeAck => {
-                let mut out = std::mem::take(&mut self.outbox);
-                f.sender.on_ack(now, hdr, &mut out);
-                self.outbox = out;
-                self.flush_flow(now, fid);
-                // only an ACK of the flow's last byte can finish its sender
-                if hdr.ack >= self.flows[fid as usize].bytes {
-                    self.retire_sender(fid);
-                }
-            }
+            Kind::Ack | Kind::Credit | Kind::ProbeAck => self.sender_ack(now, fid, hdr),
             Kind::Syn | Kind::SynAck | Kind::Stop => self.control_packet(now, fid, hdr),
             Kind::Datagram => {}
         }
+    }
+
+    /// The sender of flow slot `fid` takes ACK (or credit) `hdr`.
+    #[inline(always)]
+    fn sender_ack(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
+        let f = &mut self.flows[fid as usize];
+        let mut out = std::mem::take(&mut self.outbox);
+        f.sender.on_ack(now, hdr, &mut out);
+        self.outbox = out;
+        self.flush_flow(now, fid);
+        // only an ACK of the flow's last byte can finish its sender
+        if hdr.ack >= self.flows[fid as usize].bytes {
+            self.retire_sender(fid);
+        }
+    }
+
+    /// `ack_path = "instant"`: the receiver's ACK `a` reaches the sender
+    /// of flow slot `fid` now, crossing no NIC, queue or link (htsim's
+    /// TCP model, see [`AckPath`]). It is what the ACK packet would have
+    /// carried on arrival; a flow cancelled meanwhile counts it stale,
+    /// as it would the packet.
+    fn instant_ack(&mut self, now: Instant, fid: u32, a: &Hdr) {
+        self.counters.instant_acks += 1;
+        if self.flows[fid as usize].cancelled {
+            self.counters.stale += 1;
+            return;
+        }
+        self.sender_ack(now, fid, a);
     }
 
     /// Frees a finished sender's state (see `transport::done`), keeping

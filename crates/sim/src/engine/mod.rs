@@ -52,6 +52,9 @@ pub struct Counters {
     pub delivered_data: u64,
     /// Packets that arrived for a finished or cancelled flow.
     pub stale: u64,
+    /// ACKs handed to their sender without crossing the network
+    /// (`[transport] ack_path = "instant"`; not in `hops`).
+    pub instant_acks: u64,
 }
 
 /// Progress reporting on stderr for long runs.

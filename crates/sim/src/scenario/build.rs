@@ -17,6 +17,7 @@ use crate::scheme::{self, Proto, Scheme};
 use crate::topology::{self, Fabric};
 use approxnet_proto::QueueRule;
 
+use crate::transport::ack_path::AckPath;
 use crate::transport::flow::TransportParams;
 use crate::workload::{self, JobClass};
 use crate::Simulator;
@@ -217,6 +218,7 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
             ));
         }
     }
+    ack_path_applies(tp.ack_path, &classes)?;
     let arrivals = workload::Arrivals::new(&classes, hosts, host_rate.as_bps(), f.seed);
     let native: u64 = classes
         .iter()
@@ -326,6 +328,28 @@ pub fn build(f: &ScenarioFile) -> Result<Built, ScenarioError> {
     })
 }
 
+/// `ack_path = "instant"` short-cuts the native receivers' ACKs only: a
+/// job class on ATP (whose ACKs are datagrams of the core, not modelled
+/// here) would silently keep its ACKs in the network, so it is refused.
+fn ack_path_applies(p: AckPath, classes: &[JobClass]) -> Result<(), ScenarioError> {
+    if p == AckPath::Network {
+        return Ok(());
+    }
+    match classes.iter().find(|c| c.scheme.is_atp()) {
+        None => Ok(()),
+        Some(c) => Err(invalid(
+            "transport.ack_path",
+            format!(
+                "{:?} with job {:?} on {} (ATP's ACKs are the core's datagrams: they always cross the network)",
+                p.name(),
+                c.name,
+                c.scheme
+            ),
+            "network, or instant with native schemes only (dctcp, tcp, pfabric, aeolus, udp and their -ss / -es)",
+        )),
+    }
+}
+
 fn transport_params(
     f: &ScenarioFile,
     rate: Rate,
@@ -363,6 +387,15 @@ fn transport_params(
     tp.tcp.limited_transmit = t.limited_transmit.unwrap_or(tp.tcp.limited_transmit);
     tp.tcp.sack = t.sack.unwrap_or(tp.tcp.sack);
     tp.tcp.prr = t.prr.unwrap_or(tp.tcp.prr);
+    if let Some(p) = &t.ack_path {
+        tp.ack_path = AckPath::parse(p).ok_or_else(|| {
+            invalid(
+                "transport.ack_path",
+                format!("unknown {p:?}"),
+                AckPath::NAMES.join(", "),
+            )
+        })?;
+    }
     if let Some(x) = t.min_rto_us {
         tp.rto.min = us(positive("transport.min_rto_us", x)?);
         tp.rto.initial = tp.rto.initial.max(tp.rto.min);

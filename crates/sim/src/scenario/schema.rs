@@ -226,6 +226,13 @@ pub struct TransportFile {
     /// default true, ns-3 3.44's `TcpPrrRecovery`); false: RFC 6675's
     /// window of `ssthresh` at once (ns-3 `TcpClassicRecovery`).
     pub prr: Option<bool>,
+    /// Where the ACKs of DCTCP / TCP / pFabric / Aeolus data travel:
+    /// `network` (default: back through NICs, queues and links like any
+    /// packet) or `instant` (handed to the sender in the data packet's
+    /// arrival event, crossing nothing: htsim_tcp's model, see
+    /// `transport::ack_path`). Refused with ATP schemes, whose ACKs are
+    /// the core's own datagrams.
+    pub ack_path: Option<String>,
 }
 
 /// `[atp]`.

@@ -1,5 +1,6 @@
 //! A native flow: one sender, one receiver, the messages of one job.
 
+use super::ack_path::AckPath;
 use super::aeolus::AeolusSender;
 use super::cc::{Dctcp, NewReno, PFabricCc};
 use super::receiver::{DatagramReceiver, StreamReceiver};
@@ -58,6 +59,9 @@ pub struct TransportParams {
     /// `tcp_limit_output_bytes`: two 64 KiB TSO packets). 0 = no limit (an
     /// unbounded NIC queue, the model before issue 12).
     pub tsq_bytes: u64,
+    /// Where receivers' ACKs of data travel (see [`AckPath`]; default
+    /// through the network).
+    pub ack_path: AckPath,
 }
 
 impl TransportParams {
@@ -92,6 +96,7 @@ impl Default for TransportParams {
             line_rate: Rate::gbps(10.0),
             tcp: TcpOptions::default(),
             tsq_bytes: 128 * 1024,
+            ack_path: AckPath::Network,
         }
     }
 }

@@ -15,6 +15,7 @@
 //! default for DCTCP and TCP, as ns-3's) losses are recovered by RFC 6675's
 //! scoreboard and proportional rate reduction (RFC 6937).
 
+pub mod ack_path;
 pub mod aeolus;
 pub mod cc;
 pub mod credit;
