@@ -438,34 +438,34 @@ impl EventList {
     }
 
     /// The first non-empty slot at or after slot `from`, going round the
-    /// wheel (the wheel must hold an event).
+    /// wheel (the wheel must hold an event): `from`'s own word inline, the
+    /// others through the summary out of line.
+    #[inline(always)]
     fn next_slot(&self, from: usize) -> usize {
         let w = from / 64;
         let b = self.bits[w] & (!0u64 << (from % 64));
         if b != 0 {
             return w * 64 + b.trailing_zeros() as usize;
         }
-        // the words after `w`, then from the wheel's start round to `w`
-        // (whose bits below `from` are times a full turn ahead)
-        let next_word = |lo: usize| -> Option<usize> {
-            (lo / 64..WORDS / 64).find_map(|sw| {
-                let m = if sw == lo / 64 {
-                    !0u64 << (lo % 64)
-                } else {
-                    !0
-                };
-                let x = self.summary[sw] & m;
-                (x != 0).then(|| sw * 64 + x.trailing_zeros() as usize)
-            })
-        };
-        let word = if w + 1 < WORDS {
-            next_word(w + 1)
-        } else {
-            None
+        self.next_slot_after_word(w)
+    }
+
+    /// The first non-empty slot in the words after word `w`, going round
+    /// the wheel; back at `w`, its bits below where the search began are
+    /// times a full turn ahead (the wheel must hold an event).
+    #[inline(never)]
+    fn next_slot_after_word(&self, w: usize) -> usize {
+        let mut sw = w / 64;
+        // the summary's words after `w` (none when `w` is its last bit)
+        let mut m = self.summary[sw] & (!1u64 << (w % 64));
+        loop {
+            if m != 0 {
+                let word = sw * 64 + m.trailing_zeros() as usize;
+                return word * 64 + self.bits[word].trailing_zeros() as usize;
+            }
+            sw = (sw + 1) % (WORDS / 64);
+            m = self.summary[sw];
         }
-        .or_else(|| next_word(0))
-        .expect("the wheel holds an event");
-        word * 64 + self.bits[word].trailing_zeros() as usize
     }
 
     /// Time of the earliest pending event, without changing the list.
@@ -486,7 +486,9 @@ impl EventList {
     #[inline]
     fn advance(&mut self, t: u64) {
         self.now = t;
-        if self.has_far() && self.far_min <= t.saturating_add(WHEEL_NS - 1) {
+        // `far_min` is `u64::MAX` when no far event is left (`migrate`, the
+        // only taker, sets it so): no separate test of the two queues
+        if self.far_min <= t.saturating_add(WHEEL_NS - 1) {
             self.migrate();
         }
     }
@@ -539,19 +541,38 @@ impl EventList {
     /// [`EventList::pop_until`], the event left packed.
     #[inline(always)]
     pub fn pop_packed_until(&mut self, limit: Instant) -> Option<(Instant, Packed)> {
-        let s = (self.now & MASK) as usize;
+        let mut s = (self.now & MASK) as usize;
         if self.slots[s].head == EMPTY_SLOT {
-            let t = self.next_time()?;
-            if t > limit.as_nanos() {
-                return None;
+            if self.near > 0 {
+                // the wheel's next slot; `advance` fills only slots of later
+                // times (far events are due at or after the old window's end)
+                s = self.next_slot(s);
+                let t = self.now + ((s as u64).wrapping_sub(self.now) & MASK);
+                if t > limit.as_nanos() {
+                    return None;
+                }
+                self.advance(t);
+            } else {
+                s = self.advance_to_far(limit)?;
             }
-            self.advance(t);
         } else if self.now > limit.as_nanos() {
             return None;
         }
-        let ev = self.pop_slot((self.now & MASK) as usize);
+        let ev = self.pop_slot(s);
         self.executed += 1;
         Some((Instant::from_nanos(self.now), Packed(ev)))
+    }
+
+    /// With the wheel empty: moves the clock to the earliest far event if
+    /// it is due no later than `limit` and returns its slot.
+    #[cold]
+    #[inline(never)]
+    fn advance_to_far(&mut self, limit: Instant) -> Option<usize> {
+        if !self.has_far() || self.far_min > limit.as_nanos() {
+            return None;
+        }
+        self.advance(self.far_min);
+        Some((self.now & MASK) as usize)
     }
 
     /// Moves the clock to `at` for an event kept outside the list (a job
