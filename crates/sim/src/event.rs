@@ -660,6 +660,35 @@ impl EventList {
         }
     }
 
+    /// [`EventList::upcoming_packed`] for two events, without its loop:
+    /// the loop's array, indexed by a counter, lives in memory, and the
+    /// deep prefetch pipeline asks for these two every event (in the
+    /// k = 12 ATP run, ~8 instructions an event more than this).
+    #[inline(always)]
+    pub fn upcoming_two(&self) -> (Option<Packed>, Option<Packed>) {
+        if self.near == 0 {
+            return (None, None);
+        }
+        let mut s = (self.now & MASK) as usize;
+        if self.slots[s].head == EMPTY_SLOT {
+            s = self.next_slot(s);
+        }
+        let slot = &self.slots[s];
+        let next = Some(Packed(slot.first));
+        if self.near == 1 {
+            return (next, None);
+        }
+        let after = if slot.head != ONLY_FIRST {
+            // a slot's first chunk always holds an unread event (`refill_first`
+            // frees it when its last is read)
+            let c = &self.chunks[slot.head as usize];
+            c.ev[c.read as usize]
+        } else {
+            self.slots[self.next_slot((s + 1) & (SLOTS - 1))].first
+        };
+        (next, Some(Packed(after)))
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Instant> {
         self.next_time().map(Instant::from_nanos)
@@ -862,6 +891,8 @@ mod tests {
         }
         loop {
             let [a, b] = el.upcoming::<2>();
+            let two = el.upcoming_two();
+            assert_eq!((two.0.map(Packed::ev), two.1.map(Packed::ev)), (a, b));
             let x = el.pop().map(|e| e.1);
             // the far heap's events are not shown: None is allowed there
             if a.is_some() {
@@ -897,6 +928,8 @@ mod tests {
             let pops = rng.below(40) + u64::from(round % 7 == 0) * 100;
             for _ in 0..pops {
                 let [a, b, c] = el.upcoming::<3>();
+                let two = el.upcoming_two();
+                assert_eq!((two.0.map(Packed::ev), two.1.map(Packed::ev)), (a, b));
                 let want: Vec<Option<Ev>> = (0..3)
                     .map(|k| {
                         reference
@@ -940,6 +973,11 @@ mod tests {
                 el.schedule(t, ev(n + 1));
                 let want: Vec<Ev> = (popped..n + 2).map(ev).chain([ev(1000)]).collect();
                 let up = el.upcoming::<4>();
+                let two = el.upcoming_two();
+                assert_eq!(
+                    (two.0.map(Packed::ev), two.1.map(Packed::ev)),
+                    (up[0], up[1])
+                );
                 for (k, u) in up.iter().enumerate() {
                     assert_eq!(*u, want.get(k).copied(), "n {n} popped {popped}");
                 }

@@ -364,7 +364,7 @@ impl Simulator {
     #[inline]
     fn prefetch_next(&mut self) {
         use crate::packet::prefetch;
-        let [next, after] = self.events.upcoming_packed::<2>();
+        let (next, after) = self.events.upcoming_two();
         if let Some(e) = after.filter(|e| e.tag() == Packed::ARRIVE) {
             let (node, pkt) = (e.b(), e.a());
             let host = !self.net.is_switch(node) && (node as usize) < self.net.nodes.len();
