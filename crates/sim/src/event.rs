@@ -250,8 +250,9 @@ pub struct EventList {
     /// `next`.
     chunks: Vec<Chunk>,
     free: u32,
-    /// Bit `s` set when slot `s` holds events.
-    bits: Box<[u64; WORDS]>,
+    /// Bit `s` set when slot `s` holds events (2 KiB, in the list itself:
+    /// boxed, every push, pop and scan loaded its address first).
+    bits: [u64; WORDS],
     /// Bit `w` set when `bits[w]` is non-zero.
     summary: [u64; WORDS / 64],
     /// Events in the wheel.
@@ -279,7 +280,7 @@ impl Default for EventList {
                 .expect("SLOTS slots"),
             chunks: Vec::new(),
             free: NIL,
-            bits: Box::new([0; WORDS]),
+            bits: [0; WORDS],
             summary: [0; WORDS / 64],
             near: 0,
             far: BinaryHeap::new(),
@@ -438,8 +439,10 @@ impl EventList {
     }
 
     /// The first non-empty slot at or after slot `from`, going round the
-    /// wheel (the wheel must hold an event): `from`'s own word inline, the
-    /// others through the summary out of line.
+    /// wheel (the wheel must hold an event): `from`'s own word, then the
+    /// others through the summary, all inlined (the walk out of line cost
+    /// the sparse dumbbell ~10 instructions a pop in the call; inlined it
+    /// moves the k = 8 permutation and the k = 12 ATP slice by +0.1 %).
     #[inline(always)]
     fn next_slot(&self, from: usize) -> usize {
         let w = from / 64;
@@ -453,7 +456,7 @@ impl EventList {
     /// The first non-empty slot in the words after word `w`, going round
     /// the wheel; back at `w`, its bits below where the search began are
     /// times a full turn ahead (the wheel must hold an event).
-    #[inline(never)]
+    #[inline(always)]
     fn next_slot_after_word(&self, w: usize) -> usize {
         let mut sw = w / 64;
         // the summary's words after `w` (none when `w` is its last bit)
