@@ -13,7 +13,7 @@ use std::io::Write as _;
 
 /// Appends `x` in decimal, as `{}` writes it.
 #[inline]
-fn push_u64(out: &mut Vec<u8>, mut x: u64) {
+pub(super) fn push_u64(out: &mut Vec<u8>, mut x: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     loop {
