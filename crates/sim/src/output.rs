@@ -10,6 +10,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 mod jobs_csv;
+mod queues_csv;
 
 /// Statistics of one job class.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -446,18 +447,17 @@ pub fn write_all(
     if !sim.samples.is_empty() {
         let mut w = BufWriter::new(std::fs::File::create(dir.join("queues.csv"))?);
         writeln!(w, "t_ns,port,node,peer,bytes,pkts")?;
+        let mut row = Vec::with_capacity(128);
         for s in &sim.samples {
             let p = &sim.net.ports[s.port as usize];
-            writeln!(
-                w,
-                "{},{},{},{},{},{}",
-                s.t_ns,
-                s.port,
-                sim.net.nodes[p.node as usize].name,
-                sim.net.nodes[p.peer as usize].name,
-                s.bytes,
-                s.pkts
-            )?;
+            row.clear();
+            queues_csv::push_row(
+                &mut row,
+                s,
+                &sim.net.nodes[p.node as usize].name,
+                &sim.net.nodes[p.peer as usize].name,
+            );
+            w.write_all(&row)?;
         }
         w.flush()?;
     }

@@ -71,6 +71,12 @@ impl Simulator {
     /// sure a wake-up is scheduled for when it frees. A started packet is
     /// scheduled straight to its arrival at the far end (serialisation plus
     /// propagation), so an idle port costs one event per packet, a busy one two.
+    ///
+    /// Inlined into its two callers (`enqueue`, `tx_done`): a call cost ~15
+    /// instructions in saving and restoring registers, ~200,000 calls in
+    /// the ns-3 dumbbell (inlining `enqueue` as well bloats the loop:
+    /// +7 % instructions).
+    #[inline(always)]
     fn kick(&mut self, now: Instant, port: u32) {
         let p = &mut self.net.ports[port as usize];
         if p.busy_until > now.as_nanos() {

@@ -201,6 +201,13 @@ impl QueueLines {
 impl Simulator {
     /// A simulator over `net` that stops at `end`.
     pub fn new(net: Network, tp: TransportParams, end: Instant, seed: u64) -> Simulator {
+        // every `Ev::Arrive` names a port's peer: checked here once, not
+        // per packet-hop when the event is packed (see `Ev::pack`)
+        assert!(
+            net.ports.iter().all(|p| p.peer <= crate::event::MAX_NODE),
+            "a node id over {}",
+            crate::event::MAX_NODE
+        );
         let hosts = net.host_count();
         Simulator {
             net,
@@ -367,7 +374,7 @@ impl Simulator {
     #[inline]
     fn prefetch_next(&mut self) {
         use crate::packet::prefetch;
-        let [next, after] = self.events.upcoming_packed::<2>();
+        let (next, after) = self.events.upcoming_two();
         if let Some(e) = after.filter(|e| e.tag() == Packed::ARRIVE) {
             let (node, pkt) = (e.b(), e.a());
             let host = !self.net.is_switch(node) && (node as usize) < self.net.nodes.len();
@@ -473,5 +480,41 @@ impl Simulator {
         a.on_timer(now, host, &mut self.io_spare);
         self.adapter = Some(a);
         self.apply_io(now, host);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::link::LinkSpec;
+    use crate::fabric::port::PortConfig;
+    use crate::fabric::routing::Ecmp;
+    use crate::fabric::NetworkBuilder;
+    use approxnet_proto::units::Rate;
+
+    fn two_hosts() -> Network {
+        let mut b = NetworkBuilder::new(PortConfig::default(), PortConfig::default());
+        let (x, y) = (b.add_host(), b.add_host());
+        let link = LinkSpec::new(Rate::gbps(10.0), Duration::from_micros(1));
+        b.connect(x, y, link);
+        b.build(Ecmp::FlowHash)
+    }
+
+    /// A port whose peer an `Ev::Arrive` could not carry is refused when
+    /// the simulator is built (the event packing no longer checks each
+    /// hop in release builds).
+    #[test]
+    #[should_panic(expected = "a node id over")]
+    fn a_peer_beyond_the_event_field_is_refused_at_build() {
+        let mut net = two_hosts();
+        net.ports[0].peer = crate::event::MAX_NODE + 1;
+        let _ = Simulator::new(net, TransportParams::default(), Instant::from_nanos(1), 1);
+    }
+
+    #[test]
+    fn peers_within_the_event_field_build() {
+        let mut net = two_hosts();
+        net.ports[0].peer = crate::event::MAX_NODE;
+        let _ = Simulator::new(net, TransportParams::default(), Instant::from_nanos(1), 1);
     }
 }

@@ -311,7 +311,11 @@ impl Network {
     }
 
     /// Starts serialising the next packet on `port` if it is idle.
-    #[inline]
+    ///
+    /// Always inlined: with `Simulator::kick` inlined into its two callers
+    /// the compiler stopped inlining this (~100,000 calls of ~80
+    /// instructions in the ns-3 dumbbell, a sixth of them the call).
+    #[inline(always)]
     pub fn start_next(&mut self, port: u32) -> Option<Held> {
         let p = &mut self.ports[port as usize];
         let (q, e) = p.start_next()?;
