@@ -58,6 +58,20 @@ softirqd_cpu() { # ksoftirqd/N threads, all CPUs
     # shellcheck disable=SC2046
     cpu_of $(ps -eo pid=,comm= | awk '$2 ~ /^ksoftirqd\// {print $1}')
 }
+# Keeps the last /proc/PID/schedstat of a process (ns on a CPU, ns runnable
+# but waiting for one, time slices) in a file until it exits: how much of
+# its life a transport process ran, waited for a CPU or slept.
+sched_watch() { # pid file
+    local t0 now
+    t0=$(date +%s%N)
+    while kill -0 "$1" 2>/dev/null; do
+        now=$(date +%s%N)
+        if read -r run wait slices < "/proc/$1/schedstat" 2>/dev/null; then
+            echo "$run $wait $slices $((now - t0))" > "$2"
+        fi
+        sleep 0.1
+    done
+}
 hog_start() {
     HOG_T0=$(date +%s.%N)
     HOG_PIDS=()
@@ -85,9 +99,13 @@ for rep in $(seq 1 "$REPS"); do
     hog_start
     ip netns exec "$B" nice -n "$NICE" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server_$rep.json" &
     SERVER_PID=$!
+    sched_watch "$SERVER_PID" "$OUT/tcp_server_sched_$rep" &
     wait_listen t 7701
     ip netns exec "$A" nice -n "$NICE" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json \
-        > "$OUT/tcp_client_$rep.json"
+        > "$OUT/tcp_client_$rep.json" &
+    CLIENT_PID=$!
+    sched_watch "$CLIENT_PID" "$OUT/tcp_client_sched_$rep" &
+    wait "$CLIENT_PID"
     wait "$SERVER_PID"
     hog_stop "$OUT/tcp_hog_$rep"
     softirqd_cpu > "$OUT/tcp_softirqd1_$rep"
@@ -98,10 +116,14 @@ for rep in $(seq 1 "$REPS"); do
     ip netns exec "$B" nice -n "$NICE" "$BIN" server --bind "$IPB:7700" --idle 2 --line-rate-gbps "$LINE_RATE" ${ATP_SERVER_ARGS:-} --json \
         > "$OUT/atp_server_$rep.json" &
     SERVER_PID=$!
+    sched_watch "$SERVER_PID" "$OUT/atp_server_sched_$rep" &
     wait_listen u 7700
     ip netns exec "$A" nice -n "$NICE" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr 1.0 \
         --sizes "$SIZES" --messages "$MESSAGES" --window "$WINDOW" --line-rate-gbps "$LINE_RATE" ${ATP_ARGS:-} --json \
-        > "$OUT/atp_client_$rep.json" || true
+        > "$OUT/atp_client_$rep.json" &
+    CLIENT_PID=$!
+    sched_watch "$CLIENT_PID" "$OUT/atp_client_sched_$rep" &
+    wait "$CLIENT_PID" || true
     wait "$SERVER_PID"
     hog_stop "$OUT/atp_hog_$rep"
     softirqd_cpu > "$OUT/atp_softirqd1_$rep"
@@ -128,6 +150,14 @@ for r in range(1, reps + 1):
     print(f"       ksoftirqd CPU-s TCP {sirq['tcp']:.2f} ATP {sirq['atp']:.2f}; incl. ksoftirqd CPU-s/GB "
           f"TCP {tcp_cpu + sirq['tcp'] / (ts['bytes'] / 1e9):.2f} ATP {atp_cpu + sirq['atp'] / max(ac['bytes_delivered'] / 1e9, 1e-9):.2f}; "
           f"spinners' CPU share (CPU-s per wall s, over the whole run) TCP {hog('tcp')} ATP {hog('atp')}")
+    def sched(name):
+        try:
+            run, wait, slices, wall = map(int, open(f"{out}/{name}_sched_{r}").read().split())
+        except (OSError, ValueError):
+            return "n/a"
+        return f"run {run / 1e9:.2f} s wait-for-CPU {wait / 1e9:.2f} s slices {slices}"
+    print("       sched (to the last 0.1 s sample): " + "; ".join(
+        f"{n.replace('_', ' ')} {sched(n)}" for n in ("tcp_client", "tcp_server", "atp_client", "atp_server")))
 med = lambda i: st.median(r[i] for r in rows)
 print(f"median: TCP {med(0):.2f} Gbps ({med(1):.2f} CPU-s/GB), ATP {med(2):.2f} Gbps "
       f"({med(3):.2f} CPU-s/GB), ATP/TCP = {med(2) / med(0):.2f}")
