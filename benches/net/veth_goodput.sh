@@ -18,7 +18,10 @@
 # ksoftirqd threads (softirq work deferred there is charged to no
 # transport process; "incl. ksoftirqd" adds it to the CPU per GB). The
 # spinners' share covers each run's whole life (ATP's includes the
-# server's 2 s idle end), so it compares blocks, not TCP with ATP.
+# server's 2 s idle end), so it compares blocks, not TCP with ATP. A
+# "sched" line gives each process's time on a CPU, waiting for one and
+# its time slices (/proc/PID/schedstat, sampled every 0.1 s to its exit);
+# benches/net/veth_sched_summary.py takes medians over many runs.
 #
 #   sudo HOG=1 HOG_CPU=1 BIN=... DUR=4 REPS=3 LINE_RATE=40 benches/net/veth_goodput.sh
 set -euo pipefail
