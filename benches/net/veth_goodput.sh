@@ -103,11 +103,13 @@ for rep in $(seq 1 "$REPS"); do
     ip netns exec "$B" nice -n "$NICE" "$BIN" tcp-server --bind "$IPB:7701" --json > "$OUT/tcp_server_$rep.json" &
     SERVER_PID=$!
     sched_watch "$SERVER_PID" "$OUT/tcp_server_sched_$rep" &
+    WATCH_PIDS=($!)
     wait_listen t 7701
     ip netns exec "$A" nice -n "$NICE" "$BIN" tcp-client --server "$IPB:7701" --duration "$DUR" --cc cubic --json \
         > "$OUT/tcp_client_$rep.json" &
     CLIENT_PID=$!
     sched_watch "$CLIENT_PID" "$OUT/tcp_client_sched_$rep" &
+    WATCH_PIDS+=($!)
     wait "$CLIENT_PID"
     wait "$SERVER_PID"
     hog_stop "$OUT/tcp_hog_$rep"
@@ -120,16 +122,19 @@ for rep in $(seq 1 "$REPS"); do
         > "$OUT/atp_server_$rep.json" &
     SERVER_PID=$!
     sched_watch "$SERVER_PID" "$OUT/atp_server_sched_$rep" &
+    WATCH_PIDS+=($!)
     wait_listen u 7700
     ip netns exec "$A" nice -n "$NICE" "$BIN" client --server "$IPB:7700" --duration "$DUR" --msr 1.0 \
         --sizes "$SIZES" --messages "$MESSAGES" --window "$WINDOW" --line-rate-gbps "$LINE_RATE" ${ATP_ARGS:-} --json \
         > "$OUT/atp_client_$rep.json" &
     CLIENT_PID=$!
     sched_watch "$CLIENT_PID" "$OUT/atp_client_sched_$rep" &
+    WATCH_PIDS+=($!)
     wait "$CLIENT_PID" || true
     wait "$SERVER_PID"
     hog_stop "$OUT/atp_hog_$rep"
     softirqd_cpu > "$OUT/atp_softirqd1_$rep"
+    wait "${WATCH_PIDS[@]}"   # their last samples are written before the summary reads them
 done
 
 python3 - "$OUT" "$REPS" <<'PY'
