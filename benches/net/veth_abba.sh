@@ -14,6 +14,9 @@
 #
 # A_LINE_RATE / B_LINE_RATE: ATP's Rmax (Gbit/s) for that side, default
 # LINE_RATE (e.g. to check whether the pacer or the CPU limits ATP).
+# HOG=N (HOG_CPU=list): CPU spinners beside every run of both sides, as in
+# veth_goodput.sh: a contended host on purpose; run the ABBA with and
+# without it to see a change's effect on both.
 #
 # Raw JSON per block under $OUT/<n>_<side>/, the summary on stdout.
 set -euo pipefail
@@ -24,6 +27,7 @@ A_ARGS=${A_ARGS:-}
 B_ARGS=${B_ARGS:-}
 ROUNDS=${ROUNDS:-1}
 export DUR=${DUR:-4} REPS=${REPS:-3} LINE_RATE=${LINE_RATE:-40}
+export HOG=${HOG:-0} HOG_CPU=${HOG_CPU:-}
 A_LINE_RATE=${A_LINE_RATE:-$LINE_RATE}
 B_LINE_RATE=${B_LINE_RATE:-$LINE_RATE}
 OUT=${OUT:-$(cd "$HERE/../.." && pwd)/results/tmp/veth_abba}
@@ -44,7 +48,7 @@ for _ in $(seq 1 "$ROUNDS"); do
         BIN=$bin OUT=$dir LINE_RATE=$rate ATP_ARGS="${ATP_ARGS:-} $extra" ATP_SERVER_ARGS="${ATP_SERVER_ARGS:-} $extra" \
             "$HERE/veth_goodput.sh" > "$dir/stdout" 2>&1
         cut -d' ' -f1 /proc/loadavg > "$dir/load_after"
-        echo "block $n ($side) done: $(tail -n 1 "$dir/stdout")"
+        echo "block $n ($side) done (HOG=$HOG): $(tail -n 1 "$dir/stdout")"
     done
 done
 
