@@ -93,14 +93,7 @@ fn dctcp_still_hears_the_marks() {
     // packets): without the ECN echo the windows would grow until the
     // buffer overflows; with it the queue stays near K and nothing drops
     let b = run(&incast(4, 5.0, 1_000_000, "dctcp"), &[INSTANT]);
-    let marks: u64 = b
-        .sim
-        .net
-        .ports
-        .iter()
-        .flat_map(|p| p.queues.iter())
-        .map(|q| q.stats.marked)
-        .sum();
+    let marks = ecn_marks(&b);
     assert!(marks > 0);
     assert_eq!(b.sim.counters.drops, 0);
     assert!(b.sim.flows.iter().all(|f| f.done.is_some()));

@@ -9,14 +9,7 @@ use common::*;
 fn small_dctcp_dumbbell_exact_counts() {
     let b = run(&incast(4, 5.0, 1_000_000, "dctcp"), &[]);
     let c = b.sim.counters;
-    let marks: u64 = b
-        .sim
-        .net
-        .ports
-        .iter()
-        .flat_map(|p| p.queues.iter())
-        .map(|q| q.stats.marked)
-        .sum();
+    let marks = ecn_marks(&b);
     let got = (
         c.hops,
         c.drops,
@@ -46,14 +39,7 @@ fn old_defaults_give_the_old_counts() {
         &["transport.init_cwnd_pkts=10", "transport.handshake=false"],
     );
     let c = b.sim.counters;
-    let marks: u64 = b
-        .sim
-        .net
-        .ports
-        .iter()
-        .flat_map(|p| p.queues.iter())
-        .map(|q| q.stats.marked)
-        .sum();
+    let marks = ecn_marks(&b);
     let got = (
         c.hops,
         c.drops,

@@ -19,6 +19,17 @@ pub(crate) fn summary(b: &Built) -> String {
     Summary::compute("t", &b.sim, &b.classes, 0.0).json()
 }
 
+/// ECN marks over every queue of every port.
+pub(crate) fn ecn_marks(b: &Built) -> u64 {
+    b.sim
+        .net
+        .ports
+        .iter()
+        .flat_map(|p| p.queues.iter())
+        .map(|q| q.stats.marked)
+        .sum()
+}
+
 /// Mean of the sampled backlog (packets) of ports whose peer is `peer_name`.
 pub(crate) fn mean_queue_pkts(b: &Built, peer_name: &str) -> f64 {
     let net = &b.sim.net;
