@@ -91,6 +91,8 @@ impl Simulator {
             self.flows[fid as usize].sent_after_enough += data as u64;
         }
         let mut data_pkts = 0;
+        // the sending host's NIC, the same for every segment
+        let port = self.net.nic(src);
         // read in place and cleared after (a `drain` costs its setup and
         // the tail move of its drop on every call)
         for seg in &out {
@@ -106,7 +108,7 @@ impl Simulator {
                 rank: seg.rank,
                 droppable: seg.unscheduled,
             };
-            self.send_native(now, src, h, &seg.hdr);
+            self.send_native_on(now, port, h, &seg.hdr);
         }
         out.clear();
         self.outbox = out;

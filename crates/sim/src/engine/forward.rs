@@ -22,9 +22,16 @@ impl Simulator {
     /// Puts a native transport packet on host `host`'s NIC (see
     /// [`crate::packet::PacketPool::alloc_native`]).
     pub(crate) fn send_native(&mut self, now: Instant, host: u32, h: Hop, hdr: &Hdr) {
+        let port = self.net.nic(host);
+        self.send_native_on(now, port, h, hdr);
+    }
+
+    /// [`Simulator::send_native`] to the NIC port `port` looked up by the
+    /// caller (once for all the segments of a flush).
+    #[inline(always)]
+    pub(super) fn send_native_on(&mut self, now: Instant, port: u32, h: Hop, hdr: &Hdr) {
         self.slot_packet_sent(h.flow);
         let id = self.pool.alloc_native(h, hdr);
-        let port = self.net.nic(host);
         self.enqueue(now, port, id);
     }
 
