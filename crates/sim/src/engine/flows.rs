@@ -150,9 +150,7 @@ impl Simulator {
         }
         f.tsq_throttled = false;
         let produced = f.produced;
-        let mut out = std::mem::take(&mut self.outbox);
-        f.sender.produce(now, produced, &mut out);
-        self.outbox = out;
+        f.sender.produce(now, produced, &mut self.outbox);
         self.flush_flow(now, fid);
     }
 
@@ -188,9 +186,7 @@ impl Simulator {
             self.syn_timer(now, fid);
             return;
         }
-        let mut out = std::mem::take(&mut self.outbox);
-        f.sender.on_timer(now, &mut out);
-        self.outbox = out;
+        f.sender.on_timer(now, &mut self.outbox);
         self.flush_flow(now, fid);
     }
 
@@ -281,9 +277,7 @@ impl Simulator {
     #[inline(always)]
     fn sender_ack(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
         let f = &mut self.flows[fid as usize];
-        let mut out = std::mem::take(&mut self.outbox);
-        f.sender.on_ack(now, hdr, &mut out);
-        self.outbox = out;
+        f.sender.on_ack(now, hdr, &mut self.outbox);
         self.flush_flow(now, fid);
         // only an ACK of the flow's last byte can finish its sender
         if hdr.ack >= self.flows[fid as usize].bytes {
