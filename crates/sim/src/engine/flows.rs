@@ -135,6 +135,10 @@ impl Simulator {
     /// flow: one more packet of room, and a throttled sender sends again
     /// (Linux frees TSQ room on TX completion; our NIC's queue ends where
     /// serialisation starts).
+    ///
+    /// Inlined into the NIC's start (once a data packet): only a throttled
+    /// sender's resumption is a call.
+    #[inline(always)]
     pub(super) fn tsq_nic_took(&mut self, now: Instant, fid: u32) {
         let limit = self.tsq_limit;
         let Some(f) = self.flows.get_mut(fid as usize) else {
@@ -148,6 +152,13 @@ impl Simulator {
         if !f.tsq_throttled || f.cancelled || !f.open {
             return;
         }
+        self.tsq_resume(now, fid);
+    }
+
+    /// A TSQ-throttled sender of flow slot `fid` got NIC room: it sends.
+    #[inline(never)]
+    fn tsq_resume(&mut self, now: Instant, fid: u32) {
+        let f = &mut self.flows[fid as usize];
         f.tsq_throttled = false;
         let produced = f.produced;
         f.sender.produce(now, produced, &mut self.outbox);
