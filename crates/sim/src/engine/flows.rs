@@ -112,23 +112,13 @@ impl Simulator {
         }
         out.clear();
         self.outbox = out;
-        self.tsq_account(fid, data_pkts);
-        self.arm_flow_timer(fid);
-    }
-
-    /// TCP small queues (see `TransportParams::tsq_bytes`): counts the data
-    /// packets a reliable flow just put on its NIC and tells its sender
-    /// how many more the NIC takes.
-    fn tsq_account(&mut self, fid: u32, sent: u32) {
+        // the flow looked up once for both (the sends may have moved it)
         let limit = self.tsq_limit;
         let f = &mut self.flows[fid as usize];
-        if limit == u32::MAX || !uses_tsq(f.proto) {
-            return;
+        tsq_account(limit, f, data_pkts);
+        if let Some(d) = timer_to_arm(f) {
+            self.schedule_flow_timer(d, fid);
         }
-        f.nic_pkts += sent;
-        let room = limit.saturating_sub(f.nic_pkts);
-        f.sender.set_tx_room(room);
-        f.tsq_throttled = room == 0;
     }
 
     /// Host NIC `nic` started serialising data packet `pkt` of a reliable
@@ -163,19 +153,6 @@ impl Simulator {
         let produced = f.produced;
         f.sender.produce(now, produced, &mut self.outbox);
         self.flush_flow(now, fid);
-    }
-
-    fn arm_flow_timer(&mut self, fid: u32) {
-        let f = &mut self.flows[fid as usize];
-        if f.cancelled {
-            return;
-        }
-        if let Some(d) = f.sender.timer() {
-            if !matches!(f.timer_armed, Some(a) if a <= d) {
-                f.timer_armed = Some(d);
-                self.schedule_flow_timer(d, fid);
-            }
-        }
     }
 
     /// A timer event of flow slot `fid` (generation `gen`) fires.
@@ -343,6 +320,35 @@ impl Simulator {
             }
         }
     }
+}
+
+/// TCP small queues (see `TransportParams::tsq_bytes`, `limit` its packets,
+/// `u32::MAX` = off): counts the `sent` data packets flow `f` just put on
+/// its NIC and tells its sender how many more the NIC takes.
+#[inline(always)]
+fn tsq_account(limit: u32, f: &mut Flow, sent: u32) {
+    if limit == u32::MAX || !uses_tsq(f.proto) {
+        return;
+    }
+    f.nic_pkts += sent;
+    let room = limit.saturating_sub(f.nic_pkts);
+    f.sender.set_tx_room(room);
+    f.tsq_throttled = room == 0;
+}
+
+/// The deadline to schedule a timer event for after flow `f`'s sender was
+/// called (marked armed here), if its timer is due before any armed one.
+#[inline(always)]
+fn timer_to_arm(f: &mut Flow) -> Option<Instant> {
+    if f.cancelled {
+        return None;
+    }
+    let d = f.sender.timer()?;
+    if matches!(f.timer_armed, Some(a) if a <= d) {
+        return None;
+    }
+    f.timer_armed = Some(d);
+    Some(d)
 }
 
 /// Transports whose senders take NIC back-pressure (the window-based ones).
