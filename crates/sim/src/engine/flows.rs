@@ -83,7 +83,8 @@ impl Simulator {
     /// Sends the segments in the outbox for `flow` and re-arms its timer.
     pub(super) fn flush_flow(&mut self, now: Instant, fid: u32) {
         let f = &self.flows[fid as usize];
-        let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.sender.ect());
+        let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.ect);
+        debug_assert_eq!(ect, f.sender.ect(), "a sender's ECN capability is constant");
         let hb = self.tp.header_bytes;
         let mut out = std::mem::take(&mut self.outbox);
         if f.enough_at.is_some() {
