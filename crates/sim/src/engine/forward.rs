@@ -110,7 +110,9 @@ impl Simulator {
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
         p.busy_until = now.as_nanos() + d.as_nanos();
-        let (peer, delay) = (p.peer, p.delay);
+        // `node` read here, with the port in hand, for the TSQ test below
+        // (a second lookup there is a bounds check and two loads a hop)
+        let (peer, delay, node) = (p.peer, p.delay, p.node);
         // `has_queued` first: it is in the port's first line, `wakeup_at` not
         if p.has_queued() && p.wakeup_at.is_none() {
             p.wakeup_at = Some(p.busy_until);
@@ -140,14 +142,11 @@ impl Simulator {
                 pkt: e.id,
             },
         );
-        if self.tsq_limit != u32::MAX {
-            let node = self.net.ports[port as usize].node;
-            if !self.net.is_switch(node) {
-                // the packet's first line: its header is not read here
-                let p = self.pool.get(e.id);
-                if p.native_data {
-                    self.tsq_nic_took(now, p.flow);
-                }
+        if self.tsq_limit != u32::MAX && !self.net.is_switch(node) {
+            // the packet's first line: its header is not read here
+            let p = self.pool.get(e.id);
+            if p.native_data {
+                self.tsq_nic_took(now, p.flow);
             }
         }
     }
