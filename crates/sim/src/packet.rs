@@ -159,27 +159,15 @@ impl PacketPool {
     }
 
     /// Stores a native transport packet (no payload bytes) and returns its
-    /// id: what [`PacketPool::alloc`] stores for the same fields, but a
-    /// reused slot is written field by field where it lies, not built
-    /// whole (128 bytes) and copied in, and its payload, left empty by
-    /// [`PacketPool::free`], is not dropped and replaced.
+    /// id: what [`PacketPool::alloc`] stores for the same fields, but the
+    /// slot (reused, or a new default one) is written field by field where
+    /// it lies, not built whole (128 bytes) and copied in, and its payload,
+    /// left empty by [`PacketPool::free`], is not dropped and replaced.
     #[inline]
     pub fn alloc_native(&mut self, h: Hop, hdr: &Hdr) -> PktId {
-        let Some(id) = self.free.pop() else {
-            let p = Packet {
-                flow: h.flow,
-                src: h.src,
-                dst: h.dst,
-                size: h.size,
-                hash: h.hash,
-                queue: h.queue,
-                ect: h.ect,
-                droppable: h.droppable,
-                rank: h.rank,
-                hdr: *hdr,
-                ..Packet::default()
-            };
-            return self.alloc(p);
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => self.grow(),
         };
         self.live += 1;
         self.peak = self.peak.max(self.live);
@@ -200,6 +188,18 @@ impl PacketPool {
         p.rank = h.rank;
         p.hdr = *hdr;
         id
+    }
+
+    /// `alloc_native` when no slot is free (only while the pool warms
+    /// up): a default slot is added and its id returned, for the caller to
+    /// fill like a reused one (`Packet::default()` holds an empty payload,
+    /// no marks). Out of line and cold, so the hot path builds no `Hop` or
+    /// 128-byte `Packet` on its callers' stacks.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) -> PktId {
+        self.slots.push(Packet::default());
+        (self.slots.len() - 1) as PktId
     }
 
     /// Stores a sans-IO endpoint's datagram with a copy of `payload` (in a

@@ -110,9 +110,7 @@ impl Simulator {
         f.open = true;
         f.syn_deadline = None;
         let produced = f.produced;
-        let mut out = std::mem::take(&mut self.outbox);
-        f.sender.produce(now, produced, &mut out);
-        self.outbox = out;
+        f.sender.produce(now, produced, &mut self.outbox);
         self.flush_flow(now, fid);
     }
 

@@ -83,7 +83,8 @@ impl Simulator {
     /// Sends the segments in the outbox for `flow` and re-arms its timer.
     pub(super) fn flush_flow(&mut self, now: Instant, fid: u32) {
         let f = &self.flows[fid as usize];
-        let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.sender.ect());
+        let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.ect);
+        debug_assert_eq!(ect, f.sender.ect(), "a sender's ECN capability is constant");
         let hb = self.tp.header_bytes;
         let mut out = std::mem::take(&mut self.outbox);
         if f.enough_at.is_some() {
@@ -91,7 +92,11 @@ impl Simulator {
             self.flows[fid as usize].sent_after_enough += data as u64;
         }
         let mut data_pkts = 0;
-        for seg in out.drain(..) {
+        // the sending host's NIC, the same for every segment
+        let port = self.net.nic(src);
+        // read in place and cleared after (a `drain` costs its setup and
+        // the tail move of its drop on every call)
+        for seg in &out {
             data_pkts += (seg.hdr.kind == Kind::Data) as u32;
             let h = Hop {
                 flow: fid,
@@ -104,32 +109,27 @@ impl Simulator {
                 rank: seg.rank,
                 droppable: seg.unscheduled,
             };
-            self.send_native(now, src, h, &seg.hdr);
+            self.send_native_on(now, port, h, &seg.hdr);
         }
+        out.clear();
         self.outbox = out;
-        self.tsq_account(fid, data_pkts);
-        self.arm_flow_timer(fid);
-    }
-
-    /// TCP small queues (see `TransportParams::tsq_bytes`): counts the data
-    /// packets a reliable flow just put on its NIC and tells its sender
-    /// how many more the NIC takes.
-    fn tsq_account(&mut self, fid: u32, sent: u32) {
+        // the flow looked up once for both (the sends may have moved it)
         let limit = self.tsq_limit;
         let f = &mut self.flows[fid as usize];
-        if limit == u32::MAX || !uses_tsq(f.proto) {
-            return;
+        tsq_account(limit, f, data_pkts);
+        if let Some(d) = timer_to_arm(f) {
+            self.schedule_flow_timer(d, fid);
         }
-        f.nic_pkts += sent;
-        let room = limit.saturating_sub(f.nic_pkts);
-        f.sender.set_tx_room(room);
-        f.tsq_throttled = room == 0;
     }
 
     /// Host NIC `nic` started serialising data packet `pkt` of a reliable
     /// flow: one more packet of room, and a throttled sender sends again
     /// (Linux frees TSQ room on TX completion; our NIC's queue ends where
     /// serialisation starts).
+    ///
+    /// Inlined into the NIC's start (once a data packet): only a throttled
+    /// sender's resumption is a call.
+    #[inline(always)]
     pub(super) fn tsq_nic_took(&mut self, now: Instant, fid: u32) {
         let limit = self.tsq_limit;
         let Some(f) = self.flows.get_mut(fid as usize) else {
@@ -143,25 +143,17 @@ impl Simulator {
         if !f.tsq_throttled || f.cancelled || !f.open {
             return;
         }
-        f.tsq_throttled = false;
-        let produced = f.produced;
-        let mut out = std::mem::take(&mut self.outbox);
-        f.sender.produce(now, produced, &mut out);
-        self.outbox = out;
-        self.flush_flow(now, fid);
+        self.tsq_resume(now, fid);
     }
 
-    fn arm_flow_timer(&mut self, fid: u32) {
+    /// A TSQ-throttled sender of flow slot `fid` got NIC room: it sends.
+    #[inline(never)]
+    fn tsq_resume(&mut self, now: Instant, fid: u32) {
         let f = &mut self.flows[fid as usize];
-        if f.cancelled {
-            return;
-        }
-        if let Some(d) = f.sender.timer() {
-            if !matches!(f.timer_armed, Some(a) if a <= d) {
-                f.timer_armed = Some(d);
-                self.schedule_flow_timer(d, fid);
-            }
-        }
+        f.tsq_throttled = false;
+        let produced = f.produced;
+        f.sender.produce(now, produced, &mut self.outbox);
+        self.flush_flow(now, fid);
     }
 
     /// A timer event of flow slot `fid` (generation `gen`) fires.
@@ -183,9 +175,7 @@ impl Simulator {
             self.syn_timer(now, fid);
             return;
         }
-        let mut out = std::mem::take(&mut self.outbox);
-        f.sender.on_timer(now, &mut out);
-        self.outbox = out;
+        f.sender.on_timer(now, &mut self.outbox);
         self.flush_flow(now, fid);
     }
 
@@ -276,9 +266,7 @@ impl Simulator {
     #[inline(always)]
     fn sender_ack(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
         let f = &mut self.flows[fid as usize];
-        let mut out = std::mem::take(&mut self.outbox);
-        f.sender.on_ack(now, hdr, &mut out);
-        self.outbox = out;
+        f.sender.on_ack(now, hdr, &mut self.outbox);
         self.flush_flow(now, fid);
         // only an ACK of the flow's last byte can finish its sender
         if hdr.ack >= self.flows[fid as usize].bytes {
@@ -333,6 +321,35 @@ impl Simulator {
             }
         }
     }
+}
+
+/// TCP small queues (see `TransportParams::tsq_bytes`, `limit` its packets,
+/// `u32::MAX` = off): counts the `sent` data packets flow `f` just put on
+/// its NIC and tells its sender how many more the NIC takes.
+#[inline(always)]
+fn tsq_account(limit: u32, f: &mut Flow, sent: u32) {
+    if limit == u32::MAX || !uses_tsq(f.proto) {
+        return;
+    }
+    f.nic_pkts += sent;
+    let room = limit.saturating_sub(f.nic_pkts);
+    f.sender.set_tx_room(room);
+    f.tsq_throttled = room == 0;
+}
+
+/// The deadline to schedule a timer event for after flow `f`'s sender was
+/// called (marked armed here), if its timer is due before any armed one.
+#[inline(always)]
+fn timer_to_arm(f: &mut Flow) -> Option<Instant> {
+    if f.cancelled {
+        return None;
+    }
+    let d = f.sender.timer()?;
+    if matches!(f.timer_armed, Some(a) if a <= d) {
+        return None;
+    }
+    f.timer_armed = Some(d);
+    Some(d)
 }
 
 /// Transports whose senders take NIC back-pressure (the window-based ones).

@@ -22,9 +22,16 @@ impl Simulator {
     /// Puts a native transport packet on host `host`'s NIC (see
     /// [`crate::packet::PacketPool::alloc_native`]).
     pub(crate) fn send_native(&mut self, now: Instant, host: u32, h: Hop, hdr: &Hdr) {
+        let port = self.net.nic(host);
+        self.send_native_on(now, port, h, hdr);
+    }
+
+    /// [`Simulator::send_native`] to the NIC port `port` looked up by the
+    /// caller (once for all the segments of a flush).
+    #[inline(always)]
+    pub(super) fn send_native_on(&mut self, now: Instant, port: u32, h: Hop, hdr: &Hdr) {
         self.slot_packet_sent(h.flow);
         let id = self.pool.alloc_native(h, hdr);
-        let port = self.net.nic(host);
         self.enqueue(now, port, id);
     }
 
@@ -103,7 +110,9 @@ impl Simulator {
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
         p.busy_until = now.as_nanos() + d.as_nanos();
-        let (peer, delay) = (p.peer, p.delay);
+        // `node` read here, with the port in hand, for the TSQ test below
+        // (a second lookup there is a bounds check and two loads a hop)
+        let (peer, delay, node) = (p.peer, p.delay, p.node);
         // `has_queued` first: it is in the port's first line, `wakeup_at` not
         if p.has_queued() && p.wakeup_at.is_none() {
             p.wakeup_at = Some(p.busy_until);
@@ -133,14 +142,11 @@ impl Simulator {
                 pkt: e.id,
             },
         );
-        if self.tsq_limit != u32::MAX {
-            let node = self.net.ports[port as usize].node;
-            if !self.net.is_switch(node) {
-                // the packet's first line: its header is not read here
-                let p = self.pool.get(e.id);
-                if p.native_data {
-                    self.tsq_nic_took(now, p.flow);
-                }
+        if self.tsq_limit != u32::MAX && !self.net.is_switch(node) {
+            // the packet's first line: its header is not read here
+            let p = self.pool.get(e.id);
+            if p.native_data {
+                self.tsq_nic_took(now, p.flow);
             }
         }
     }

@@ -51,9 +51,7 @@ impl Simulator {
                     f.produced = f.bytes_of_job_prefix(to);
                     if f.open {
                         let produced = f.produced;
-                        let mut out = std::mem::take(&mut self.outbox);
-                        f.sender.produce(now, produced, &mut out);
-                        self.outbox = out;
+                        f.sender.produce(now, produced, &mut self.outbox);
                         self.flush_flow(now, fid);
                     }
                     if self.flows[fid as usize].produced >= self.flows[fid as usize].bytes {

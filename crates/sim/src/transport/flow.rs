@@ -130,6 +130,10 @@ pub struct Flow {
     pub proto: Proto,
     /// Sender state.
     pub sender: Box<dyn Sender>,
+    /// ECN-capable transport: the sender's [`Sender::ect`], constant over
+    /// its life (its retired form keeps it), read once here rather than by
+    /// a virtual call on every flush.
+    pub ect: bool,
     /// Receiver state.
     pub rx: FlowRx,
     /// Cumulative end offset of each message.
@@ -262,6 +266,7 @@ impl Flow {
             hash: flow_hash(id, src, dst),
             queue,
             proto,
+            ect: sender.ect(),
             sender,
             rx,
             msg_ends: ends,
@@ -358,4 +363,43 @@ pub fn flow_hash(id: u32, src: u32, dst: u32) -> u32 {
     z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
     z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     (z ^ (z >> 33)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Flow::ect`, read by the flush path instead of the sender, is the
+    /// sender's answer for every transport, and stays it after the sender
+    /// retires (DCTCP is the one ECN-capable transport).
+    #[test]
+    fn the_cached_ecn_flag_is_the_senders() {
+        let tp = TransportParams::default();
+        for proto in [
+            Proto::Dctcp,
+            Proto::Tcp,
+            Proto::PFabric,
+            Proto::Udp,
+            Proto::Aeolus,
+        ] {
+            // two segments: the initial window sends them all
+            let mut f = Flow::new(7, 0, 1, 2, &[2000], proto, 0, &tp, Instant::ZERO, 2000);
+            assert_eq!(f.ect, f.sender.ect(), "{proto:?}");
+            assert_eq!(f.ect, proto == Proto::Dctcp, "{proto:?}");
+            // every byte acknowledged: a reliable sender retires
+            let mut out = Vec::new();
+            f.sender.start(Instant::ZERO, &mut out);
+            let ack = Hdr {
+                kind: crate::packet::Kind::Ack,
+                ack: 2000,
+                ..Hdr::default()
+            };
+            f.sender.on_ack(Instant::from_nanos(1000), &ack, &mut out);
+            let reliable = matches!(proto, Proto::Dctcp | Proto::Tcp | Proto::PFabric);
+            match f.sender.retired() {
+                Some(d) => assert_eq!(f.ect, d.ect, "{proto:?} retired"),
+                None => assert!(!reliable, "{proto:?} did not retire"),
+            }
+        }
+    }
 }

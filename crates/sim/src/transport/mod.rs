@@ -91,7 +91,8 @@ pub trait Sender {
     fn finished(&self) -> bool;
     /// Counters.
     fn stats(&self) -> SenderStats;
-    /// Whether packets carry ECN-capable transport.
+    /// Whether packets carry ECN-capable transport; constant over the
+    /// sender's life, its retired form included (a flow reads it once).
     fn ect(&self) -> bool;
     /// Back-pressure from the host NIC (TCP small queues): until the next
     /// call, hand the NIC at most `pkts` more data packets of this flow
