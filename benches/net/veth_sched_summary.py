@@ -12,10 +12,12 @@ the ATP server's includes its 2 s idle end), and CPU seconds per GB of each
 process. On a CPU-starved host the two clients get about the same CPU time,
 so ATP/TCP goodput follows the ratio of the clients' CPU per GB.
 """
+
 import glob
 import json
 import statistics as st
 import sys
+from typing import Any
 
 PROCS = ("tcp_client", "tcp_server", "atp_client", "atp_server")
 
@@ -26,7 +28,7 @@ def runs(folders):
         for f in sorted(glob.glob(f"{d}/atp_client_[0-9]*.json")):
             r = f.rsplit("_", 1)[1].split(".")[0]
             try:
-                x = {}
+                x: dict[str, Any] = {}
                 for n in PROCS:
                     run, wait, _, wall = map(int, open(f"{d}/{n}_sched_{r}").read().split())
                     x[n] = (run / 1e9, wait / 1e9, max(wall - run - wait, 0) / 1e9)
@@ -35,11 +37,20 @@ def runs(folders):
                 continue  # a run without schedstat samples (older script) or a failed one
             gt = j["tcp_server"]["bytes"] / 1e9
             ga = max(j["atp_client"]["bytes_delivered"] / 1e9, 1e-9)
-            x["cpu"] = {"tcp_client": j["tcp_client"]["cpu_s"] / gt, "tcp_server": j["tcp_server"]["cpu_s"] / gt,
-                        "atp_client": j["atp_client"]["cpu_s"] / ga, "atp_server": j["atp_server"]["cpu_s"] / ga}
+            x["cpu"] = {
+                "tcp_client": j["tcp_client"]["cpu_s"] / gt,
+                "tcp_server": j["tcp_server"]["cpu_s"] / gt,
+                "atp_client": j["atp_client"]["cpu_s"] / ga,
+                "atp_server": j["atp_server"]["cpu_s"] / ga,
+            }
             x["gbps"] = (j["tcp_server"]["goodput_gbps"], j["atp_client"]["goodput_gbps"])
             out.append(x)
     return out
+
+
+def med(values):
+    """Median of an iterable of numbers."""
+    return st.median(list(values))
 
 
 def main(args):
@@ -52,12 +63,19 @@ def main(args):
         if not rs:
             print(f"{label}: no runs with schedstat samples under {pattern}")
             continue
-        m = lambda f: st.median(f(x) for x in rs)
-        print(f"{label}: {len(rs)} runs; goodput TCP {m(lambda x: x['gbps'][0]):.1f}, "
-              f"ATP {m(lambda x: x['gbps'][1]):.1f} Gbit/s, ATP/TCP {m(lambda x: x['gbps'][1] / x['gbps'][0]):.2f}")
+        tcp = med(x["gbps"][0] for x in rs)
+        atp = med(x["gbps"][1] for x in rs)
+        ratio = med(x["gbps"][1] / x["gbps"][0] for x in rs)
+        print(
+            f"{label}: {len(rs)} runs; goodput TCP {tcp:.1f}, ATP {atp:.1f} Gbit/s, ATP/TCP {ratio:.2f}"
+        )
         for n in PROCS:
-            print(f"   {n:10} on a CPU {m(lambda x: x[n][0]):.2f} s, waiting for one {m(lambda x: x[n][1]):.2f} s, "
-                  f"asleep {m(lambda x: x[n][2]):.2f} s, {m(lambda x: x['cpu'][n]):.3f} CPU-s/GB")
+            on, wait, asleep = (med(x[n][k] for x in rs) for k in range(3))
+            cpu = med(x["cpu"][n] for x in rs)
+            print(
+                f"   {n:10} on a CPU {on:.2f} s, waiting for one {wait:.2f} s, "
+                f"asleep {asleep:.2f} s, {cpu:.3f} CPU-s/GB"
+            )
     return 0
 
 

@@ -311,17 +311,17 @@ def main() -> None:
                     }
                 )
                 print(rows[-1], flush=True)
-    sides = list(dict.fromkeys(r["side"] for r in rows))
+    labels = list(dict.fromkeys(r["side"] for r in rows))
     med = {
-        s: statistics.median(r["data_hops_per_s"] for r in rows if r["side"] == s) for s in sides
+        s: statistics.median(r["data_hops_per_s"] for r in rows if r["side"] == s) for s in labels
     }
     cpu = {
         s: statistics.median(r["data_hops"] / r["cpu_s"] for r in rows if r["side"] == s)
-        for s in sides
+        for s in labels
     }
     for label in (INSTANT_LABEL, NETWORK):
         print(f"-- {label}:")
-        for s in [s for s in sides[1:] if s.endswith(f"[{label}]")]:
+        for s in [s for s in labels[1:] if s.endswith(f"[{label}]")]:
             print(
                 f"{s}: median {med[s] / 1e6:.2f} M data hops per loop wall second vs htsim "
                 f"{med['htsim'] / 1e6:.2f} M = {med[s] / med['htsim']:.2f}x; per CPU second (whole "
