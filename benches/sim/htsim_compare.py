@@ -36,7 +36,8 @@ permutation is htsim's own (its `setPermutation`); ours replays it.
 
 Usage: python3 benches/sim/htsim_compare.py --htsim /tmp/htsim/sim/datacenter/htsim_tcp
        [--bin target/release/approxnet-sim] [--repeat 3] [--out benches/sim/results/htsim.csv]
-       [--cachegrind]
+       [--cachegrind] [--k 8] [--flow-bytes 2000000] [--end-ms 20]
+(--k / --flow-bytes / --end-ms: the same comparison off the shipped point.)
 """
 
 import argparse
@@ -265,6 +266,7 @@ def run_ours(
 
 
 def main() -> None:
+    global K, HOSTS, FLOW_BYTES, END_MS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--htsim", required=True, help="counting build of htsim_tcp")
     ap.add_argument(
@@ -279,7 +281,19 @@ def main() -> None:
         action="store_true",
         help="also count instructions and 1 MiB-LL data misses per data hop (one run each)",
     )
+    ap.add_argument(
+        "--k", type=int, default=K, help="fat-tree arity (even, >= 4): k^3 / 4 hosts, one flow each"
+    )
+    ap.add_argument("--flow-bytes", type=int, default=FLOW_BYTES, help="bytes of each flow")
+    ap.add_argument(
+        "--end-ms", type=float, default=END_MS, help="simulated time; every flow must finish in it"
+    )
     a = ap.parse_args()
+    if a.k < 4 or a.k % 2 or a.flow_bytes <= 0 or a.end_ms <= 0:
+        sys.exit("--k must be even and >= 4, --flow-bytes and --end-ms > 0")
+    # the scenario's shape: module constants, read by the functions above
+    K, HOSTS, FLOW_BYTES, END_MS = a.k, a.k**3 // 4, a.flow_bytes, a.end_ms
+    print(f"k = {K} fat-tree, {HOSTS} hosts, {FLOW_BYTES} bytes a flow, {END_MS} ms simulated")
     rows = []
     bins = a.bin.split(",")
     with tempfile.TemporaryDirectory() as w:
