@@ -124,7 +124,11 @@ impl Port {
 
     /// Takes the next packet to serialise (the caller checks the wire is
     /// free), with the index of the queue it left.
-    #[inline]
+    ///
+    /// Always inlined (into `Network::start_next`, itself inlined into the
+    /// hop path): as a call its `Option<(usize, Held)>` went through the
+    /// stack, ~20 instructions a dequeue (the k = 8 permutation -1.7 %).
+    #[inline(always)]
     pub fn start_next(&mut self) -> Option<(usize, Held)> {
         let q = match self.sched {
             Scheduler::Strict => {
