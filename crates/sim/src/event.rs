@@ -857,6 +857,82 @@ mod tests {
         assert!(el.is_empty());
     }
 
+    /// Checks that the bitmap marks exactly the slots that hold events
+    /// (the scans trust the bits, pushes and pops the slots' `head`), that
+    /// the summary marks exactly the non-zero words, and that the slots
+    /// hold `near` events in all.
+    fn check_bits(el: &EventList) {
+        let mut events = 0;
+        for s in 0..SLOTS {
+            let slot = el.slots[s];
+            let full = slot.head != EMPTY_SLOT;
+            assert_eq!(el.bits[s / 64] >> (s % 64) & 1 == 1, full, "slot {s}");
+            if !full {
+                continue;
+            }
+            events += 1;
+            let mut c = slot.head;
+            let mut from = if c == ONLY_FIRST {
+                0
+            } else {
+                el.chunks[c as usize].read
+            };
+            while c != ONLY_FIRST {
+                let chunk = &el.chunks[c as usize];
+                events += usize::from(chunk.written - from);
+                c = if c == slot.tail {
+                    ONLY_FIRST
+                } else {
+                    chunk.next
+                };
+                from = 0;
+            }
+        }
+        for w in 0..WORDS {
+            assert_eq!(
+                el.summary[w / 64] >> (w % 64) & 1 == 1,
+                el.bits[w] != 0,
+                "word {w}"
+            );
+        }
+        assert_eq!(events, el.near);
+    }
+
+    /// The bitmap and the slots agree after every kind of push (into an
+    /// empty slot, behind a slot's first event, into a chunk, a new
+    /// chunk), pop (a slot's last event, one that empties a chunk) and
+    /// far event moved in, the clock going round the wheel many times.
+    #[test]
+    fn the_bitmap_marks_the_slots_that_hold_events() {
+        let mut rng = Rng::new(17);
+        let mut el = EventList::new();
+        for round in 0..30_000u32 {
+            let now = el.now().as_nanos();
+            for _ in 0..rng.below(4) {
+                let dt = match rng.below(4) {
+                    0 => rng.below(3),
+                    1 => rng.below(WHEEL_NS),
+                    2 => WHEEL_NS + rng.below(WHEEL_NS),
+                    _ => 200 + rng.below(50),
+                };
+                let ev = Ev::FlowTimer {
+                    flow: round,
+                    gen: 0,
+                };
+                el.schedule(Instant::from_nanos(now + dt), ev);
+            }
+            for _ in 0..rng.below(5) {
+                el.pop();
+            }
+            if round % 499 == 0 {
+                check_bits(&el);
+            }
+        }
+        while el.pop().is_some() {}
+        check_bits(&el);
+        assert!(el.bits.iter().all(|&w| w == 0));
+    }
+
     /// Times at the end of the clock's range neither overflow nor reorder.
     #[test]
     fn events_at_the_end_of_time() {
