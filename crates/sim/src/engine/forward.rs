@@ -110,9 +110,11 @@ impl Simulator {
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
         p.busy_until = now.as_nanos() + d.as_nanos();
-        // `node` read here, with the port in hand, for the TSQ test below
-        // (a second lookup there is a bounds check and two loads a hop)
-        let (peer, delay, node) = (p.peer, p.delay, p.node);
+        // `host` read here, with the port in hand, for the TSQ test below
+        // (a second lookup there is a bounds check and two loads a hop;
+        // the switch bitmap, `Network::is_switch`, a bounds check, a
+        // shift and a test more)
+        let (peer, delay, host) = (p.peer, p.delay, p.host);
         // `has_queued` first: it is in the port's first line, `wakeup_at` not
         if p.has_queued() && p.wakeup_at.is_none() {
             p.wakeup_at = Some(p.busy_until);
@@ -142,7 +144,7 @@ impl Simulator {
                 pkt: e.id,
             },
         );
-        if self.tsq_limit != u32::MAX && !self.net.is_switch(node) {
+        if self.tsq_limit != u32::MAX && host {
             // the packet's first line: its header is not read here
             let p = self.pool.get(e.id);
             if p.native_data {

@@ -124,6 +124,7 @@ impl NetworkBuilder {
             };
             let mut p = Port::new(x, y, link.rate, link.delay, link.ber, cfg);
             p.shared = node.kind == NodeKind::Switch;
+            p.host = matches!(node.kind, NodeKind::Host(_));
             let pid = self.ports.len() as u32;
             self.ports.push(p);
             self.nodes[x as usize].ports.push(pid);
@@ -338,5 +339,34 @@ fn mark_ce(pool: &mut PacketPool, id: PktId) {
     p.ce = true;
     if p.payload.len() >= wire::HEADER_LEN {
         wire::Packet::new_unchecked(&mut p.payload[..]).set_ce(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::link::LinkSpec;
+    use approxnet_proto::time::Duration;
+    use approxnet_proto::units::Rate;
+
+    /// A port's `host` flag is what the switch bitmap says of its owner
+    /// (the hop path's TSQ test reads the flag instead of the bitmap),
+    /// over links host-switch, switch-switch and host-host.
+    #[test]
+    fn a_ports_host_flag_is_its_owners_kind() {
+        let mut b = NetworkBuilder::new(PortConfig::default(), PortConfig::default());
+        let hosts: Vec<u32> = (0..4).map(|_| b.add_host()).collect();
+        let (s0, s1) = (b.add_switch("s0", 1 << 20), b.add_switch("s1", 1 << 20));
+        let link = LinkSpec::new(Rate::gbps(10.0), Duration::from_micros(1));
+        b.connect(hosts[0], s0, link);
+        b.connect(s1, hosts[1], link);
+        b.connect(s0, s1, link);
+        b.connect(hosts[2], hosts[3], link);
+        let net = b.build(Ecmp::FlowHash);
+        assert_eq!(net.ports.len(), 8);
+        for p in &net.ports {
+            assert_eq!(p.host, !net.is_switch(p.node), "port of node {}", p.node);
+        }
+        assert_eq!(net.ports.iter().filter(|p| p.host).count(), 4);
     }
 }

@@ -47,6 +47,10 @@ pub struct Port {
     pub peer: u32,
     /// Whether admission also draws on the node's shared buffer.
     pub shared: bool,
+    /// The owner is a host (the port is its NIC): what every hop's TSQ
+    /// test asks, read with the port in hand instead of from the
+    /// network's switch bitmap (set by `NetworkBuilder::connect`).
+    pub host: bool,
     /// The scheduler is strict priority (kept in the first line for
     /// [`Port::can_pass_through`]; `sched` lies in the second).
     strict: bool,
@@ -96,6 +100,7 @@ impl Port {
             busy_until: 0,
             wakeup_at: None,
             shared: false,
+            host: false,
             strict: matches!(cfg.scheduler, Scheduler::Strict),
             ps_per_byte,
             nonempty: 0,
@@ -242,6 +247,7 @@ mod tests {
         assert!(offset_of!(Port, delay) + size_of::<Duration>() <= 64);
         assert!(offset_of!(Port, ps_per_byte) + 8 <= 64);
         assert!(offset_of!(Port, peer) + 4 <= 64);
+        assert!(offset_of!(Port, host) < 64);
         assert_eq!(size_of::<Port>(), 128);
     }
 }
