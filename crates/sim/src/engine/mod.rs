@@ -200,6 +200,11 @@ impl QueueLines {
 
 impl Simulator {
     /// A simulator over `net` that stops at `end`.
+    ///
+    /// # Panics
+    /// If a node id exceeds the event's 28-bit node field
+    /// ([`crate::event::MAX_NODE`]); a scenario file cannot reach that
+    /// (its topology limits, `scenario/topology.rs`, are far below it).
     pub fn new(net: Network, tp: TransportParams, end: Instant, seed: u64) -> Simulator {
         // every `Ev::Arrive` names a port's peer: checked here once, not
         // per packet-hop when the event is packed (see `Ev::pack`)

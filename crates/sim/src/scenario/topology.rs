@@ -25,6 +25,10 @@ pub(crate) const MAX_HOSTS: u64 = 1 << 20;
 /// Most switches (2^14; the seeds' largest have 264): routes cost one
 /// breadth-first search per rack over the whole graph.
 pub(crate) const MAX_SWITCHES: u64 = 1 << 14;
+// Every node a scenario may build fits the event's node field, so
+// `Simulator::new`'s check of it (a panic, for library callers that build a
+// `Network` by hand) cannot fire on a scenario file.
+const _: () = assert!(MAX_HOSTS + MAX_SWITCHES <= crate::event::MAX_NODE as u64 + 1);
 
 /// Reads the preset's keys and refuses topologies over [`MAX_HOSTS`] or
 /// [`MAX_SWITCHES`], naming the keys that set the count. `core` is the
