@@ -281,6 +281,9 @@ impl<C: CongestionControl> ReliableSender<C> {
         }
     }
 
+    /// Inlined into the ACK paths (once an ACK): as a call it cost its
+    /// frame, ~2.5 instructions a hop of the ns-3 dumbbell.
+    #[inline(always)]
     fn sample_rtt(&mut self, now: Instant, hdr: &Hdr) {
         if self.opts.timestamps {
             if hdr.ts > 0 {

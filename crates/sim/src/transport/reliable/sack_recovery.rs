@@ -271,6 +271,11 @@ impl<C: CongestionControl> ReliableSender<C> {
 
     /// Sends what the window allows: by `pipe` in recovery (and, with
     /// limited transmit, after duplicate ACKs), by the flight otherwise.
+    ///
+    /// Inlined into its callers (the ACK paths, the timeout, the sends):
+    /// as its own frame after the ACK's it cost ~15 instructions an ACK
+    /// in saving and restoring registers (the slow path stays a call).
+    #[inline(always)]
     pub(super) fn sack_send(&mut self, now: Instant, out: &mut Outbox) {
         if self.in_recovery() || self.dupacks > 0 {
             self.sack_send_by_pipe(now, out);
