@@ -202,6 +202,10 @@ impl Simulator {
                 let ack = f.on_data(now, hdr, ce);
                 let (delivered, bytes, j) = (f.delivered_msgs, f.received_bytes(), f.job);
                 let (src, dst, hash, queue) = (f.src, f.dst, f.hash, f.queue);
+                // read here with the flow in hand, not looked up again after
+                // the ACK's send (nothing there changes them)
+                let (aeolus, n_msgs) = (f.proto == Proto::Aeolus, f.msg_ends.len() as u32);
+                let mut stop = f.early_stop && f.enough_at.is_some() && delivered < n_msgs;
                 let job = &mut self.jobs[j as usize];
                 job.delivered = delivered;
                 job.delivered_bytes = bytes;
@@ -209,7 +213,9 @@ impl Simulator {
                 if job.done.is_none() && delivered >= job.needed.min(job.sent_msgs) {
                     job.done = Some(now);
                     finished = true;
-                    self.flows[fid as usize].enough_at = Some(now);
+                    let f = &mut self.flows[fid as usize];
+                    f.enough_at = Some(now);
+                    stop = f.early_stop && delivered < n_msgs;
                 }
                 // `ack_path = "instant"`: handed to the sender below, once
                 // the receiver is done with the data (see `AckPath::Instant`)
@@ -231,15 +237,14 @@ impl Simulator {
                         self.send_native(now, dst, h, &a);
                     }
                 }
-                let f = &self.flows[fid as usize];
-                if f.early_stop && f.enough_at.is_some() && delivered < f.msg_ends.len() as u32 {
+                if stop {
                     // EarlySend: the receiver has enough; the stop signal
                     // travels back through the network (again for every
                     // data packet that still arrives, so a lost one is
                     // replaced)
                     self.send_control(now, fid, Kind::Stop, 0);
                 }
-                if self.flows[fid as usize].proto == Proto::Aeolus {
+                if aeolus {
                     self.aeolus_receiver(now, fid, Kind::Data);
                 }
                 if finished {
