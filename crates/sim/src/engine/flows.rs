@@ -271,10 +271,12 @@ impl Simulator {
     #[inline(always)]
     fn sender_ack(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
         let f = &mut self.flows[fid as usize];
+        // only an ACK of the flow's last byte can finish its sender (the
+        // size read now, with the flow in hand)
+        let last = hdr.ack >= f.bytes;
         f.sender.on_ack(now, hdr, &mut self.outbox);
         self.flush_flow(now, fid);
-        // only an ACK of the flow's last byte can finish its sender
-        if hdr.ack >= self.flows[fid as usize].bytes {
+        if last {
             self.retire_sender(fid);
         }
     }
