@@ -82,6 +82,26 @@ impl Simulator {
 
     /// Sends the segments in the outbox for `flow` and re-arms its timer.
     pub(super) fn flush_flow(&mut self, now: Instant, fid: u32) {
+        // an empty outbox (a call that sent nothing: half the flushes of a
+        // TSQ-throttled sender's ACKs) skips the sends' set-up
+        let data_pkts = if self.outbox.is_empty() {
+            0
+        } else {
+            self.send_outbox(now, fid)
+        };
+        // the flow looked up once for both (the sends may have moved it)
+        let limit = self.tsq_limit;
+        let f = &mut self.flows[fid as usize];
+        tsq_account(limit, f, data_pkts);
+        if let Some(d) = timer_to_arm(f) {
+            self.schedule_flow_timer(d, fid);
+        }
+    }
+
+    /// Sends the segments in the outbox (not empty) for `flow`; returns
+    /// how many were data.
+    #[inline(always)]
+    fn send_outbox(&mut self, now: Instant, fid: u32) -> u32 {
         let f = &self.flows[fid as usize];
         let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.ect);
         debug_assert_eq!(ect, f.sender.ect(), "a sender's ECN capability is constant");
@@ -113,13 +133,7 @@ impl Simulator {
         }
         out.clear();
         self.outbox = out;
-        // the flow looked up once for both (the sends may have moved it)
-        let limit = self.tsq_limit;
-        let f = &mut self.flows[fid as usize];
-        tsq_account(limit, f, data_pkts);
-        if let Some(d) = timer_to_arm(f) {
-            self.schedule_flow_timer(d, fid);
-        }
+        data_pkts
     }
 
     /// Host NIC `nic` started serialising data packet `pkt` of a reliable
