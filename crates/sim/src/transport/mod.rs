@@ -56,7 +56,8 @@ pub struct Segment {
 
 /// Where senders put the segments they emit: the engine's packet pool,
 /// written once (no segment list between the sender and the packet), or
-/// a list (tests, and what reads senders directly).
+/// a list (only in the transports' unit tests, which read what a sender
+/// emitted).
 ///
 /// The engine makes one for each call to a sender from the flow's fields
 /// ([`Outbox::to_pool`]); [`Outbox::push`] takes a pool slot, writes the
@@ -77,6 +78,8 @@ enum To<'a> {
         /// The flow's fields; `size` the header bytes.
         tmpl: Hop,
     },
+    /// Only in the unit tests: the shipped `push` has no branch.
+    #[cfg(test)]
     List(&'a mut Vec<Segment>),
 }
 
@@ -91,7 +94,9 @@ impl<'a> Outbox<'a> {
         }
     }
 
-    /// Appends the segments to `list`.
+    /// Appends the segments to `list` (the transports' unit tests read
+    /// what a sender emitted).
+    #[cfg(test)]
     pub fn to_list(list: &'a mut Vec<Segment>) -> Self {
         Outbox {
             to: To::List(list),
@@ -113,6 +118,7 @@ impl<'a> Outbox<'a> {
                 };
                 ids.push(pool.alloc_native(h, &s.hdr));
             }
+            #[cfg(test)]
             To::List(l) => l.push(s),
         }
     }
