@@ -110,8 +110,9 @@ impl Simulator {
         f.open = true;
         f.syn_deadline = None;
         let produced = f.produced;
-        f.sender.produce(now, produced, &mut self.outbox);
-        self.flush_flow(now, fid);
+        let data =
+            super::flows::with_outbox!(self, fid, |s, out| s.produce(now, produced, &mut out));
+        self.flush_flow(now, fid, data);
     }
 
     fn send_syn(&mut self, now: Instant, fid: u32) {

@@ -9,6 +9,36 @@ use crate::transport::flow::Flow;
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::Instant;
 
+/// `with_outbox!(sim, fid, |s, out| call)`: runs `call` with `s` flow slot
+/// `fid`'s sender and `out` an [`crate::transport::Outbox`] that writes its
+/// segments straight into the packet pool as the flow's packets (ids to
+/// `out_ids`, for [`Simulator::flush_flow`] to send); evaluates to the data
+/// packets written. (A macro: the flow, the pool and the id list are
+/// borrowed as disjoint fields of the simulator.)
+macro_rules! with_outbox {
+    ($sim:expr, $fid:expr, |$s:ident, $out:ident| $call:expr) => {{
+        let hb = $sim.tp.header_bytes;
+        let fid = $fid;
+        let f = &mut $sim.flows[fid as usize];
+        let tmpl = crate::packet::Hop {
+            flow: fid,
+            src: f.src,
+            dst: f.dst,
+            size: hb,
+            hash: f.hash,
+            queue: f.queue,
+            ect: f.ect,
+            droppable: false,
+            rank: 0,
+        };
+        let mut $out = crate::transport::Outbox::to_pool(&mut $sim.pool, &mut $sim.out_ids, tmpl);
+        let $s = &mut f.sender;
+        $call;
+        $out.data
+    }};
+}
+pub(super) use with_outbox;
+
 impl Simulator {
     /// A job starts: its first message is produced now. Messages due at
     /// once are handed over; a `Produce` event releases the rest as the
@@ -80,39 +110,14 @@ impl Simulator {
         self.schedule_production(j, ready);
     }
 
-    /// Sends the segments in the outbox for `flow` and re-arms its timer.
-    pub(super) fn flush_flow(&mut self, now: Instant, fid: u32) {
-        let f = &self.flows[fid as usize];
-        let (src, dst, hash, queue, ect) = (f.src, f.dst, f.hash, f.queue, f.ect);
-        debug_assert_eq!(ect, f.sender.ect(), "a sender's ECN capability is constant");
-        let hb = self.tp.header_bytes;
-        let mut out = std::mem::take(&mut self.outbox);
-        if f.enough_at.is_some() {
-            let data = out.iter().filter(|s| s.hdr.kind == Kind::Data).count();
-            self.flows[fid as usize].sent_after_enough += data as u64;
+    /// Sends the packets flow slot `fid`'s sender just wrote (see
+    /// `with_outbox!`; `data_pkts` of them data) and re-arms its timer.
+    pub(super) fn flush_flow(&mut self, now: Instant, fid: u32, data_pkts: u32) {
+        // nothing written (a call that sent nothing: half the flushes of a
+        // TSQ-throttled sender's ACKs): no sends' set-up
+        if !self.out_ids.is_empty() {
+            self.send_outbox(now, fid, data_pkts);
         }
-        let mut data_pkts = 0;
-        // the sending host's NIC, the same for every segment
-        let port = self.net.nic(src);
-        // read in place and cleared after (a `drain` costs its setup and
-        // the tail move of its drop on every call)
-        for seg in &out {
-            data_pkts += (seg.hdr.kind == Kind::Data) as u32;
-            let h = Hop {
-                flow: fid,
-                src,
-                dst,
-                size: seg.hdr.len + hb,
-                hash,
-                queue,
-                ect,
-                rank: seg.rank,
-                droppable: seg.unscheduled,
-            };
-            self.send_native_on(now, port, h, &seg.hdr);
-        }
-        out.clear();
-        self.outbox = out;
         // the flow looked up once for both (the sends may have moved it)
         let limit = self.tsq_limit;
         let f = &mut self.flows[fid as usize];
@@ -120,6 +125,33 @@ impl Simulator {
         if let Some(d) = timer_to_arm(f) {
             self.schedule_flow_timer(d, fid);
         }
+    }
+
+    /// Puts the packets in `out_ids` (`data` of them data) on the NIC of
+    /// flow slot `fid`'s host, in the order written. The packets were all
+    /// taken from the pool before the first is sent (before: one by one,
+    /// each then sent); nothing is freed in between either way (a host NIC
+    /// drops nothing: its queue is unlimited), so the pool's peak is the
+    /// same. A NIC start in here may resume a throttled sender, whose own
+    /// flush finds the list taken (empty) and puts back its own.
+    #[inline(always)]
+    fn send_outbox(&mut self, now: Instant, fid: u32, data: u32) {
+        let f = &mut self.flows[fid as usize];
+        debug_assert_eq!(
+            f.ect,
+            f.sender.ect(),
+            "a sender's ECN capability is constant"
+        );
+        if f.enough_at.is_some() {
+            f.sent_after_enough += data as u64;
+        }
+        let port = self.net.nic(f.src);
+        let mut ids = std::mem::take(&mut self.out_ids);
+        for &id in &ids {
+            self.send_native(now, port, fid, id);
+        }
+        ids.clear();
+        self.out_ids = ids;
     }
 
     /// Host NIC `nic` started serialising data packet `pkt` of a reliable
@@ -152,8 +184,8 @@ impl Simulator {
         let f = &mut self.flows[fid as usize];
         f.tsq_throttled = false;
         let produced = f.produced;
-        f.sender.produce(now, produced, &mut self.outbox);
-        self.flush_flow(now, fid);
+        let data = with_outbox!(self, fid, |s, out| s.produce(now, produced, &mut out));
+        self.flush_flow(now, fid, data);
     }
 
     /// A timer event of flow slot `fid` (generation `gen`) fires.
@@ -175,8 +207,8 @@ impl Simulator {
             self.syn_timer(now, fid);
             return;
         }
-        f.sender.on_timer(now, &mut self.outbox);
-        self.flush_flow(now, fid);
+        let data = with_outbox!(self, fid, |s, out| s.on_timer(now, &mut out));
+        self.flush_flow(now, fid, data);
     }
 
     /// A packet of native flow slot `fid` arrived at its destination
@@ -202,6 +234,10 @@ impl Simulator {
                 let ack = f.on_data(now, hdr, ce);
                 let (delivered, bytes, j) = (f.delivered_msgs, f.received_bytes(), f.job);
                 let (src, dst, hash, queue) = (f.src, f.dst, f.hash, f.queue);
+                // read here with the flow in hand, not looked up again after
+                // the ACK's send (nothing there changes them)
+                let (aeolus, n_msgs) = (f.proto == Proto::Aeolus, f.msg_ends.len() as u32);
+                let mut stop = f.early_stop && f.enough_at.is_some() && delivered < n_msgs;
                 let job = &mut self.jobs[j as usize];
                 job.delivered = delivered;
                 job.delivered_bytes = bytes;
@@ -209,7 +245,9 @@ impl Simulator {
                 if job.done.is_none() && delivered >= job.needed.min(job.sent_msgs) {
                     job.done = Some(now);
                     finished = true;
-                    self.flows[fid as usize].enough_at = Some(now);
+                    let f = &mut self.flows[fid as usize];
+                    f.enough_at = Some(now);
+                    stop = f.early_stop && delivered < n_msgs;
                 }
                 // `ack_path = "instant"`: handed to the sender below, once
                 // the receiver is done with the data (see `AckPath::Instant`)
@@ -228,18 +266,20 @@ impl Simulator {
                             queue,
                             ..Hop::default()
                         };
-                        self.send_native(now, dst, h, &a);
+                        // inlined (as a call, its frame cost ~16
+                        // instructions an ACK)
+                        let port = self.net.nic(dst);
+                        self.send_native_on(now, port, h, &a);
                     }
                 }
-                let f = &self.flows[fid as usize];
-                if f.early_stop && f.enough_at.is_some() && delivered < f.msg_ends.len() as u32 {
+                if stop {
                     // EarlySend: the receiver has enough; the stop signal
                     // travels back through the network (again for every
                     // data packet that still arrives, so a lost one is
                     // replaced)
                     self.send_control(now, fid, Kind::Stop, 0);
                 }
-                if self.flows[fid as usize].proto == Proto::Aeolus {
+                if aeolus {
                     self.aeolus_receiver(now, fid, Kind::Data);
                 }
                 if finished {
@@ -266,10 +306,12 @@ impl Simulator {
     #[inline(always)]
     fn sender_ack(&mut self, now: Instant, fid: u32, hdr: &Hdr) {
         let f = &mut self.flows[fid as usize];
-        f.sender.on_ack(now, hdr, &mut self.outbox);
-        self.flush_flow(now, fid);
-        // only an ACK of the flow's last byte can finish its sender
-        if hdr.ack >= self.flows[fid as usize].bytes {
+        // only an ACK of the flow's last byte can finish its sender (the
+        // size read now, with the flow in hand)
+        let last = hdr.ack >= f.bytes;
+        let data = with_outbox!(self, fid, |s, out| s.on_ack(now, hdr, &mut out));
+        self.flush_flow(now, fid, data);
+        if last {
             self.retire_sender(fid);
         }
     }

@@ -19,15 +19,16 @@ impl Simulator {
         self.enqueue(now, port, id);
     }
 
-    /// Puts a native transport packet on host `host`'s NIC (see
-    /// [`crate::packet::PacketPool::alloc_native`]).
-    pub(crate) fn send_native(&mut self, now: Instant, host: u32, h: Hop, hdr: &Hdr) {
-        let port = self.net.nic(host);
-        self.send_native_on(now, port, h, hdr);
+    /// Puts native packet `id` of flow slot `fid`, which its sender wrote
+    /// into the pool (see [`crate::transport::Outbox`]), on NIC port `port`.
+    #[inline(always)]
+    pub(crate) fn send_native(&mut self, now: Instant, port: u32, fid: u32, id: PktId) {
+        self.slot_packet_sent(fid);
+        self.enqueue(now, port, id);
     }
 
-    /// [`Simulator::send_native`] to the NIC port `port` looked up by the
-    /// caller (once for all the segments of a flush).
+    /// Puts a native transport packet on NIC port `port` (see
+    /// [`crate::packet::PacketPool::alloc_native`]).
     #[inline(always)]
     pub(super) fn send_native_on(&mut self, now: Instant, port: u32, h: Hop, hdr: &Hdr) {
         self.slot_packet_sent(h.flow);

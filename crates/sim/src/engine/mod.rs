@@ -24,7 +24,6 @@ use crate::job::Job;
 use crate::packet::{PacketPool, PktId};
 use crate::transport::credit::CreditPacer;
 use crate::transport::flow::{Flow, TransportParams};
-use crate::transport::Outbox;
 use adapter::{HostAdapter, HostIo};
 use approxnet_proto::rng::Rng;
 use approxnet_proto::time::{Duration, Instant};
@@ -111,7 +110,7 @@ pub struct Simulator {
     /// Simulation stops at this time.
     pub end: Instant,
     rng: Rng,
-    outbox: Outbox,
+    out_ids: Vec<crate::packet::PktId>,
     adapter: Option<Box<dyn HostAdapter>>,
     host_timer: Vec<Option<Instant>>,
     /// Bytes a host NIC may hold before the adapter stops pulling datagrams.
@@ -237,7 +236,7 @@ impl Simulator {
             samples: Vec::new(),
             end,
             rng: Rng::new(seed ^ 0x51u64.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-            outbox: Vec::new(),
+            out_ids: Vec::new(),
             adapter: None,
             host_timer: vec![None; hosts],
             nic_limit: u64::MAX,

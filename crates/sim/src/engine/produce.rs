@@ -51,8 +51,9 @@ impl Simulator {
                     f.produced = f.bytes_of_job_prefix(to);
                     if f.open {
                         let produced = f.produced;
-                        f.sender.produce(now, produced, &mut self.outbox);
-                        self.flush_flow(now, fid);
+                        let data = super::flows::with_outbox!(self, fid, |s, out| s
+                            .produce(now, produced, &mut out));
+                        self.flush_flow(now, fid, data);
                     }
                     if self.flows[fid as usize].produced >= self.flows[fid as usize].bytes {
                         return; // every message of the flow is produced

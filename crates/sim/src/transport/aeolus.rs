@@ -109,7 +109,7 @@ impl AeolusSender {
         self
     }
 
-    fn emit(&mut self, now: Instant, i: usize, unscheduled: bool, out: &mut Outbox) {
+    fn emit(&mut self, now: Instant, i: usize, unscheduled: bool, out: &mut Outbox<'_>) {
         self.tx += 1;
         let retx = self.segs[i].tx > 0;
         let s = &mut self.segs[i];
@@ -156,7 +156,7 @@ impl AeolusSender {
         Some(self.segs.len() - 1)
     }
 
-    fn control(&self, kind: Kind, seq: u64, out: &mut Outbox) {
+    fn control(&self, kind: Kind, seq: u64, out: &mut Outbox<'_>) {
         out.push(Segment {
             hdr: Hdr {
                 kind,
@@ -170,14 +170,14 @@ impl AeolusSender {
     }
 
     /// The pre-credit phase ends: probe behind the unscheduled packets.
-    fn end_precredit(&mut self, out: &mut Outbox) {
+    fn end_precredit(&mut self, out: &mut Outbox<'_>) {
         if !self.probe_sent && self.segs.iter().any(|s| s.unscheduled) {
             self.probe_sent = true;
             self.control(Kind::Probe, self.tx, out);
         }
     }
 
-    fn declare_lost(&mut self, i: usize, out: &mut Outbox) {
+    fn declare_lost(&mut self, i: usize, out: &mut Outbox<'_>) {
         self.segs[i].state = State::Lost;
         self.lost.push_back(i);
         if self.credit_stopped {
@@ -196,7 +196,7 @@ impl AeolusSender {
         }
     }
 
-    fn on_credit(&mut self, now: Instant, out: &mut Outbox) {
+    fn on_credit(&mut self, now: Instant, out: &mut Outbox<'_>) {
         self.stats.credits += 1;
         if !self.credited {
             self.credited = true;
@@ -219,7 +219,7 @@ impl AeolusSender {
         }
     }
 
-    fn on_data_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox) {
+    fn on_data_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox<'_>) {
         let cum = hdr.ack;
         let mut acked_tx = 0;
         if let Ok(i) = self.segs.binary_search_by_key(&hdr.seq, |s| s.seq) {
@@ -245,7 +245,7 @@ impl AeolusSender {
         self.deadline = self.has_in_flight().then(|| now + self.rto);
     }
 
-    fn on_probe_ack(&mut self, probe_tx: u64, out: &mut Outbox) {
+    fn on_probe_ack(&mut self, probe_tx: u64, out: &mut Outbox<'_>) {
         for i in self.first_unacked..self.segs.len() {
             let s = self.segs[i];
             if s.state == State::InFlight && s.unscheduled && s.tx <= probe_tx {
@@ -261,7 +261,7 @@ impl AeolusSender {
     }
 
     /// Sends produced data unscheduled while the pre-credit phase lasts.
-    fn send_precredit(&mut self, now: Instant, out: &mut Outbox) {
+    fn send_precredit(&mut self, now: Instant, out: &mut Outbox<'_>) {
         if self.credited {
             return;
         }
@@ -280,11 +280,11 @@ impl AeolusSender {
 }
 
 impl Sender for AeolusSender {
-    fn start(&mut self, now: Instant, out: &mut Outbox) {
+    fn start(&mut self, now: Instant, out: &mut Outbox<'_>) {
         self.send_precredit(now, out);
     }
 
-    fn produce(&mut self, now: Instant, produced: u64, out: &mut Outbox) {
+    fn produce(&mut self, now: Instant, produced: u64, out: &mut Outbox<'_>) {
         self.avail = self.avail.max(produced.min(self.total));
         self.send_precredit(now, out);
         if self.credit_stopped && self.next_new < self.avail {
@@ -293,7 +293,7 @@ impl Sender for AeolusSender {
         }
     }
 
-    fn on_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox) {
+    fn on_ack(&mut self, now: Instant, hdr: &Hdr, out: &mut Outbox<'_>) {
         match hdr.kind {
             Kind::Credit => self.on_credit(now, out),
             Kind::Ack => self.on_data_ack(now, hdr, out),
@@ -302,7 +302,7 @@ impl Sender for AeolusSender {
         }
     }
 
-    fn on_timer(&mut self, now: Instant, out: &mut Outbox) {
+    fn on_timer(&mut self, now: Instant, out: &mut Outbox<'_>) {
         match self.deadline {
             Some(d) if d <= now => {}
             _ => return,
@@ -363,20 +363,20 @@ mod tests {
         let mut s = AeolusSender::new(10_000, 1000, 3000, Duration::from_micros(50));
         let mut out = Vec::new();
         let t = Instant::ZERO;
-        s.start(t, &mut out);
+        s.start(t, &mut Outbox::to_list(&mut out));
         let data: Vec<_> = out.iter().filter(|x| x.hdr.kind == Kind::Data).collect();
         assert_eq!(data.len(), 3);
         assert!(data.iter().all(|x| x.unscheduled));
         assert_eq!(out.last().unwrap().hdr.kind, Kind::Probe);
         out.clear();
         for k in 0..7 {
-            s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut out);
+            s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut Outbox::to_list(&mut out));
             assert_eq!(out.len(), 1, "credit {k}");
             assert!(!out[0].unscheduled);
             out.clear();
         }
         // everything sent: the next credit is wasted and stops the credits
-        s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut out);
+        s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut Outbox::to_list(&mut out));
         assert_eq!(s.stats().wasted_credits, 1);
         assert_eq!(out[0].hdr.kind, Kind::CreditStop);
     }
@@ -386,18 +386,30 @@ mod tests {
         let mut s = AeolusSender::new(3000, 1000, 3000, Duration::from_micros(50));
         let mut out = Vec::new();
         let t = Instant::ZERO;
-        s.start(t, &mut out);
+        s.start(t, &mut Outbox::to_list(&mut out));
         let probe = out.last().unwrap().hdr.seq;
         out.clear();
         // segment 1000.. was dropped; 0 and 2000 arrived
-        s.on_ack(t, &hdr(Kind::Ack, 0, 1000), &mut out);
-        s.on_ack(t, &hdr(Kind::Ack, 2000, 1000), &mut out);
-        s.on_ack(t, &hdr(Kind::ProbeAck, probe, 0), &mut out);
-        s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut out);
+        s.on_ack(t, &hdr(Kind::Ack, 0, 1000), &mut Outbox::to_list(&mut out));
+        s.on_ack(
+            t,
+            &hdr(Kind::Ack, 2000, 1000),
+            &mut Outbox::to_list(&mut out),
+        );
+        s.on_ack(
+            t,
+            &hdr(Kind::ProbeAck, probe, 0),
+            &mut Outbox::to_list(&mut out),
+        );
+        s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].hdr.seq, 1000);
         assert!(out[0].retx && !out[0].unscheduled);
-        s.on_ack(t, &hdr(Kind::Ack, 1000, 3000), &mut out);
+        s.on_ack(
+            t,
+            &hdr(Kind::Ack, 1000, 3000),
+            &mut Outbox::to_list(&mut out),
+        );
         assert!(s.finished());
     }
 
@@ -407,16 +419,16 @@ mod tests {
             AeolusSender::new(5000, 1000, 1000, Duration::from_micros(50)).with_produced(500);
         let mut out = Vec::new();
         let t = Instant::ZERO;
-        s.start(t, &mut out);
+        s.start(t, &mut Outbox::to_list(&mut out));
         for _ in 0..4 {
-            s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut out);
+            s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut Outbox::to_list(&mut out));
         }
         assert_eq!(s.stats().wasted_credits, 4);
         out.clear();
-        s.produce(t, 1500, &mut out);
+        s.produce(t, 1500, &mut Outbox::to_list(&mut out));
         // past the pre-credit phase: produced data waits for a credit
         assert!(out.iter().all(|x| x.hdr.kind != Kind::Data));
-        s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut out);
+        s.on_ack(t, &hdr(Kind::Credit, 0, 0), &mut Outbox::to_list(&mut out));
         let d: Vec<_> = out.iter().filter(|x| x.hdr.kind == Kind::Data).collect();
         assert_eq!((d.len(), d[0].hdr.seq, d[0].hdr.len), (1, 500, 1000));
     }

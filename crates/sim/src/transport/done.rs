@@ -25,11 +25,11 @@ pub struct DoneSender {
 }
 
 impl Sender for DoneSender {
-    fn start(&mut self, _now: Instant, _out: &mut Outbox) {}
-    fn produce(&mut self, _now: Instant, _produced: u64, _out: &mut Outbox) {}
-    fn on_ack(&mut self, _now: Instant, _hdr: &Hdr, _out: &mut Outbox) {}
+    fn start(&mut self, _now: Instant, _out: &mut Outbox<'_>) {}
+    fn produce(&mut self, _now: Instant, _produced: u64, _out: &mut Outbox<'_>) {}
+    fn on_ack(&mut self, _now: Instant, _hdr: &Hdr, _out: &mut Outbox<'_>) {}
     /// As a finished reliable sender: a due deadline clears itself.
-    fn on_timer(&mut self, now: Instant, _out: &mut Outbox) {
+    fn on_timer(&mut self, now: Instant, _out: &mut Outbox<'_>) {
         if matches!(self.deadline, Some(d) if d <= now) {
             self.deadline = None;
         }
@@ -89,7 +89,7 @@ mod tests {
             .with_produced(total);
         let mut out = Vec::new();
         let mut t = Instant::ZERO;
-        s.start(t, &mut out);
+        s.start(t, &mut Outbox::to_list(&mut out));
         let mut got: Vec<(u64, u64)> = Vec::new();
         let mut n = 0u64;
         for _ in 0..10_000 {
@@ -116,12 +116,16 @@ mod tests {
                 if a > cum {
                     sack.push(cum, a, b);
                 }
-                s.on_ack(t, &ack(cum, seg.hdr.ts, sack), &mut out);
+                s.on_ack(
+                    t,
+                    &ack(cum, seg.hdr.ts, sack),
+                    &mut Outbox::to_list(&mut out),
+                );
             }
             if out.is_empty() {
                 if let Some(d) = s.timer() {
                     t = t.max(d);
-                    s.on_timer(t, &mut out);
+                    s.on_timer(t, &mut Outbox::to_list(&mut out));
                 }
             }
         }
@@ -152,14 +156,14 @@ mod tests {
                 .enumerate()
             {
                 let h = ack(1000 * i as u64, 7, blocks);
-                s.on_ack(at, &h, &mut o1);
-                d.on_ack(at, &h, &mut o2);
+                s.on_ack(at, &h, &mut Outbox::to_list(&mut o1));
+                d.on_ack(at, &h, &mut Outbox::to_list(&mut o2));
                 s.set_tx_room(i as u32);
                 d.set_tx_room(i as u32);
-                s.produce(at, 40_000 + i as u64, &mut o1);
-                d.produce(at, 40_000 + i as u64, &mut o2);
-                s.on_timer(at, &mut o1);
-                d.on_timer(at, &mut o2);
+                s.produce(at, 40_000 + i as u64, &mut Outbox::to_list(&mut o1));
+                d.produce(at, 40_000 + i as u64, &mut Outbox::to_list(&mut o2));
+                s.on_timer(at, &mut Outbox::to_list(&mut o1));
+                d.on_timer(at, &mut Outbox::to_list(&mut o2));
                 assert_eq!(o1, o2);
                 assert_eq!(s.timer(), d.timer());
                 assert_eq!(s.stats(), d.stats());
@@ -181,9 +185,9 @@ mod tests {
             ect: true,
         };
         let mut out = Vec::new();
-        d.on_timer(Instant::from_nanos(4_999), &mut out);
+        d.on_timer(Instant::from_nanos(4_999), &mut Outbox::to_list(&mut out));
         assert_eq!(d.timer(), Some(t));
-        d.on_timer(t, &mut out);
+        d.on_timer(t, &mut Outbox::to_list(&mut out));
         assert_eq!(d.timer(), None);
         assert!(out.is_empty());
     }

@@ -368,6 +368,7 @@ pub fn flow_hash(id: u32, src: u32, dst: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::Outbox;
 
     /// `Flow::ect`, read by the flush path instead of the sender, is the
     /// sender's answer for every transport, and stays it after the sender
@@ -388,13 +389,18 @@ mod tests {
             assert_eq!(f.ect, proto == Proto::Dctcp, "{proto:?}");
             // every byte acknowledged: a reliable sender retires
             let mut out = Vec::new();
-            f.sender.start(Instant::ZERO, &mut out);
+            f.sender
+                .start(Instant::ZERO, &mut Outbox::to_list(&mut out));
             let ack = Hdr {
                 kind: crate::packet::Kind::Ack,
                 ack: 2000,
                 ..Hdr::default()
             };
-            f.sender.on_ack(Instant::from_nanos(1000), &ack, &mut out);
+            f.sender.on_ack(
+                Instant::from_nanos(1000),
+                &ack,
+                &mut Outbox::to_list(&mut out),
+            );
             let reliable = matches!(proto, Proto::Dctcp | Proto::Tcp | Proto::PFabric);
             match f.sender.retired() {
                 Some(d) => assert_eq!(f.ect, d.ect, "{proto:?} retired"),

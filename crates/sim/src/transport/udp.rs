@@ -74,7 +74,7 @@ impl UdpSender {
     }
 
     /// Sends the datagrams that are produced and due by `now`.
-    fn send_due(&mut self, now: Instant, out: &mut Outbox) {
+    fn send_due(&mut self, now: Instant, out: &mut Outbox<'_>) {
         while self.next_at <= now {
             let Some(end) = self.ready_end() else {
                 return;
@@ -107,15 +107,15 @@ impl UdpSender {
 }
 
 impl Sender for UdpSender {
-    fn start(&mut self, now: Instant, out: &mut Outbox) {
+    fn start(&mut self, now: Instant, out: &mut Outbox<'_>) {
         self.send_due(now, out);
     }
-    fn produce(&mut self, now: Instant, produced: u64, out: &mut Outbox) {
+    fn produce(&mut self, now: Instant, produced: u64, out: &mut Outbox<'_>) {
         self.produced = self.produced.max(produced);
         self.send_due(now, out);
     }
-    fn on_ack(&mut self, _now: Instant, _hdr: &Hdr, _out: &mut Outbox) {}
-    fn on_timer(&mut self, now: Instant, out: &mut Outbox) {
+    fn on_ack(&mut self, _now: Instant, _hdr: &Hdr, _out: &mut Outbox<'_>) {}
+    fn on_timer(&mut self, now: Instant, out: &mut Outbox<'_>) {
         self.send_due(now, out);
     }
     fn timer(&self) -> Option<Instant> {
@@ -143,7 +143,7 @@ mod tests {
     }
 
     /// Calls the sender at every timer it asks for until `until`.
-    fn drive(s: &mut UdpSender, until: u64, out: &mut Outbox) {
+    fn drive(s: &mut UdpSender, until: u64, out: &mut Outbox<'_>) {
         while let Some(t) = s.timer() {
             if t.as_nanos() > until {
                 break;
@@ -156,16 +156,24 @@ mod tests {
     fn sends_each_message_when_produced() {
         let mut s = sender(&[100, 3000, 50]).with_produced(0);
         let mut out = Vec::new();
-        s.start(Instant::ZERO, &mut out);
+        s.start(Instant::ZERO, &mut Outbox::to_list(&mut out));
         assert!(out.is_empty() && s.timer().is_none());
-        s.produce(Instant::ZERO, 100, &mut out);
+        s.produce(Instant::ZERO, 100, &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 1);
         // half of the second message: nothing more
-        s.produce(Instant::from_nanos(10_000), 1600, &mut out);
-        drive(&mut s, 20_000, &mut out);
+        s.produce(
+            Instant::from_nanos(10_000),
+            1600,
+            &mut Outbox::to_list(&mut out),
+        );
+        drive(&mut s, 20_000, &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 1);
-        s.produce(Instant::from_nanos(20_000), 3150, &mut out);
-        drive(&mut s, 40_000, &mut out);
+        s.produce(
+            Instant::from_nanos(20_000),
+            3150,
+            &mut Outbox::to_list(&mut out),
+        );
+        drive(&mut s, 40_000, &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 5);
         let bytes: u64 = out.iter().map(|s| s.hdr.len as u64).sum();
         assert_eq!(bytes, 3150);
@@ -177,13 +185,13 @@ mod tests {
         // 100 full datagrams ready at once leave one serialisation time apart
         let mut s = sender(&[146_000]);
         let mut out = Vec::new();
-        s.start(Instant::ZERO, &mut out);
+        s.start(Instant::ZERO, &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 1);
         assert_eq!(s.timer(), Some(Instant::from_nanos(MTU_TIME_NS)));
-        drive(&mut s, 50 * MTU_TIME_NS, &mut out);
+        drive(&mut s, 50 * MTU_TIME_NS, &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 51);
         assert_eq!(s.stats().sent_pkts, 51);
-        drive(&mut s, u64::MAX, &mut out);
+        drive(&mut s, u64::MAX, &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 100);
         assert!(s.finished() && s.timer().is_none());
     }

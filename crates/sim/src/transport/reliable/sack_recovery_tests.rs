@@ -44,7 +44,7 @@ fn transfer(
     let mut wire_free = Instant::ZERO;
     let last_lost = lose.iter().map(|l| (l.0 + 1) * 1000).max().unwrap_or(0);
     let mut repaired = None;
-    s.start(now, &mut out);
+    s.start(now, &mut Outbox::to_list(&mut out));
     for _ in 0..100_000 {
         for seg in out.drain(..) {
             if let Some(n) = drops.get_mut(&(seg.hdr.seq / 1000)) {
@@ -74,14 +74,14 @@ fn transfer(
         now = t;
         if next_ack == Some(t) {
             let (_, a) = acks.pop_front().unwrap();
-            s.on_ack(now, &a, &mut out);
+            s.on_ack(now, &a, &mut Outbox::to_list(&mut out));
         } else if next_data == Some(t) {
             let (_, h) = data.pop_front().unwrap();
             let a = r.on_data(h.seq, h.len, false, h.ts);
             assert!(a.sack.len() <= blocks);
             acks.push_back((now + d, a));
         } else {
-            s.on_timer(now, &mut out);
+            s.on_timer(now, &mut Outbox::to_list(&mut out));
         }
     }
     panic!("did not finish");
@@ -161,13 +161,13 @@ fn the_fast_retransmit_ignores_the_window() {
         let mut r = StreamReceiver::new(100_000).with_sack(3);
         let mut out = Vec::new();
         let t = Instant::ZERO;
-        s.start(t, &mut out);
+        s.start(t, &mut Outbox::to_list(&mut out));
         assert_eq!(out.len(), 10);
         out.clear();
         // segment 0 lost; 1, 2, 3 arrive: three duplicate ACKs
         for k in 1..4u64 {
             let a = r.on_data(k * 1000, 1000, false, 1);
-            s.on_ack(t, &a, &mut out);
+            s.on_ack(t, &a, &mut Outbox::to_list(&mut out));
         }
         let resent: Vec<u64> = out.iter().filter(|x| x.retx).map(|x| x.hdr.seq).collect();
         assert_eq!(resent, vec![0], "prr {prr}");
@@ -208,8 +208,8 @@ fn the_plain_ack_path_matches_the_general_one() {
         general.sack = Some(Box::default());
         let (mut out_p, mut out_g) = (Vec::new(), Vec::new());
         let mut now = Instant::ZERO;
-        plain.start(now, &mut out_p);
-        general.start(now, &mut out_g);
+        plain.start(now, &mut Outbox::to_list(&mut out_p));
+        general.start(now, &mut Outbox::to_list(&mut out_g));
         for step in 0..3000 {
             now += Duration::from_nanos(100 + next(2000));
             if next(10) == 0 {
@@ -219,15 +219,15 @@ fn the_plain_ack_path_matches_the_general_one() {
             }
             if next(7) == 0 {
                 let p = plain.produced() + next(5000);
-                plain.produce(now, p, &mut out_p);
-                general.produce(now, p, &mut out_g);
+                plain.produce(now, p, &mut Outbox::to_list(&mut out_p));
+                general.produce(now, p, &mut Outbox::to_list(&mut out_g));
             }
             // the fast send and the general one, from the same state
             if plain.dupacks == 0 && !plain.in_recovery() {
                 let (mut a, mut b) = (plain.clone(), plain.clone());
                 let (mut oa, mut ob) = (Vec::new(), Vec::new());
-                a.sack_send(now, &mut oa);
-                b.sack_send_by_pipe(now, &mut ob);
+                a.sack_send(now, &mut Outbox::to_list(&mut oa));
+                b.sack_send_by_pipe(now, &mut Outbox::to_list(&mut ob));
                 assert_eq!(oa, ob, "seed {seed} step {step}");
                 assert_eq!((a.snd_nxt, a.max_flight), (b.snd_nxt, b.max_flight));
                 assert_eq!(a.is_cwnd_limited, b.is_cwnd_limited);
@@ -245,8 +245,8 @@ fn the_plain_ack_path_matches_the_general_one() {
                 ts: now.as_nanos().saturating_sub(next(50_000)) + 1,
                 ..Hdr::default()
             };
-            plain.on_ack(now, &h, &mut out_p);
-            general.on_ack(now, &h, &mut out_g);
+            plain.on_ack(now, &h, &mut Outbox::to_list(&mut out_p));
+            general.on_ack(now, &h, &mut Outbox::to_list(&mut out_g));
             assert!(plain.sack.is_none());
             assert_eq!(out_p, out_g, "seed {seed} step {step}");
             assert_eq!(plain.cwnd(), general.cwnd());
