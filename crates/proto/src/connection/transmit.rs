@@ -3,6 +3,7 @@
 
 use super::{Connection, Control, Out, State};
 use crate::config::Config;
+use crate::endpoint::SendHold;
 use crate::time::{Duration, Instant};
 use crate::timer::Timer;
 use crate::wire::header::PacketTypeField;
@@ -71,6 +72,27 @@ impl Connection {
         let age = self.cap_age()?;
         let deadline = Instant::from_nanos(now.as_nanos().saturating_sub(age.as_nanos()));
         Some(self.send.sent_after(deadline).1? + age)
+    }
+
+    /// This connection's [`SendHold`] at `now` (`Endpoint::send_hold`).
+    pub(crate) fn send_hold(&self, now: Instant) -> SendHold {
+        if !self.control.is_empty() {
+            return SendHold::Ready;
+        }
+        if self.state == State::Established && self.send.has_data() {
+            if !self.window_open(now) {
+                return SendHold::Window;
+            }
+            if self.next_send > now {
+                return SendHold::Pacer;
+            }
+            return SendHold::Ready;
+        }
+        if self.send.busy() || self.send.has_open_jobs() {
+            SendHold::Peer
+        } else {
+            SendHold::Application
+        }
     }
 
     pub(crate) fn poll_transmit(
