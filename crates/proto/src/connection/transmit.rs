@@ -165,7 +165,7 @@ impl Connection {
         crate::wire::Packet::new_unchecked(&mut buf[..len]).fill_checksum();
         // Pacing: the next packet may leave one serialisation time later;
         // a sender woken late may catch up by at most `pacing_burst`.
-        let gap = self.rate.time_for(len);
+        let gap = self.gap_memo.time_for(self.rate, len);
         let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
         self.next_send = self.next_send.max(floor) + gap;
         if !self.send.has_needed_data() {
