@@ -120,7 +120,13 @@ impl Connection {
         if buf.len() < cfg.mtu {
             return None;
         }
-        let np = self.send.next_packet(&self.pol, cfg.bundle_bytes)?;
+        let mut np = crate::sender::NextPacket::default();
+        if !self
+            .send
+            .next_packet_into(&self.pol, cfg.bundle_bytes, &mut np)
+        {
+            return None;
+        }
         let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
         let bundle = self.send.bundling();
         // Extra data (send more) goes to the lowest-priority queue.

@@ -236,7 +236,7 @@ pub(crate) struct SendJob {
 }
 
 /// A DATA packet chosen for transmission.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct NextPacket {
     pub(crate) job: u32,
     /// The job's slot in `SendSide::jobs` when the packet was chosen:

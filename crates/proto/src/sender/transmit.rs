@@ -148,25 +148,43 @@ impl SendSide {
     /// one-packet messages that come next in scheduler order, of the same
     /// job and group, ride along while the body stays within
     /// `bundle_bytes` and the packet (`pending_bundle`; `write_body` and
-    /// `on_sent` consume it).
+    /// `on_sent` consume it). (The unit tests' form; `poll_transmit` calls
+    /// [`Self::next_packet_into`].)
+    #[cfg(test)]
     pub(crate) fn next_packet(
         &mut self,
         pol: &Policies,
         bundle_bytes: usize,
     ) -> Option<NextPacket> {
+        let mut np = NextPacket::default();
+        self.next_packet_into(pol, bundle_bytes, &mut np)
+            .then_some(np)
+    }
+
+    /// [`Self::next_packet`] written into `np` (whether there is one): no
+    /// `Option` of the 32-byte value returned through memory and copied
+    /// out again per DATA packet (issue 19).
+    pub(crate) fn next_packet_into(
+        &mut self,
+        pol: &Policies,
+        bundle_bytes: usize,
+        np: &mut NextPacket,
+    ) -> bool {
         self.pending_bundle.clear();
         if !self.has_data() {
-            return None;
+            return false;
         }
-        let np = loop {
+        loop {
             // The first message stays queued while its packet is taken:
             // `reschedule` then moves its key in place (a message that
             // keeps the smallest key stays the head; no tree operation).
-            let &(_, ord) = self.sched.first()?;
+            let Some(&(_, ord)) = self.sched.first() else {
+                return false;
+            };
             let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
             let Some(ji) = self.job_index(job_id) else {
                 self.sched.pop_first();
-                return None;
+                return false;
             };
             let job = &mut self.jobs[ji];
             let Some((pkt, retx)) = Self::take_packet(&mut job.msgs[mi]) else {
@@ -178,7 +196,7 @@ impl SendSide {
                 g.fresh = g.fresh.saturating_sub(1);
             }
             let m = &job.msgs[mi];
-            let np = NextPacket {
+            *np = NextPacket {
                 job: job.id,
                 ji: ji as u32,
                 group_id: job.groups[m.group as usize].id,
@@ -190,12 +208,12 @@ impl SendSide {
                 retx,
             };
             Self::reschedule_head(&mut self.sched, job, mi, pol);
-            break np;
-        };
-        if bundle_bytes > 0 {
-            self.fill_bundle(&np, bundle_bytes, pol);
+            break;
         }
-        Some(np)
+        if bundle_bytes > 0 {
+            self.fill_bundle(np, bundle_bytes, pol);
+        }
+        true
     }
 
     /// The packet to send next of message `m`: a queued retransmission not
