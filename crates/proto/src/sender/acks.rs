@@ -311,7 +311,13 @@ impl SendSide {
                 j.unresolved -= 1;
             }
         }
-        Self::reschedule(&mut self.sched, j, mi as usize, pol);
+        // A message neither queued nor sendable (all its packets out: the
+        // common case for an acknowledged packet) keeps no key either
+        // way: `reschedule` would find nothing to move (a call per packet
+        // acknowledged; issue 19).
+        if m.key.is_some() || m.sendable() {
+            Self::reschedule(&mut self.sched, j, mi as usize, pol);
+        }
     }
 
     pub(super) fn pop_resolved(&mut self) {

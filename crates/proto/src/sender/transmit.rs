@@ -3,7 +3,7 @@
 
 use super::queue::SchedQueue;
 use super::{
-    Fate, Flight, MsgState, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY, BUNDLE_RECORD,
+    Fate, Flight, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY, BUNDLE_RECORD,
     MAX_BUNDLE,
 };
 use crate::job::Payload;
@@ -61,9 +61,7 @@ impl SendSide {
     /// Message `mi`'s scheduler key, `None` when it has nothing to send.
     pub(super) fn sched_key(job: &SendJob, mi: usize, pol: &Policies) -> Option<u64> {
         let m = &job.msgs[mi];
-        let sendable =
-            m.state == MsgState::Open && (!m.retx.is_empty() || m.next_new < m.pkt_count);
-        sendable.then(|| {
+        m.sendable().then(|| {
             let k = pol.scheduler.key(&SchedKey {
                 remaining_bytes: m.remaining,
                 has_new: m.next_new < m.pkt_count,
