@@ -38,4 +38,4 @@ pub use blocking::Endpoint;
 pub use config::{MarkingPolicy, RuntimeConfig};
 pub use driver::EpochSample;
 pub use error::{BindError, ConnectError, JobWaitError, SendJobError};
-pub use stats::RuntimeStats;
+pub use stats::{RuntimeStats, SleepCauses, SleepTally};

@@ -44,4 +44,58 @@ pub struct RuntimeStats {
     pub epochs_dropped: u64,
     /// Datagrams the core produced that the send queue refused (never expected).
     pub transmit_refused: u64,
+    /// The sleeps in `poll(2)` (blocking face; [`RuntimeStats::sleeps`])
+    /// by what held sending back when the driver went to sleep, and
+    /// the time each kind took.
+    pub sleep_causes: SleepCauses,
+}
+
+/// Sleeps and the time slept, for one [`SleepCauses`] entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SleepTally {
+    /// Sleeps of this kind.
+    pub sleeps: u64,
+    /// Time asleep in them (wall clock, microseconds; a sleep that waited
+    /// for a CPU after its wake-up counts that wait too).
+    pub slept_us: u64,
+}
+
+/// What a blocking-face driver waited for when it slept in `poll(2)`
+/// (issue 19: a contended ATP sender slept ~0.5 s per 4 s run and nothing
+/// said why). Taken just before the sleep: the send queue's state, then
+/// the core's [`approxnet_proto::SendHold`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SleepCauses {
+    /// Datagrams were queued that the kernel refused (`EAGAIN`, send
+    /// buffer full): the wait was for writability.
+    pub send_buffer: SleepTally,
+    /// DATA waited for the pacer's next send time.
+    pub pacer: SleepTally,
+    /// DATA waited for room under the in-flight cap.
+    pub window: SleepTally,
+    /// Nothing to send, packets in flight or a job open: the peer's ACKs.
+    pub peer: SleepTally,
+    /// Nothing to send, in flight or open: the application.
+    pub application: SleepTally,
+    /// The core could have sent (a wait the caller's timeout or a
+    /// handshake reply bounds; not expected on the data path).
+    pub ready: SleepTally,
+}
+
+impl SleepCauses {
+    /// The entry for a sleep with the send queue `blocked` and the core
+    /// holding its sending back for `hold`.
+    pub fn entry(&mut self, blocked: bool, hold: approxnet_proto::SendHold) -> &mut SleepTally {
+        use approxnet_proto::SendHold as H;
+        if blocked {
+            return &mut self.send_buffer;
+        }
+        match hold {
+            H::Pacer => &mut self.pacer,
+            H::Window => &mut self.window,
+            H::Peer => &mut self.peer,
+            H::Application => &mut self.application,
+            _ => &mut self.ready,
+        }
+    }
 }

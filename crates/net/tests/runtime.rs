@@ -489,3 +489,47 @@ fn tiled_cuts_64_kib_messages_into_equal_packets_and_full_is_the_default() {
         }
     }
 }
+
+#[test]
+fn every_sleep_is_counted_under_what_it_waited_for() {
+    // No connection: a sleep waits for the application.
+    let mut ep = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    assert!(ep
+        .next_event(Some(Duration::from_millis(1)))
+        .unwrap()
+        .is_none());
+    let st = ep.stats();
+    let c = st.sleep_causes;
+    assert!(st.sleeps >= 1, "{st:?}");
+    assert_eq!(c.application.sleeps, st.sleeps, "{c:?}");
+    // A transfer: each sleep of either side counted once, under one cause.
+    let server = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let addr = server.local_addr();
+    let t = thread::spawn(move || {
+        let mut server = server;
+        serve_on(&mut server, 1);
+        server.stats()
+    });
+    let mut client = Endpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+    let h = client.connect(addr).expect("handshake");
+    let job = client
+        .send_job(h, JobSpec::uniform(1.0, &vec![20_000; 50]).unwrap())
+        .unwrap();
+    client.wait_job(h, job, BOUND).expect("job completes");
+    for st in [client.stats(), t.join().unwrap()] {
+        let c = st.sleep_causes;
+        let counted = [
+            c.send_buffer,
+            c.pacer,
+            c.window,
+            c.peer,
+            c.application,
+            c.ready,
+        ]
+        .iter()
+        .map(|t| t.sleeps)
+        .sum::<u64>();
+        assert_eq!(counted, st.sleeps, "{c:?}");
+        assert_eq!(c.window.sleeps, 0, "no in-flight cap: {c:?}");
+    }
+}

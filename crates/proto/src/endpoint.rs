@@ -24,6 +24,8 @@ use std::net::SocketAddr;
 
 mod batch;
 pub use batch::BurstError;
+mod hold;
+pub use hold::SendHold;
 mod ready;
 use ready::ReadyQueue;
 #[cfg(test)]

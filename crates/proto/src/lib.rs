@@ -63,7 +63,7 @@ mod seq;
 mod timer;
 
 pub use config::{Config, Limits, PacketSplit};
-pub use endpoint::{BurstError, ConnectionHandle, Endpoint, Transmit};
+pub use endpoint::{BurstError, ConnectionHandle, Endpoint, SendHold, Transmit};
 pub use event::{Event, JobOutcome, JobReport};
 pub use job::{GroupSpec, JobError, JobSpec, Msr};
 pub use policy::{QueueRule, Variant};

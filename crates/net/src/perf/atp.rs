@@ -4,14 +4,13 @@ use super::cpu::process_cpu_seconds;
 use super::interval::Intervals;
 use super::produce::{Feed, GapRng, Production};
 use super::receive::Tally;
-use super::report::{cpu_per_gb, gbps, obj, quantile, Json};
+use super::report::{cpu_per_gb, gbps, obj, quantile, runtime_json, Json};
 use super::reverse;
 use super::sizes::Sizes;
 use crate::{Endpoint, EpochSample, RuntimeConfig};
 use approxnet_proto::event::Role;
 use approxnet_proto::job::{MessageSpec, Payload};
 use approxnet_proto::rng::Rng;
-use approxnet_proto::stats::DropReason;
 use approxnet_proto::{ConnectionHandle, Event, JobSpec, Pushed};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -453,54 +452,6 @@ fn mean_of(v: &[u64]) -> f64 {
         f64::NAN
     } else {
         v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64
-    }
-}
-
-fn runtime_json(ep: &Endpoint) -> Json {
-    let st = ep.stats();
-    let core = ep.core().stats();
-    let drops = obj(DropReason::ALL
-        .iter()
-        .map(|r| (drop_name(*r), json!(core.dropped(*r))))
-        .collect());
-    obj(vec![
-        ("datagrams_sent", json!(st.send.datagrams)),
-        ("send_syscalls", json!(st.send.syscalls)),
-        ("gso_messages", json!(st.send.gso_messages)),
-        ("send_would_block", json!(st.send.would_block)),
-        ("send_errors", json!(st.send.errors)),
-        ("datagrams_received", json!(st.recv.datagrams)),
-        ("recv_syscalls", json!(st.recv.syscalls)),
-        ("recv_empty", json!(st.recv.empty)),
-        ("gro_messages", json!(st.recv.gro_messages)),
-        ("truncated", json!(st.recv.truncated)),
-        ("wakeups", json!(st.wakeups)),
-        ("sleeps", json!(st.sleeps)),
-        ("busy_polls", json!(st.busy_polls)),
-        ("naps", json!(st.naps)),
-        ("naps_late", json!(st.naps_late)),
-        ("sleeps_late", json!(st.sleeps_late)),
-        ("wake_late_max_us", json!(st.wake_late_max_us)),
-        ("core_accepted", json!(core.accepted)),
-        ("core_drops", drops),
-    ])
-}
-
-fn drop_name(r: DropReason) -> &'static str {
-    match r {
-        DropReason::Malformed => "malformed",
-        DropReason::BadChecksum => "bad_checksum",
-        DropReason::DamagedApproximate => "damaged_approximate",
-        DropReason::UnknownConnection => "unknown_connection",
-        DropReason::WrongPeer => "wrong_peer",
-        DropReason::Unexpected => "unexpected",
-        DropReason::UnknownJob => "unknown_job",
-        DropReason::OutOfRange => "out_of_range",
-        DropReason::Inconsistent => "inconsistent",
-        DropReason::StaleEpoch => "stale_epoch",
-        DropReason::CapExceeded => "cap_exceeded",
-        DropReason::UnknownType => "unknown_type",
-        _ => "other",
     }
 }
 

@@ -64,12 +64,17 @@ struct Entry {
     off: usize,
     len: usize,
     seg: usize,
+    /// Segments of `seg` bytes (the last may be shorter): `len.div_ceil(seg)`,
+    /// kept so that a commit tests its GSO merge without two divisions per
+    /// datagram (issue 19).
+    segs: usize,
     segs_sent: usize,
 }
 
 impl Entry {
     fn segments(&self) -> usize {
-        self.len.div_ceil(self.seg)
+        debug_assert_eq!(self.segs, self.len.div_ceil(self.seg));
+        self.segs
     }
 }
 
@@ -233,12 +238,15 @@ impl SendQueue {
                     && last.cscov == cscov
                     && last.segs_sent == 0
                     && l <= last.seg
-                    && last.len % last.seg == 0
+                    // every segment so far full (`len % seg == 0`: each
+                    // merge took at most `seg` bytes after full ones)
+                    && last.len == last.segs * last.seg
                     && last.segments() < self.gso_segments
                     && last.len + l <= MAX_UDP_PAYLOAD
                     && last.off + last.len == off
                 {
                     last.len += l;
+                    last.segs += 1;
                     return true;
                 }
             }
@@ -250,6 +258,7 @@ impl SendQueue {
             off,
             len: l,
             seg: l,
+            segs: 1,
             segs_sent: 0,
         });
         true
@@ -523,6 +532,44 @@ mod tests {
             q.push(dst(1), Marking::default(), 0, &[0; 1400], true);
         }
         assert_eq!(q.shape(), vec![(1400, 8), (1400, 8), (1400, 4)]);
+    }
+
+    #[test]
+    fn gso_runs_match_the_rule_on_lengths_and_divisions() {
+        // The merge test on kept segment counts against the rule it
+        // replaced (every segment so far full: `len % seg == 0`, and
+        // `len.div_ceil(seg)` segments), on random lengths.
+        let mut x = 7u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut q = SendQueue::new(100_000, 1 << 26).with_gso_segments(16);
+        let mut model: Vec<(usize, usize)> = Vec::new(); // (len, seg)
+        for _ in 0..20_000 {
+            let l = match next() % 8 {
+                0 => 1 + (next() % 1400) as usize,
+                1 => 700,
+                _ => 1400,
+            };
+            assert!(q.push(dst(1), Marking::default(), 0, &vec![0; l], true));
+            match model.last_mut() {
+                Some((len, seg))
+                    if l <= *seg
+                        && *len % *seg == 0
+                        && len.div_ceil(*seg) < 16
+                        && *len + l <= MAX_UDP_PAYLOAD =>
+                {
+                    *len += l
+                }
+                _ => model.push((l, l)),
+            }
+        }
+        let want: Vec<(usize, usize)> = model.iter().map(|&(l, s)| (s, l.div_ceil(s))).collect();
+        assert_eq!(q.shape(), want);
+        assert!(want.len() > 1000 && want.iter().any(|&(_, n)| n == 16));
     }
 
     #[test]

@@ -99,6 +99,8 @@ pub(crate) struct Connection {
     /// losses caused (at most [`epoch::MAX_CUTS`]).
     cuts: VecDeque<RateCut>,
     rate: Rate,
+    /// The pacing gap last computed from `rate` (`poll_transmit`).
+    gap_memo: crate::units::TimeForMemo,
     /// Delivery rate and min RTT for the in-flight cap (`Config::window_gain`).
     window: DeliveryWindow,
     /// `Config::window_gain`, kept here for `wants_to_send`.
@@ -173,6 +175,7 @@ impl Connection {
             rto_backoff: 0,
             cuts: VecDeque::new(),
             rate,
+            gap_memo: crate::units::TimeForMemo::new(),
             window: DeliveryWindow::default(),
             window_gain: cfg.window_gain,
             window_ack_delay: cfg.max_ack_delay,

@@ -3,6 +3,7 @@
 
 use super::{Connection, Control, Out, State};
 use crate::config::Config;
+use crate::endpoint::SendHold;
 use crate::time::{Duration, Instant};
 use crate::timer::Timer;
 use crate::wire::header::PacketTypeField;
@@ -73,6 +74,27 @@ impl Connection {
         Some(self.send.sent_after(deadline).1? + age)
     }
 
+    /// This connection's [`SendHold`] at `now` (`Endpoint::send_hold`).
+    pub(crate) fn send_hold(&self, now: Instant) -> SendHold {
+        if !self.control.is_empty() {
+            return SendHold::Ready;
+        }
+        if self.state == State::Established && self.send.has_data() {
+            if !self.window_open(now) {
+                return SendHold::Window;
+            }
+            if self.next_send > now {
+                return SendHold::Pacer;
+            }
+            return SendHold::Ready;
+        }
+        if self.send.busy() || self.send.has_open_jobs() {
+            SendHold::Peer
+        } else {
+            SendHold::Application
+        }
+    }
+
     pub(crate) fn poll_transmit(
         &mut self,
         now: Instant,
@@ -98,7 +120,13 @@ impl Connection {
         if buf.len() < cfg.mtu {
             return None;
         }
-        let np = self.send.next_packet(&self.pol, cfg.bundle_bytes)?;
+        let mut np = crate::sender::NextPacket::default();
+        if !self
+            .send
+            .next_packet_into(&self.pol, cfg.bundle_bytes, &mut np)
+        {
+            return None;
+        }
         let (body_len, precise, approx, elems) = self.send.write_body(&np, &mut buf[HEADER_LEN..]);
         let bundle = self.send.bundling();
         // Extra data (send more) goes to the lowest-priority queue.
@@ -143,7 +171,7 @@ impl Connection {
         crate::wire::Packet::new_unchecked(&mut buf[..len]).fill_checksum();
         // Pacing: the next packet may leave one serialisation time later;
         // a sender woken late may catch up by at most `pacing_burst`.
-        let gap = self.rate.time_for(len);
+        let gap = self.gap_memo.time_for(self.rate, len);
         let floor = Instant::from_nanos(now.as_nanos().saturating_sub(cfg.pacing_burst.as_nanos()));
         self.next_send = self.next_send.max(floor) + gap;
         if !self.send.has_needed_data() {

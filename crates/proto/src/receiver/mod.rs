@@ -29,7 +29,12 @@ pub(crate) const STALE_EPOCHS: u16 = 64;
 
 #[derive(Debug, Default)]
 struct Partial {
-    got: Vec<Option<Vec<u8>>>,
+    /// The packets arrived, by index.
+    arrived: crate::bitset::BitSet,
+    /// Their payloads, by index, where payloads are kept; empty otherwise
+    /// (a vector of empty slots per message was allocated, filled and
+    /// dropped for nothing: issue 19).
+    got: Vec<Vec<u8>>,
     got_count: u16,
     /// Per packet: (precise bytes, body bytes).
     shares: Vec<(u32, u32)>,

@@ -3,6 +3,7 @@
 //! reliable groups).
 
 use super::{DataVerdict, Held, Partial, RecvGroup, RecvSide, PER_PACKET_OVERHEAD};
+use crate::bitset::BitSet;
 use crate::config::{Config, Integrity};
 use crate::event::{Event, EventSink};
 use crate::stats::DropReason;
@@ -72,15 +73,19 @@ impl RecvSide {
         }
         let keep = cfg.keep_payloads || job.tensor.is_some();
         let cost = PER_PACKET_OVERHEAD + if keep { payload.len() } else { 0 };
-        let first_of_msg = !g.partial.contains_key(&h.msg_id);
+        // Over the cap, only the next in-order message of a reliable group
+        // may still grow, so that reliable transfer cannot deadlock.
+        let is_next = g.reliable() && h.msg_id == g.next_in_order;
+        // One search of the part-received messages per packet (a lookup
+        // and then an entry were two), a second only for a message's
+        // first packet, which inserts it.
+        let found = g.partial.get_mut(&h.msg_id);
+        let first_of_msg = found.is_none();
         let slot_cost = if first_of_msg {
             h.pkt_count as usize * 24
         } else {
             0
         };
-        // Over the cap, only the next in-order message of a reliable group
-        // may still grow, so that reliable transfer cannot deadlock.
-        let is_next = g.reliable() && h.msg_id == g.next_in_order;
         if self.buffered + cost + slot_cost > cfg.limits.max_buffered_bytes && !is_next {
             return DataVerdict::Drop(DropReason::CapExceeded);
         }
@@ -91,20 +96,27 @@ impl RecvSide {
             let bytes = if keep { payload.to_vec() } else { Vec::new() };
             (bytes, h.precise_len as usize, damaged, unchecked)
         } else {
-            let part = g.partial.entry(h.msg_id).or_insert_with(|| Partial {
-                got: vec![None; h.pkt_count as usize],
-                shares: vec![(0, 0); h.pkt_count as usize],
-                charged: slot_cost,
-                ..Partial::default()
-            });
-            if part.got.len() != h.pkt_count as usize {
+            let part = match found {
+                Some(p) => p,
+                None => g.partial.entry(h.msg_id).or_insert_with(|| Partial {
+                    arrived: BitSet::new(h.pkt_count as usize),
+                    shares: vec![(0, 0); h.pkt_count as usize],
+                    charged: slot_cost,
+                    ..Partial::default()
+                }),
+            };
+            if part.shares.len() != h.pkt_count as usize {
                 return DataVerdict::Drop(DropReason::Inconsistent);
             }
-            let slot = &mut part.got[h.pkt_index as usize];
-            if slot.is_some() {
+            if !part.arrived.insert(h.pkt_index as usize) {
                 return DataVerdict::Ack;
             }
-            *slot = Some(if keep { payload.to_vec() } else { Vec::new() });
+            if keep {
+                if part.got.is_empty() {
+                    part.got.resize(h.pkt_count as usize, Vec::new());
+                }
+                part.got[h.pkt_index as usize] = payload.to_vec();
+            }
             if first_of_msg {
                 self.buffered += slot_cost;
             }
@@ -122,15 +134,15 @@ impl RecvSide {
             // Message complete.
             let part = g.partial.remove(&h.msg_id).unwrap_or_default();
             self.buffered -= part.charged;
-            // Without payloads kept every slot holds an empty vector:
-            // nothing to join (collecting the slots' vectors and joining
-            // them cost ~3,000 instructions per 46-packet message).
+            // Without payloads kept nothing was stored: nothing to join
+            // (collecting the slots' vectors and joining them cost ~3,000
+            // instructions per 46-packet message).
             let bytes = if !keep {
                 Vec::new()
             } else if part.got.len() == 1 {
-                part.got.into_iter().next().flatten().unwrap_or_default()
+                part.got.into_iter().next().unwrap_or_default()
             } else {
-                part.got.into_iter().flatten().collect::<Vec<_>>().concat()
+                part.got.concat()
             };
             (
                 bytes,

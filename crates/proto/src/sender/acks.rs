@@ -131,9 +131,24 @@ impl SendSide {
         } else {
             self.cum_done
         };
+        // Most of the run is plain packets in flight, in order: those are
+        // credited inline with their job's slot carried from one to the
+        // next, and the resolved front is popped once after the run
+        // (popping is greedy from the front and fates only move to Acked
+        // here, so the flight list ends as a pop per packet leaves it).
+        // Anything else goes through `on_acked`.
+        let mut ji = usize::MAX;
+        let mut inline = false;
         while s != cum {
-            self.on_acked(s, pol);
+            if self.acked_in_order(s, &mut ji, pol) {
+                inline = true;
+            } else {
+                self.on_acked(s, pol);
+            }
             s = s.wrapping_add(1);
+        }
+        if inline {
+            self.pop_resolved();
         }
         if popped_some {
             let r = SeqRange {
@@ -150,7 +165,7 @@ impl SendSide {
     // The test inlined at its callers, the work out of line: with no
     // loss remembered (most ACKs) the call cost ~20 instructions.
     #[inline(always)]
-    fn late_acks(&mut self, r: SeqRange, pol: &Policies) {
+    pub(super) fn late_acks(&mut self, r: SeqRange, pol: &Policies) {
         if !self.recent_lost.is_empty() {
             self.late_acks_of(r, pol);
         }
@@ -232,10 +247,49 @@ impl SendSide {
         }
     }
 
-    fn packet_arrived(&mut self, job: u32, mi: u32, pkt: u16, pol: &Policies) {
-        let Some(ji) = self.job_index(job) else {
-            return;
+    /// [`Self::on_acked`] for a packet of the cumulative run that is in
+    /// flight, not the tail probe, not extra data and no bundle (what the
+    /// run's packets nearly always are): the same books kept, without the
+    /// RTT sample (`on_cumulative` takes none), the per-packet pop, or the
+    /// job's search by id while consecutive packets share a job (`ji`
+    /// carries its slot). `false`, with nothing changed, for any other.
+    #[inline(always)]
+    fn acked_in_order(&mut self, seq: u32, ji: &mut usize, pol: &Policies) -> bool {
+        if self.probe.is_some_and(|(p, _)| p == seq) {
+            return false;
+        }
+        let off = seq.wrapping_sub(self.base_seq) as usize;
+        let Some(f) = self.flights.get_mut(off) else {
+            return false;
         };
+        if f.fate != Fate::InFlight || f.extra || f.bundled {
+            return false;
+        }
+        f.fate = Fate::Acked;
+        let (job, msg, pkt) = (f.job, f.msg, f.pkt);
+        self.unacked.remove(seq);
+        self.in_flight -= 1;
+        self.epoch.acked += 1;
+        self.largest_acked = Some(self.largest_acked.map_or(seq, |l| seq::later(l, seq)));
+        if self.jobs.get(*ji).is_none_or(|j| j.id != job) {
+            match self.job_index(job) {
+                Some(i) => *ji = i,
+                None => return true,
+            }
+        }
+        self.packet_arrived_at(*ji, msg, pkt, pol);
+        true
+    }
+
+    fn packet_arrived(&mut self, job: u32, mi: u32, pkt: u16, pol: &Policies) {
+        if let Some(ji) = self.job_index(job) {
+            self.packet_arrived_at(ji, mi, pkt, pol);
+        }
+    }
+
+    /// [`Self::packet_arrived`] with the job's slot known.
+    #[inline(always)]
+    fn packet_arrived_at(&mut self, ji: usize, mi: u32, pkt: u16, pol: &Policies) {
         let j = &mut self.jobs[ji];
         let m = &mut j.msgs[mi as usize];
         let per = u64::from(m.seg);
@@ -257,7 +311,13 @@ impl SendSide {
                 j.unresolved -= 1;
             }
         }
-        Self::reschedule(&mut self.sched, j, mi as usize, pol);
+        // A message neither queued nor sendable (all its packets out: the
+        // common case for an acknowledged packet) keeps no key either
+        // way: `reschedule` would find nothing to move (a call per packet
+        // acknowledged; issue 19).
+        if m.key.is_some() || m.sendable() {
+            Self::reschedule(&mut self.sched, j, mi as usize, pol);
+        }
     }
 
     pub(super) fn pop_resolved(&mut self) {

@@ -175,6 +175,13 @@ impl SendMsg {
         }
     }
 
+    /// Whether a packet of this message waits to leave (a resend or a
+    /// first send): what gives it a scheduler key (`SendSide::sched_key`).
+    #[inline(always)]
+    fn sendable(&self) -> bool {
+        self.state == MsgState::Open && (!self.retx.is_empty() || self.next_new < self.pkt_count)
+    }
+
     /// Whether this message may share a DATA packet with others: one
     /// packet, no tensor range, and no approximate region with a checksum
     /// of its own (a bundle is covered whole by the header's CRC).
@@ -236,7 +243,7 @@ pub(crate) struct SendJob {
 }
 
 /// A DATA packet chosen for transmission.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct NextPacket {
     pub(crate) job: u32,
     /// The job's slot in `SendSide::jobs` when the packet was chosen:

@@ -3,7 +3,7 @@
 
 use super::queue::SchedQueue;
 use super::{
-    Fate, Flight, MsgState, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY, BUNDLE_RECORD,
+    Fate, Flight, NextPacket, SendJob, SendMsg, SendSide, AGE_CHECK_EVERY, BUNDLE_RECORD,
     MAX_BUNDLE,
 };
 use crate::job::Payload;
@@ -61,9 +61,7 @@ impl SendSide {
     /// Message `mi`'s scheduler key, `None` when it has nothing to send.
     pub(super) fn sched_key(job: &SendJob, mi: usize, pol: &Policies) -> Option<u64> {
         let m = &job.msgs[mi];
-        let sendable =
-            m.state == MsgState::Open && (!m.retx.is_empty() || m.next_new < m.pkt_count);
-        sendable.then(|| {
+        m.sendable().then(|| {
             let k = pol.scheduler.key(&SchedKey {
                 remaining_bytes: m.remaining,
                 has_new: m.next_new < m.pkt_count,
@@ -148,25 +146,43 @@ impl SendSide {
     /// one-packet messages that come next in scheduler order, of the same
     /// job and group, ride along while the body stays within
     /// `bundle_bytes` and the packet (`pending_bundle`; `write_body` and
-    /// `on_sent` consume it).
+    /// `on_sent` consume it). (The unit tests' form; `poll_transmit` calls
+    /// [`Self::next_packet_into`].)
+    #[cfg(test)]
     pub(crate) fn next_packet(
         &mut self,
         pol: &Policies,
         bundle_bytes: usize,
     ) -> Option<NextPacket> {
+        let mut np = NextPacket::default();
+        self.next_packet_into(pol, bundle_bytes, &mut np)
+            .then_some(np)
+    }
+
+    /// [`Self::next_packet`] written into `np` (whether there is one): no
+    /// `Option` of the 32-byte value returned through memory and copied
+    /// out again per DATA packet (issue 19).
+    pub(crate) fn next_packet_into(
+        &mut self,
+        pol: &Policies,
+        bundle_bytes: usize,
+        np: &mut NextPacket,
+    ) -> bool {
         self.pending_bundle.clear();
         if !self.has_data() {
-            return None;
+            return false;
         }
-        let np = loop {
+        loop {
             // The first message stays queued while its packet is taken:
             // `reschedule` then moves its key in place (a message that
             // keeps the smallest key stays the head; no tree operation).
-            let &(_, ord) = self.sched.first()?;
+            let Some(&(_, ord)) = self.sched.first() else {
+                return false;
+            };
             let (job_id, mi) = ((ord >> 32) as u32, ord as u32 as usize);
             let Some(ji) = self.job_index(job_id) else {
                 self.sched.pop_first();
-                return None;
+                return false;
             };
             let job = &mut self.jobs[ji];
             let Some((pkt, retx)) = Self::take_packet(&mut job.msgs[mi]) else {
@@ -178,7 +194,7 @@ impl SendSide {
                 g.fresh = g.fresh.saturating_sub(1);
             }
             let m = &job.msgs[mi];
-            let np = NextPacket {
+            *np = NextPacket {
                 job: job.id,
                 ji: ji as u32,
                 group_id: job.groups[m.group as usize].id,
@@ -190,12 +206,12 @@ impl SendSide {
                 retx,
             };
             Self::reschedule_head(&mut self.sched, job, mi, pol);
-            break np;
-        };
-        if bundle_bytes > 0 {
-            self.fill_bundle(&np, bundle_bytes, pol);
+            break;
         }
-        Some(np)
+        if bundle_bytes > 0 {
+            self.fill_bundle(np, bundle_bytes, pol);
+        }
+        true
     }
 
     /// The packet to send next of message `m`: a queued retransmission not
@@ -257,6 +273,9 @@ impl SendSide {
 
     /// Writes the body of packet `np` into `out`; returns (body length,
     /// precise length, approximate trailer present, element range).
+    // Inlined into its one caller (`Connection::poll_transmit`): the call
+    // saved registers and returned its tuple through memory (issue 19).
+    #[inline(always)]
     pub(crate) fn write_body(
         &self,
         np: &NextPacket,
@@ -299,6 +318,8 @@ impl SendSide {
     }
 
     /// Records that packet `np` left with sequence number `seq`.
+    // Inlined into its one caller, as `write_body` (issue 19).
+    #[inline(always)]
     pub(crate) fn on_sent(&mut self, now: Instant, np: &NextPacket, queue: u8) -> u32 {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
