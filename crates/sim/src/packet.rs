@@ -163,7 +163,7 @@ impl PacketPool {
     /// slot (reused, or a new default one) is written field by field where
     /// it lies, not built whole (128 bytes) and copied in, and its payload,
     /// left empty by [`PacketPool::free`], is not dropped and replaced.
-    #[inline]
+    #[inline(always)]
     pub fn alloc_native(&mut self, h: Hop, hdr: &Hdr) -> PktId {
         let id = match self.free.pop() {
             Some(id) => id,
