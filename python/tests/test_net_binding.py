@@ -4,9 +4,11 @@ typed exceptions; waits end at their timeouts."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -59,6 +61,24 @@ class _Server:
     def stop(self) -> None:
         self._stop.set()
         self._t.join()
+
+
+@contextlib.contextmanager
+def _udplite_pair(seed: int) -> Iterator[tuple[_Server, SocketEndpoint, Any]]:
+    """A UDP-Lite endpoint driven by a `_Server` and a UDP-Lite client
+    (`seed`) connected to it; skips on a kernel without UDP-Lite. The server
+    stops on leaving."""
+    try:
+        ep = SocketEndpoint(udplite=True)
+    except NetError as e:  # a kernel without UDP-Lite
+        pytest.skip(f"UDP-Lite unavailable: {e}")
+    server = _Server(ep)
+    try:
+        client = SocketEndpoint(udplite=True, seed=seed)
+        conn = client.connect(ep.local_addr, timeout_s=5.0)
+        yield server, client, conn
+    finally:
+        server.stop()
 
 
 def test_errors_form_one_hierarchy() -> None:
@@ -123,41 +143,23 @@ def test_tensor_job_with_msr_below_one_and_reliable_job_end_to_end() -> None:
 
 
 def test_udplite_endpoints_talk() -> None:
-    try:
-        ep = SocketEndpoint(udplite=True)
-    except NetError as e:  # a kernel without UDP-Lite
-        pytest.skip(f"UDP-Lite unavailable: {e}")
-    server = _Server(ep)
-    try:
-        client = SocketEndpoint(udplite=True, seed=3)
-        conn = client.connect(ep.local_addr, timeout_s=5.0)
+    with _udplite_pair(seed=3) as (server, client, conn):
         jid = client.send_job(conn, Job(msr=1.0).message(0, b"x" * 3000, precise_len=100))
         assert client.wait_job(conn, jid, timeout_s=10.0).ok
         ev = server.wait_for(lambda e: isinstance(e, MessageDelivered))
         assert ev.payload == b"x" * 3000
-    finally:
-        server.stop()
 
 
 def test_protected_tensor_over_udplite_keeps_its_layout() -> None:
     """A tensor job with protected bits (seed 004 §4.1) over real sockets:
     each chunk in the byte-plane layout with its protected bits as the
     UDP-Lite-covered prefix; the receiver restores every element."""
-    try:
-        ep = SocketEndpoint(udplite=True)
-    except NetError as e:  # a kernel without UDP-Lite
-        pytest.skip(f"UDP-Lite unavailable: {e}")
-    server = _Server(ep)
-    try:
-        client = SocketEndpoint(udplite=True, seed=4)
-        conn = client.connect(ep.local_addr, timeout_s=5.0)
+    with _udplite_pair(seed=4) as (server, client, conn):
         x = np.random.default_rng(1).standard_normal(5000)
         jid = client.send_job(conn, Job.tensor(x, p=1.0, protect_bits=13))
         assert client.wait_job(conn, jid, timeout_s=10.0).ok
         ready = server.wait_for(lambda e: isinstance(e, TensorReady))
         np.testing.assert_array_equal(ready.array(), x)
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize("bad", ["nonsense", "127.0.0.1", "300.1.1.1:80", "127.0.0.1:99999", ""])
