@@ -12,23 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import threading
 
 import numpy as np
 
 from approxnet.torch import Exchange, UniformLoss, allreduce, runtime_config
-
-
-def _addresses(n: int) -> list[str]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    addrs = [f"127.0.0.1:{s.getsockname()[1]}" for s in socks]
-    for s in socks:
-        s.close()
-    return addrs
+from approxnet.torch.exchange import loopback_addresses
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     world = 4
     rng = np.random.default_rng(1)
     xs = [rng.standard_normal(a.elements).astype(np.float32) for _ in range(world)]
-    addrs = _addresses(world)
+    addrs = loopback_addresses(world)
     out: dict[int, tuple[list[float], int, int]] = {}
     errors: list[BaseException] = []
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import socket
 import threading
 from typing import Any
 
@@ -31,6 +30,7 @@ from approxnet.torch import (  # noqa: E402
     make_transform,
     runtime_config,
 )
+from approxnet.torch.exchange import loopback_addresses  # noqa: E402
 from approxnet.torch.experiment import TrainSpec  # noqa: E402
 from approxnet.torch.launch import run_loopback  # noqa: E402
 from approxnet.torch.tolerance import SweepPoint, loss_tolerance_bound  # noqa: E402
@@ -141,20 +141,10 @@ def test_tolerance_bound_from_a_sweep() -> None:
     assert loss_tolerance_bound([SweepPoint(0.0, [None], [0.5])]) is None
 
 
-def _addresses(n: int) -> list[str]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    addrs = [f"127.0.0.1:{s.getsockname()[1]}" for s in socks]
-    for s in socks:
-        s.close()
-    return addrs
-
-
 def _allreduce_all(
     xs: list[np.ndarray], policy: Any, transform: str, fill: str, steps: int = 2
 ) -> list[tuple[np.ndarray, Any]]:
-    addrs = _addresses(len(xs))
+    addrs = loopback_addresses(len(xs))
     out: dict[int, tuple[np.ndarray, Any]] = {}
     errors: list[BaseException] = []
 

@@ -20,6 +20,7 @@ served; every other call takes the endpoint back first.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,7 +42,14 @@ from .._native import (
 )
 from ..net import SocketEndpoint
 
-__all__ = ["Exchange", "Received", "SendRecord", "ShardExchange", "decode_tensor"]
+__all__ = [
+    "Exchange",
+    "Received",
+    "SendRecord",
+    "ShardExchange",
+    "decode_tensor",
+    "loopback_addresses",
+]
 
 F32 = npt.NDArray[np.float32]
 
@@ -337,3 +345,15 @@ def decode_tensor(t: TensorReady, length: int, peer: int, slot: int) -> Received
             raise TransferError(f"job {slot} from rank {peer}: missing range {a}..{b} outside")
         have[a:b] = False
     return Received(vals.copy(), have)
+
+
+def loopback_addresses(n: int) -> list[str]:
+    """`n` UDP addresses on 127.0.0.1, each free when this returns (the
+    ranks of an :class:`Exchange` on one machine)."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    addrs = [f"127.0.0.1:{s.getsockname()[1]}" for s in socks]
+    for s in socks:
+        s.close()
+    return addrs
