@@ -106,7 +106,22 @@ class _Inbox:
     done: bool = False
 
 
-class Exchange:
+class SlotCounters:
+    """The slot numbers of one rank's jobs to and from each peer: both ends
+    of a schedule count alike, so a slot names the same job at both."""
+
+    def __init__(self, world: int) -> None:
+        self._sent = [0] * world
+        self._claimed = [0] * world
+
+    def claim(self, peer: int) -> int:
+        """The slot of the next job expected from `peer`."""
+        s = self._claimed[peer]
+        self._claimed[peer] += 1
+        return s
+
+
+class Exchange(SlotCounters):
     """Sends shards to peers and receives theirs, by slot number."""
 
     def __init__(
@@ -128,8 +143,7 @@ class Exchange:
         self._by_addr = {a: i for i, a in enumerate(addresses)}
         self.out: dict[int, ConnectionHandle] = {}
         self._in_peer: dict[ConnectionHandle, int] = {}
-        self._sent = [0] * self.world
-        self._claimed = [0] * self.world
+        super().__init__(self.world)
         self._inbox: dict[tuple[int, int], _Inbox] = {}
         self.reports: list[SendRecord] = []
         self._out_peer: dict[ConnectionHandle, int] = {}
@@ -225,12 +239,6 @@ class Exchange:
         return slot
 
     # -- receiving --------------------------------------------------------------
-
-    def claim(self, peer: int) -> int:
-        """The slot of the next job expected from `peer`."""
-        s = self._claimed[peer]
-        self._claimed[peer] += 1
-        return s
 
     def wait(
         self, peer: int, slot: int, *, length: int | None, segment: int | None
