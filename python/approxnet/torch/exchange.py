@@ -23,8 +23,9 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +50,7 @@ __all__ = [
     "ShardExchange",
     "decode_tensor",
     "loopback_addresses",
+    "run_ranks",
 ]
 
 F32 = npt.NDArray[np.float32]
@@ -365,3 +367,29 @@ def loopback_addresses(n: int) -> list[str]:
     for s in socks:
         s.close()
     return addrs
+
+
+_T = TypeVar("_T")
+
+
+def run_ranks(world: int, rank: Callable[[int], _T]) -> list[_T]:
+    """Runs ``rank(r)`` for every rank ``r`` of ``world``, each in its own
+    thread; returns their results in rank order, or raises the first error
+    any of them raised once all have ended."""
+    out: dict[int, _T] = {}
+    errors: list[BaseException] = []
+
+    def one(r: int) -> None:
+        try:
+            out[r] = rank(r)
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(r,)) for r in range(world)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return [out[r] for r in range(world)]
