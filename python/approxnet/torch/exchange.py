@@ -37,6 +37,7 @@ from .._native import (
     ConnectionLost,
     Job,
     JobComplete,
+    JobReport,
     MessageDelivered,
     TensorReady,
     TransferError,
@@ -82,6 +83,20 @@ class SendRecord:
     groups: list[tuple[int, int, int]]  # (group id, delivered, messages)
     unsent_bytes: int = 0
     """Payload never sent: the job met its fraction p first (seed 000 §3.3.2)."""
+
+    @classmethod
+    def of_report(cls, peer: int, slot: int, r: JobReport) -> SendRecord:
+        """The record of job `slot` to `peer` from its sender's report."""
+        return cls(
+            peer=peer,
+            slot=slot,
+            bytes=r.bytes,
+            packets=r.packets,
+            lost_packets=r.lost_packets,
+            retransmissions=r.retransmissions,
+            groups=[(g.id, g.delivered, g.messages) for g in r.groups],
+            unsent_bytes=r.unsent_bytes,
+        )
 
 
 class ShardExchange(Protocol):
@@ -291,19 +306,8 @@ class Exchange(SlotCounters):
                 box = self._inbox.setdefault((self._peer_in(ev.connection), ev.job), _Inbox())
                 box.done = True
             elif ev.report is not None:
-                r = ev.report
-                self.reports.append(
-                    SendRecord(
-                        peer=self._out_peer.get(ev.connection, -1),
-                        slot=ev.job,
-                        bytes=r.bytes,
-                        packets=r.packets,
-                        lost_packets=r.lost_packets,
-                        retransmissions=r.retransmissions,
-                        groups=[(g.id, g.delivered, g.messages) for g in r.groups],
-                        unsent_bytes=r.unsent_bytes,
-                    )
-                )
+                peer = self._out_peer.get(ev.connection, -1)
+                self.reports.append(SendRecord.of_report(peer, ev.job, ev.report))
             else:
                 raise TransferError(f"rank {self.rank}: job {ev.job} failed: {ev.failure}")
         elif isinstance(ev, ConnectionLost):

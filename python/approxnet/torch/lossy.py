@@ -95,16 +95,7 @@ class VirtualNet:
             self.stats.delivered += tr.forward["delivered"]
             self._inbox[(src, dst, slot)] = rec
             self._cv.notify_all()
-        return SendRecord(
-            peer=dst,
-            slot=slot,
-            bytes=rep.bytes,
-            packets=rep.packets,
-            lost_packets=rep.lost_packets,
-            retransmissions=rep.retransmissions,
-            groups=[(g.id, g.delivered, g.messages) for g in rep.groups],
-            unsent_bytes=rep.unsent_bytes,
-        )
+        return SendRecord.of_report(dst, slot, rep)
 
     def take(self, src: int, dst: int, slot: int) -> Received:
         """Waits (at most `timeout_s`) for job `slot` from `src` to `dst`."""
