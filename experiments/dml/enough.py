@@ -12,23 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
-import threading
 
 import numpy as np
 
 from approxnet.torch import Exchange, UniformLoss, allreduce, runtime_config
-
-
-def _addresses(n: int) -> list[str]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    addrs = [f"127.0.0.1:{s.getsockname()[1]}" for s in socks]
-    for s in socks:
-        s.close()
-    return addrs
+from approxnet.torch.exchange import loopback_addresses, run_ranks
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,39 +30,28 @@ def main(argv: list[str] | None = None) -> int:
     world = 4
     rng = np.random.default_rng(1)
     xs = [rng.standard_normal(a.elements).astype(np.float32) for _ in range(world)]
-    addrs = _addresses(world)
-    out: dict[int, tuple[list[float], int, int]] = {}
-    errors: list[BaseException] = []
+    addrs = loopback_addresses(world)
 
-    def rank(r: int) -> None:
-        try:
-            cfg = runtime_config(line_rate_gbps=a.rate_gbps)
-            ex = Exchange(r, addrs, config=cfg, seed=1, timeout_s=60.0)
-            ex.connect_all()
-            secs = []
-            pol = UniformLoss(a.p)
-            for step in range(a.steps):
-                _, tel = allreduce(
-                    ex, xs[r], step=step, bucket=0, policy=pol, gather_policy=pol,
-                    fill="rescale", transform="permute", seed=5, previous=None,
-                )  # fmt: skip
-                ex.release()
-                secs.append(tel.seconds)
-            ex.drain(0.5)  # the last sender reports
-            unsent = sum(rep.unsent_bytes for rep in ex.reports)
-            total = sum(rep.bytes for rep in ex.reports)
-            out[r] = (secs, unsent, total)
-            ex.close(timeout_s=1.0)
-        except BaseException as e:
-            errors.append(e)
+    def rank(r: int) -> tuple[list[float], int, int]:
+        cfg = runtime_config(line_rate_gbps=a.rate_gbps)
+        ex = Exchange(r, addrs, config=cfg, seed=1, timeout_s=60.0)
+        ex.connect_all()
+        secs = []
+        pol = UniformLoss(a.p)
+        for step in range(a.steps):
+            _, tel = allreduce(
+                ex, xs[r], step=step, bucket=0, policy=pol, gather_policy=pol,
+                fill="rescale", transform="permute", seed=5, previous=None,
+            )  # fmt: skip
+            ex.release()
+            secs.append(tel.seconds)
+        ex.drain(0.5)  # the last sender reports
+        unsent = sum(rep.unsent_bytes for rep in ex.reports)
+        total = sum(rep.bytes for rep in ex.reports)
+        ex.close(timeout_s=1.0)
+        return secs, unsent, total
 
-    threads = [threading.Thread(target=rank, args=(r,)) for r in range(world)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    out = run_ranks(world, rank)
     for r in range(world):
         secs, unsent, total = out[r]
         ms = " ".join(f"{1e3 * s:.1f}" for s in secs)

@@ -4,9 +4,11 @@ typed exceptions; waits end at their timeouts."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -59,6 +61,24 @@ class _Server:
     def stop(self) -> None:
         self._stop.set()
         self._t.join()
+
+
+@contextlib.contextmanager
+def _udplite_pair(seed: int) -> Iterator[tuple[_Server, SocketEndpoint, Any]]:
+    """A UDP-Lite endpoint driven by a `_Server` and a UDP-Lite client
+    (`seed`) connected to it; skips on a kernel without UDP-Lite. The server
+    stops on leaving."""
+    try:
+        ep = SocketEndpoint(udplite=True)
+    except NetError as e:  # a kernel without UDP-Lite
+        pytest.skip(f"UDP-Lite unavailable: {e}")
+    server = _Server(ep)
+    try:
+        client = SocketEndpoint(udplite=True, seed=seed)
+        conn = client.connect(ep.local_addr, timeout_s=5.0)
+        yield server, client, conn
+    finally:
+        server.stop()
 
 
 def test_errors_form_one_hierarchy() -> None:
@@ -123,41 +143,23 @@ def test_tensor_job_with_msr_below_one_and_reliable_job_end_to_end() -> None:
 
 
 def test_udplite_endpoints_talk() -> None:
-    try:
-        ep = SocketEndpoint(udplite=True)
-    except NetError as e:  # a kernel without UDP-Lite
-        pytest.skip(f"UDP-Lite unavailable: {e}")
-    server = _Server(ep)
-    try:
-        client = SocketEndpoint(udplite=True, seed=3)
-        conn = client.connect(ep.local_addr, timeout_s=5.0)
+    with _udplite_pair(seed=3) as (server, client, conn):
         jid = client.send_job(conn, Job(msr=1.0).message(0, b"x" * 3000, precise_len=100))
         assert client.wait_job(conn, jid, timeout_s=10.0).ok
         ev = server.wait_for(lambda e: isinstance(e, MessageDelivered))
         assert ev.payload == b"x" * 3000
-    finally:
-        server.stop()
 
 
 def test_protected_tensor_over_udplite_keeps_its_layout() -> None:
     """A tensor job with protected bits (seed 004 §4.1) over real sockets:
     each chunk in the byte-plane layout with its protected bits as the
     UDP-Lite-covered prefix; the receiver restores every element."""
-    try:
-        ep = SocketEndpoint(udplite=True)
-    except NetError as e:  # a kernel without UDP-Lite
-        pytest.skip(f"UDP-Lite unavailable: {e}")
-    server = _Server(ep)
-    try:
-        client = SocketEndpoint(udplite=True, seed=4)
-        conn = client.connect(ep.local_addr, timeout_s=5.0)
+    with _udplite_pair(seed=4) as (server, client, conn):
         x = np.random.default_rng(1).standard_normal(5000)
         jid = client.send_job(conn, Job.tensor(x, p=1.0, protect_bits=13))
         assert client.wait_job(conn, jid, timeout_s=10.0).ok
         ready = server.wait_for(lambda e: isinstance(e, TensorReady))
         np.testing.assert_array_equal(ready.array(), x)
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize("bad", ["nonsense", "127.0.0.1", "300.1.1.1:80", "127.0.0.1:99999", ""])
@@ -187,29 +189,28 @@ def test_bad_peer_and_timeouts_are_typed_errors() -> None:
             ep.accept(timeout_s=bad)
 
 
-def test_connect_to_a_silent_port_fails_within_the_timeout() -> None:
+def _connect_to_a_silent_port(timeout_s: float, match: str) -> float:
+    """Connects to a bound UDP port that never answers; the seconds until
+    the ConnectError (its message matching `match`)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
         silent.bind(("127.0.0.1", 0))
         port = silent.getsockname()[1]
         ep = SocketEndpoint()
         t0 = time.monotonic()
-        with pytest.raises(ConnectError, match="within"):
-            ep.connect(f"127.0.0.1:{port}", timeout_s=0.4)
-        took = time.monotonic() - t0
-        assert 0.3 < took < 3.0
+        with pytest.raises(ConnectError, match=match):
+            ep.connect(f"127.0.0.1:{port}", timeout_s=timeout_s)
+        return time.monotonic() - t0
+
+
+def test_connect_to_a_silent_port_fails_within_the_timeout() -> None:
+    took = _connect_to_a_silent_port(0.4, "within")
+    assert 0.3 < took < 3.0
 
 
 def test_connect_keeps_trying_for_the_whole_timeout() -> None:
     # The core abandons a handshake after its 1 s idle timeout; a caller
     # who allows 2.5 s must get 2.5 s of attempts, not an error after 1 s.
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
-        silent.bind(("127.0.0.1", 0))
-        port = silent.getsockname()[1]
-        ep = SocketEndpoint()
-        t0 = time.monotonic()
-        with pytest.raises(ConnectError, match="within 2.5 s"):
-            ep.connect(f"127.0.0.1:{port}", timeout_s=2.5)
-        assert time.monotonic() - t0 >= 2.4
+    assert _connect_to_a_silent_port(2.5, "within 2.5 s") >= 2.4
 
 
 def test_waits_end_at_their_timeout_and_release_the_gil() -> None:

@@ -29,6 +29,18 @@ def topology() -> TestbedTopology:
     return TestbedTopology(tb.load(DUMBBELL))
 
 
+def three_apps(ctl: Controller) -> None:
+    """Registers lr, pr and sort and opens a connection of each (c1 lr
+    h1 -> h3, c2 pr h2 -> h3, c3 sort h1 -> h4), then closes c2: the state a
+    restarted controller must recover."""
+    for name, c in (("lr", LR), ("pr", PR), ("sort", SORT)):
+        ctl.register(name, c)
+    ctl.open_connection("lr", "h1", "h3")
+    gone = ctl.open_connection("pr", "h2", "h3")
+    ctl.open_connection("sort", "h1", "h4")
+    ctl.close_connection(gone.id)
+
+
 @pytest.fixture
 def service() -> Iterator[tuple[SabaClient, Controller, MemoryBackend]]:
     backend = MemoryBackend()
@@ -129,12 +141,7 @@ def test_restart_recovers_the_same_allocation(tmp_path: Path) -> None:
     db = tmp_path / "saba.db"
     export = tmp_path / "ports.json"
     ctl = Controller(topology(), Store(db), JsonBackend(export), queues=2)
-    for name, c in (("lr", LR), ("pr", PR), ("sort", SORT)):
-        ctl.register(name, c)
-    ctl.open_connection("lr", "h1", "h3")
-    gone = ctl.open_connection("pr", "h2", "h3")
-    ctl.open_connection("sort", "h1", "h4")
-    ctl.close_connection(gone.id)
+    three_apps(ctl)
     before = ctl.port_configs()
     text = export.read_text()
     ctl.store.close()

@@ -5,8 +5,8 @@ rate, in the profile and at run time."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from test_saba_sim_backend import star as star_at
 
 from approxnet.saba import flowstudy
 from approxnet.saba.errors import SabaError
@@ -14,16 +14,8 @@ from approxnet.saba.sim_backend import FlowFair, Routes, run
 
 
 def star(hosts: int) -> Routes:
-    """Hosts on one switch at 56 Gbit/s: link 2h = h up, 2h + 1 = down to h."""
-    node = [x for h in range(hosts) for x in (f"h{h}", "s0")]
-    peer = [x for h in range(hosts) for x in ("s0", f"h{h}")]
-    paths = {
-        (a, b): np.array([2 * a, 2 * b + 1], dtype=np.int64)
-        for a in range(hosts)
-        for b in range(hosts)
-        if a != b
-    }
-    return Routes(np.full(2 * hosts, flowstudy.BYTES_PER_NS), node, peer, paths)
+    """Hosts on one switch at 56 Gbit/s (the study's links, BYTES_PER_NS)."""
+    return star_at(hosts, flowstudy.BYTES_PER_NS * 8.0)
 
 
 def test_uniform_mix_is_the_studys_draw_and_at_line_rate() -> None:

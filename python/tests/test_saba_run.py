@@ -241,6 +241,12 @@ def _left_behind(app: str, wrapper: subprocess.Popen[bytes], ns: str) -> tuple[b
     return cgroup, tables
 
 
+def _assert_nothing_left(app: str, wrapper: subprocess.Popen[bytes], ns: str) -> None:
+    """The wrapper removed its cgroup and its nftables table."""
+    cgroup, tables = _left_behind(app, wrapper, ns)
+    assert not cgroup and "saba_run" not in tables, tables
+
+
 SENDER = f"""
 import socket, sys
 s = socket.create_connection(("{B}", {PORT}))
@@ -313,8 +319,7 @@ def test_saba_run_marks_reports_and_cleans_up(
     # deregistered, and nothing left behind
     assert ctl.apps() == [] and ctl.connections() == []
     assert backend.latest["sw:to-b"].queues == ()
-    cgroup, tables = _left_behind("app1", wrapper, na)
-    assert not cgroup and "saba_run" not in tables, tables
+    _assert_nothing_left("app1", wrapper, na)
     assert "app app1 deregistered" in err.decode()
 
 
@@ -342,8 +347,7 @@ def test_saba_run_cleans_up_whatever_way_the_program_ends(
         _stop(wrapper)
     assert wrapper.returncode == status, err.decode()
     assert ctl.apps() == [], err.decode()
-    cgroup, tables = _left_behind("app2", wrapper, na)
-    assert not cgroup and "saba_run" not in tables, tables
+    _assert_nothing_left("app2", wrapper, na)
 
 
 @root
@@ -362,8 +366,7 @@ def test_saba_run_passes_a_signal_on_and_cleans_up(
         _stop(wrapper)
     assert wrapper.returncode == 128 + 15, err.decode()
     assert ctl.apps() == []
-    cgroup, tables = _left_behind("app3", wrapper, na)
-    assert not cgroup and "saba_run" not in tables, tables
+    _assert_nothing_left("app3", wrapper, na)
 
 
 def _marks(ns: str, wrapper: subprocess.Popen[bytes]) -> set[int]:
@@ -431,8 +434,7 @@ def test_saba_run_cleans_up_locally_when_the_controller_is_gone(pair: tuple[str,
         ctl.communicate()
     assert wrapper.returncode == 128 + 15, err.decode()
     assert "cleanup: cannot deregister" in err.decode()
-    cgroup, tables = _left_behind("orphan", wrapper, na)
-    assert not cgroup and "saba_run" not in tables, tables
+    _assert_nothing_left("orphan", wrapper, na)
 
 
 @root

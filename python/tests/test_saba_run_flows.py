@@ -22,6 +22,7 @@ import pytest
 import test_saba_run as base
 from test_saba_run import (
     B,
+    _assert_nothing_left,
     _left_behind,
     _members,
     _ready_in,
@@ -304,8 +305,7 @@ def test_a_sigkilled_wrappers_leftovers_are_removed(
             os.kill(int(program), signal.SIGKILL)
         _stop(wrapper)
     assert "removed cgroup" in log and f"saba_run_{wrapper.pid}" in log, log
-    cgroup, tables = _left_behind("victim", wrapper, na)
-    assert not cgroup and "saba_run" not in tables, tables
+    _assert_nothing_left("victim", wrapper, na)
     assert ctl.apps() == []
     assert not _running(program)  # the program went with its cgroup
     assert list(state_dir.glob("*.json")) == []

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_saba_controller import LR, PR, three_apps
 
 from approxnet import testbed as tb
 from approxnet.saba import SabaError
@@ -34,7 +35,6 @@ from approxnet.saba.store_pg import PgStore, connect_args
 from approxnet.saba.topology import TestbedTopology
 
 DUMBBELL = Path(tb.__file__).resolve().parent / "examples" / "dumbbell.toml"
-LR, PR, SORT = [5.0, -8.0, 3.0], [1.5, -0.5], [1.1, -0.1]
 
 
 def test_url_parsing_and_its_errors() -> None:
@@ -177,12 +177,7 @@ def test_a_failed_transaction_leaves_no_trace(pg_url: str) -> None:
 @needs_pg
 def test_restarted_controller_recovers_from_postgres(pg_url: str) -> None:
     ctl = Controller(_topology(), _fresh(pg_url), MemoryBackend(), queues=2)
-    for name, c in (("lr", LR), ("pr", PR), ("sort", SORT)):
-        ctl.register(name, c)
-    ctl.open_connection("lr", "h1", "h3")
-    gone = ctl.open_connection("pr", "h2", "h3")
-    ctl.open_connection("sort", "h1", "h4")
-    ctl.close_connection(gone.id)
+    three_apps(ctl)
     before = ctl.port_configs()
     ctl.store.close()
     again = Controller(_topology(), PgStore(pg_url), MemoryBackend(), queues=2)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import socket
-import threading
 from typing import Any
 
 import numpy as np
@@ -31,6 +29,7 @@ from approxnet.torch import (  # noqa: E402
     make_transform,
     runtime_config,
 )
+from approxnet.torch.exchange import loopback_addresses, run_ranks  # noqa: E402
 from approxnet.torch.experiment import TrainSpec  # noqa: E402
 from approxnet.torch.launch import run_loopback  # noqa: E402
 from approxnet.torch.tolerance import SweepPoint, loss_tolerance_bound  # noqa: E402
@@ -141,46 +140,24 @@ def test_tolerance_bound_from_a_sweep() -> None:
     assert loss_tolerance_bound([SweepPoint(0.0, [None], [0.5])]) is None
 
 
-def _addresses(n: int) -> list[str]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    addrs = [f"127.0.0.1:{s.getsockname()[1]}" for s in socks]
-    for s in socks:
-        s.close()
-    return addrs
-
-
 def _allreduce_all(
     xs: list[np.ndarray], policy: Any, transform: str, fill: str, steps: int = 2
 ) -> list[tuple[np.ndarray, Any]]:
-    addrs = _addresses(len(xs))
-    out: dict[int, tuple[np.ndarray, Any]] = {}
-    errors: list[BaseException] = []
+    addrs = loopback_addresses(len(xs))
 
-    def rank(r: int) -> None:
-        try:
-            ex = Exchange(r, addrs, config=runtime_config(), seed=1, timeout_s=20.0)
-            ex.connect_all()
-            for step in range(steps):
-                res = allreduce(
-                    ex, xs[r], step=step, bucket=0, policy=policy, gather_policy=policy,
-                    fill=fill, transform=transform, seed=5, previous=None,
-                )  # fmt: skip
-                ex.release()
-            out[r] = res
-            ex.close(timeout_s=1.0)
-        except BaseException as e:
-            errors.append(e)
+    def rank(r: int) -> tuple[np.ndarray, Any]:
+        ex = Exchange(r, addrs, config=runtime_config(), seed=1, timeout_s=20.0)
+        ex.connect_all()
+        for step in range(steps):
+            res = allreduce(
+                ex, xs[r], step=step, bucket=0, policy=policy, gather_policy=policy,
+                fill=fill, transform=transform, seed=5, previous=None,
+            )  # fmt: skip
+            ex.release()
+        ex.close(timeout_s=1.0)
+        return res
 
-    threads = [threading.Thread(target=rank, args=(r,)) for r in range(len(xs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return [out[r] for r in range(len(xs))]
+    return run_ranks(len(xs), rank)
 
 
 def test_reliable_allreduce_over_sockets_is_the_exact_mean() -> None:

@@ -99,12 +99,22 @@ pub struct Summary {
     pub peak_packets: usize,
 }
 
-fn pct(sorted: &[f64], p: f64) -> f64 {
+/// The `p` quantile (nearest rank) of sorted values; NaN when there are none.
+pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
     let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
+}
+
+/// The mean; NaN when there are no values.
+pub(crate) fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
 }
 
 impl Summary {
@@ -158,11 +168,7 @@ impl Summary {
                 msr: c.msr,
                 jobs: jobs.len(),
                 done: jct.len(),
-                jct_mean_us: if jct.is_empty() {
-                    f64::NAN
-                } else {
-                    jct.iter().sum::<f64>() / jct.len() as f64
-                },
+                jct_mean_us: mean(&jct),
                 jct_p50_us: pct(&jct, 0.5),
                 jct_p99_us: pct(&jct, 0.99),
                 loss_rate: frac(lost),
@@ -171,11 +177,12 @@ impl Summary {
                     .filter(|j| j.done.is_some())
                     .map(|j| j.loss_rate())
                     .fold(0.0, f64::max),
-                delivered_fraction: if jobs.is_empty() {
-                    f64::NAN
-                } else {
-                    jobs.iter().map(|j| j.delivered_fraction()).sum::<f64>() / jobs.len() as f64
-                },
+                delivered_fraction: mean(
+                    &jobs
+                        .iter()
+                        .map(|j| j.delivered_fraction())
+                        .collect::<Vec<_>>(),
+                ),
                 retx_rate: frac(retx),
             });
         }
@@ -189,11 +196,7 @@ impl Summary {
                 name: t.state.spec.name.clone(),
                 iterations: it.len(),
                 of: t.state.spec.iterations,
-                iter_mean_us: if d.is_empty() {
-                    f64::NAN
-                } else {
-                    d.iter().sum::<f64>() / d.len() as f64
-                },
+                iter_mean_us: mean(&d),
                 jct_us: t
                     .state
                     .done()
@@ -218,7 +221,6 @@ impl Summary {
             per_port.entry(x.port).or_default().push(x.bytes as f64);
         }
         self.queue_ports = per_port.len();
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let Some((&port, v)) = per_port
             .iter_mut()
             .max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)).then(b.0.cmp(a.0)))
@@ -316,20 +318,7 @@ impl Summary {
                 )
             })
             .collect();
-        let trainings: Vec<String> = self
-            .trainings
-            .iter()
-            .map(|t| {
-                format!(
-                    "{{\"name\":{:?},\"iterations\":{},\"of\":{},\"iter_mean_us\":{},\"jct_us\":{}}}",
-                    t.name,
-                    t.iterations,
-                    t.of,
-                    num(t.iter_mean_us),
-                    t.jct_us.map_or("null".into(), num)
-                )
-            })
-            .collect();
+        let trainings: Vec<String> = self.trainings.iter().map(TrainingSummary::json).collect();
         format!(
             "{{\"name\":{:?},\"sim_s\":{},\"wall_s\":{},\"events\":{},\"hops\":{},\"hops_per_wall_s\":{},\"drops\":{},\"marks\":{},\"delivered_data\":{}{},\"queue_mean_bytes\":{},\"queue_p99_bytes\":{},\"queue_ports\":{},\"busiest_port\":{:?},\"busiest_mean_bytes\":{},\"busiest_p99_bytes\":{},\"peak_packets\":{},\"classes\":[{}],\"trainings\":[{}]}}\n",
             self.name,
@@ -513,6 +502,18 @@ impl TrainingSummary {
             self.iter_mean_us,
             self.jct_us
                 .map_or("not finished".to_string(), |j| format!("JCT {j:.1} us"))
+        )
+    }
+
+    /// Its object in summary.json (`trainings` / `staged`).
+    pub(crate) fn json(&self) -> String {
+        format!(
+            "{{\"name\":{:?},\"iterations\":{},\"of\":{},\"iter_mean_us\":{},\"jct_us\":{}}}",
+            self.name,
+            self.iterations,
+            self.of,
+            json_num(self.iter_mean_us),
+            self.jct_us.map_or("null".into(), json_num)
         )
     }
 }

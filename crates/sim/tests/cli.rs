@@ -17,6 +17,17 @@ fn scenario_file(dir: &std::path::Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// Runs the incast scenario written in `dir` with `--out dir/out` and
+/// `extra` flags; returns the output directory and the process's output.
+fn run_in(dir: &std::path::Path, extra: &[&str]) -> (std::path::PathBuf, std::process::Output) {
+    let out_dir = dir.join("out");
+    let scenario = scenario_file(dir);
+    let mut args = vec!["run", &scenario, "--out", out_dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = sim(&args);
+    (out_dir, o)
+}
+
 fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("approxnet-sim-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -39,14 +50,7 @@ fn help_prints_usage_and_succeeds() {
 #[test]
 fn quiet_prints_nothing_and_still_writes_results() {
     let d = tmp("quiet");
-    let out_dir = d.join("out");
-    let o = sim(&[
-        "run",
-        &scenario_file(&d),
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let (out_dir, o) = run_in(&d, &["--quiet"]);
     assert!(o.status.success());
     assert!(
         o.stdout.is_empty(),
@@ -66,13 +70,7 @@ fn quiet_prints_nothing_and_still_writes_results() {
 fn summary_names_the_busiest_sampled_port() {
     // incast of 4 senders into host 4: the switch port to h4 is the bottleneck
     let d = tmp("busiest");
-    let out_dir = d.join("out");
-    let o = sim(&[
-        "run",
-        &scenario_file(&d),
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let (out_dir, o) = run_in(&d, &[]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     let line = text

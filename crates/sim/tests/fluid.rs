@@ -2,21 +2,15 @@
 //! incremental re-solving against full re-solving, collectives, latency,
 //! staged jobs, topologies and scenario errors.
 
+mod common;
+
 use approxnet_proto::rng::Rng;
 use approxnet_sim::fluid::engine::Owner;
 use approxnet_sim::fluid::{Collective, Demand, FluidSim, Sharing};
 use approxnet_sim::scenario::{self, FluidBuilt};
+use common::{demand, random_demand};
 
 const INF: f64 = f64::INFINITY;
-
-fn demand(path: &[u32], weight: f64, cap: f64, priority: u8) -> Demand {
-    Demand {
-        path: path.to_vec(),
-        weight,
-        cap,
-        priority,
-    }
-}
 
 /// Solves flows over links of these capacities; returns the rates.
 fn solve(caps: &[f64], flows: &[Demand]) -> Vec<f64> {
@@ -175,24 +169,7 @@ fn incremental_equals_full_and_is_max_min_on_random_instances() {
                     inc.remove(a);
                     full.remove(b);
                 } else {
-                    let len = 1 + rng.below(4) as usize;
-                    let mut path: Vec<u32> = Vec::new();
-                    while path.len() < len.min(links) {
-                        let l = rng.below(links as u64) as u32;
-                        if !path.contains(&l) {
-                            path.push(l);
-                        }
-                    }
-                    let d = demand(
-                        &path,
-                        [1.0, 1.0, 2.0, 0.5, 3.0][rng.below(5) as usize],
-                        if rng.below(4) == 0 {
-                            0.5 + rng.below(40) as f64 / 10.0
-                        } else {
-                            INF
-                        },
-                        [0, 0, 0, 1, 2][rng.below(5) as usize],
-                    );
+                    let d = random_demand(&mut rng, links, 4, &[0, 0, 0, 1, 2]);
                     live.push((inc.add(d.clone()), full.add(d.clone()), d));
                 }
             }

@@ -4,21 +4,15 @@
 //! (every flow coupled through full host links) the repair re-solves only
 //! the flows at or above the changed flow's level.
 
+mod common;
+
 use approxnet_proto::rng::Rng;
 use approxnet_sim::fluid::engine::Owner;
 use approxnet_sim::fluid::{Demand, Sharing};
 use approxnet_sim::scenario;
+use common::{demand, random_demand, random_path};
 
 const INF: f64 = f64::INFINITY;
-
-fn demand(path: &[u32], weight: f64, cap: f64, priority: u8) -> Demand {
-    Demand {
-        path: path.to_vec(),
-        weight,
-        cap,
-        priority,
-    }
-}
 
 fn same(x: f64, y: f64) -> bool {
     (x - y).abs() <= 1e-9 * y.abs().max(1.0)
@@ -50,24 +44,7 @@ fn changes_solved_together_equal_changes_solved_one_by_one() {
                     single.solve();
                     full.remove(ids[2]);
                 } else {
-                    let len = 1 + rng.below(4) as usize;
-                    let mut path: Vec<u32> = Vec::new();
-                    while path.len() < len.min(links) {
-                        let l = rng.below(links as u64) as u32;
-                        if !path.contains(&l) {
-                            path.push(l);
-                        }
-                    }
-                    let d = demand(
-                        &path,
-                        [1.0, 1.0, 2.0, 0.5, 3.0][rng.below(5) as usize],
-                        if rng.below(5) == 0 {
-                            0.5 + rng.below(40) as f64 / 10.0
-                        } else {
-                            INF
-                        },
-                        [0, 0, 0, 0, 1, 2][rng.below(6) as usize],
-                    );
+                    let d = random_demand(&mut rng, links, 5, &[0, 0, 0, 0, 1, 2]);
                     let a = batched.add(d.clone());
                     let b = single.add(d.clone());
                     single.solve();
@@ -178,13 +155,7 @@ fn dense_single_level_repairs_by_threshold_equal_full_solves() {
             let arrivals = if step < 20 { 12 } else { rng.below(3) };
             for _ in 0..arrivals {
                 let len = 2 + rng.below(3) as usize;
-                let mut path: Vec<u32> = Vec::new();
-                while path.len() < len {
-                    let l = rng.below(links as u64) as u32;
-                    if !path.contains(&l) {
-                        path.push(l);
-                    }
-                }
+                let path = random_path(&mut rng, len, links);
                 let cap = if rng.below(6) == 0 {
                     0.05 + rng.below(20) as f64 / 100.0
                 } else {

@@ -3,20 +3,25 @@
 //! them only on purpose, and say why in the commit.
 
 mod common;
+use approxnet_sim::scenario::Built;
 use common::*;
+
+/// (hops, drops, data packets delivered, ECN marks, events) of a finished run.
+fn counts(b: &Built) -> (u64, u64, u64, u64, u64) {
+    let c = b.sim.counters;
+    (
+        c.hops,
+        c.drops,
+        c.delivered_data,
+        ecn_marks(b),
+        b.sim.events.executed(),
+    )
+}
 
 #[test]
 fn small_dctcp_dumbbell_exact_counts() {
     let b = run(&incast(4, 5.0, 1_000_000, "dctcp"), &[]);
-    let c = b.sim.counters;
-    let marks = ecn_marks(&b);
-    let got = (
-        c.hops,
-        c.drops,
-        c.delivered_data,
-        marks,
-        b.sim.events.executed(),
-    );
+    let got = counts(&b);
     println!("{got:?}");
     assert_eq!(got, GOLDEN_DUMBBELL);
     // every flow finished, nothing lost, nothing retransmitted
@@ -38,15 +43,7 @@ fn old_defaults_give_the_old_counts() {
         &incast(4, 5.0, 1_000_000, "dctcp"),
         &["transport.init_cwnd_pkts=10", "transport.handshake=false"],
     );
-    let c = b.sim.counters;
-    let marks = ecn_marks(&b);
-    let got = (
-        c.hops,
-        c.drops,
-        c.delivered_data,
-        marks,
-        b.sim.events.executed(),
-    );
+    let got = counts(&b);
     assert_eq!(got, (11056, 0, 2764, 529, 14708));
 }
 

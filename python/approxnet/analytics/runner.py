@@ -82,17 +82,19 @@ def _summarise(
     scheme: str,
     agg: Aggregator,
     sources: Sequence[Any],
-    jct_s: float,
-    records: int,
+    parts: Sequence[npt.NDArray[np.void]],
     dropped: int,
     net: dict[str, int],
 ) -> Run:
+    """The run of a finished job: its JCT from the first round's start to
+    the last result, the records of every partition."""
+    first = agg.rounds[0].started_s if agg.rounds else 0.0
     return Run(
         scheme=scheme,
         results=agg.results,
         rounds=agg.rounds,
-        jct_s=jct_s,
-        records=records,
+        jct_s=agg.results[-1].ended_s - first,
+        records=sum(len(p) for p in parts),
         records_sent=sum(s.records_sent for s in sources),
         records_arrived=sum(r.records_arrived for r in agg.rounds),
         messages_dropped=dropped,
@@ -147,13 +149,4 @@ def run_virtual(
         s.start(ep.connect(net.now, SINK))
     if not net.run(lambda: agg.finished, limit_s=limit_s):
         raise AnalyticsError(f"the job did not finish within {limit_s} virtual seconds")
-    first = agg.rounds[0].started_s if agg.rounds else 0.0
-    return _summarise(
-        scheme,
-        agg,
-        sources,
-        agg.results[-1].ended_s - first,
-        sum(len(p) for p in parts),
-        side.dropped_messages,
-        dict(net.counters),
-    )
+    return _summarise(scheme, agg, sources, parts, side.dropped_messages, dict(net.counters))

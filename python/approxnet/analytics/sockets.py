@@ -136,13 +136,6 @@ def run_loopback(
         raise AnalyticsError(f"the loopback run did not finish within {timeout_s} s")
     agg, side = out["agg"]
     stats = agg_ep.stats()
-    first = agg.rounds[0].started_s if agg.rounds else 0.0
     return _summarise(
-        scheme,
-        agg,
-        sources,
-        agg.results[-1].ended_s - first,
-        sum(len(p) for p in parts),
-        side.dropped_messages,
-        {k: int(v) for k, v in stats.items()},
+        scheme, agg, sources, parts, side.dropped_messages, {k: int(v) for k, v in stats.items()}
     )

@@ -3,7 +3,9 @@ figure from :mod:`approxnet.interconnect.figures`' rows."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -41,10 +43,7 @@ def plot(
         ax.set_ylabel("time / conventional")
         ax.set_title(f"Fig. 6: {r6[0].topology}, {r6[0].procs} processes")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        paths["fig6"] = out / f"fig6_exec_time{suffix}.png"
-        fig.savefig(paths["fig6"], dpi=120)
-        plt.close(fig)
+        _save(fig, paths, "fig6", out / f"fig6_exec_time{suffix}.png")
     r8 = [r for r in rows if r.fig == "8"]
     if r8:
         fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -64,33 +63,21 @@ def plot(
         ax2.set_ylabel("mean relative error")
         ax.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.0, 0.93))
         ax.set_title("Fig. 8: FFT, performance vs quality")
-        fig.tight_layout()
-        paths["fig8"] = out / f"fig8_fft_tradeoff{suffix}.png"
-        fig.savefig(paths["fig8"], dpi=120)
-        plt.close(fig)
+        _save(fig, paths, "fig8", out / f"fig8_fft_tradeoff{suffix}.png")
     r9 = [r for r in rows if r.fig == "9"]
     if r9:
-        apps = list(dict.fromkeys(r.app for r in r9))
-        fig, axs = plt.subplots(1, len(apps), figsize=(4 * len(apps), 3.2), squeeze=False)
-        for ax, a in zip(axs[0], apps, strict=True):
-            for n in ("fec_perfect", "approx"):
-                rr = [r for r in r9 if r.app == a and r.network == n]
-                ax.plot(
-                    [r.gbps for r in rr],
-                    [r.norm for r in rr],
-                    "o-",
-                    color=colors[n],
-                    label=label(st, n),
-                )
-            ax.axhline(1.0, color="tab:gray", ls="--", label="Conv. (100 Gbps)")
-            ax.set_xlabel("link bandwidth (Gbps)")
-            ax.set_ylabel("time / conventional")
-            ax.set_title(f"Fig. 9: {st.apps[a]['label']}")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        paths["fig9"] = out / f"fig9_bandwidth{suffix}.png"
-        fig.savefig(paths["fig9"], dpi=120)
-        plt.close(fig)
+        fig = _app_lines(
+            st,
+            r9,
+            ("fec_perfect", "approx"),
+            colors,
+            "gbps",
+            "link bandwidth (Gbps)",
+            "time / conventional",
+            "Fig. 9",
+            conv="Conv. (100 Gbps)",
+        )
+        _save(fig, paths, "fig9", out / f"fig9_bandwidth{suffix}.png")
     r10 = [r for r in rows if r.fig == "10"]
     if r10:
         apps = list(dict.fromkeys(r.app for r in r10))
@@ -108,30 +95,59 @@ def plot(
             ax.set_title(f"Fig. 10: {st.apps[a]['label']}")
             ax.set_ylabel("time / conv. on df11 (tor6)")
             ax.legend(fontsize=7)
-        fig.tight_layout()
-        paths["fig10"] = out / f"fig10_topology{suffix}.png"
-        fig.savefig(paths["fig10"], dpi=120)
-        plt.close(fig)
+        _save(fig, paths, "fig10", out / f"fig10_topology{suffix}.png")
     r11 = [r for r in rows if r.fig == "11"]
     if r11:
-        apps = list(dict.fromkeys(r.app for r in r11))
-        fig, axs = plt.subplots(1, len(apps), figsize=(4 * len(apps), 3.2), squeeze=False)
-        for ax, a in zip(axs[0], apps, strict=True):
-            for n in MAIN:
-                rr = [r for r in r11 if r.app == a and r.network == n]
-                ax.plot(
-                    [r.switch_delay_ns for r in rr],
-                    [r.norm for r in rr],
-                    "o-",
-                    color=colors[n],
-                    label=label(st, n),
-                )
-            ax.set_xlabel("switch delay (ns)")
-            ax.set_ylabel("time / conv. at 60 ns")
-            ax.set_title(f"Fig. 11: {st.apps[a]['label']}")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        paths["fig11"] = out / f"fig11_switch_delay{suffix}.png"
-        fig.savefig(paths["fig11"], dpi=120)
-        plt.close(fig)
+        fig = _app_lines(
+            st,
+            r11,
+            MAIN,
+            colors,
+            "switch_delay_ns",
+            "switch delay (ns)",
+            "time / conv. at 60 ns",
+            "Fig. 11",
+        )
+        _save(fig, paths, "fig11", out / f"fig11_switch_delay{suffix}.png")
     return paths
+
+
+def _save(fig: Any, paths: dict[str, Path], key: str, path: Path) -> None:
+    fig.tight_layout()
+    paths[key] = path
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _app_lines(
+    st: S.Study,
+    rows: list[Row],
+    nets: Sequence[str],
+    colors: dict[str, str],
+    x: str,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    conv: str | None = None,
+) -> Any:
+    """One panel per app: normalized time against the row field ``x``, a line
+    per network (and the conventional baseline at 1 when ``conv`` names it)."""
+    apps = list(dict.fromkeys(r.app for r in rows))
+    fig, axs = plt.subplots(1, len(apps), figsize=(4 * len(apps), 3.2), squeeze=False)
+    for ax, a in zip(axs[0], apps, strict=True):
+        for n in nets:
+            rr = [r for r in rows if r.app == a and r.network == n]
+            ax.plot(
+                [getattr(r, x) for r in rr],
+                [r.norm for r in rr],
+                "o-",
+                color=colors[n],
+                label=label(st, n),
+            )
+        if conv is not None:
+            ax.axhline(1.0, color="tab:gray", ls="--", label=conv)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{title}: {st.apps[a]['label']}")
+        ax.legend(fontsize=7)
+    return fig

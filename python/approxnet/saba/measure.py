@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ..testbed import parse, shell
 from ..testbed.config import Config
 from ..testbed.lifecycle import Testbed
+from ..testbed.procs import reap
 from .enforce import queue_class
 from .portconfig import PortConfig, QueueConfig, dscp_of_pl
 
@@ -139,10 +140,5 @@ def run_phase(
         for p in procs:
             p.communicate(timeout=phase.seconds + 15)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            if p.stdout is not None:
-                p.stdout.close()
+        reap(procs)
     return shares

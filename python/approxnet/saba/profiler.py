@@ -22,6 +22,7 @@ from ..testbed import parse, shell
 from ..testbed.config import Config
 from ..testbed.layout import frame_bytes
 from ..testbed.lifecycle import Testbed
+from ..testbed.procs import reap
 from .model import SHARES, SensitivityModel, fit, slowdowns
 from .table import Entry, SensitivityTable
 from .workloads import Workload, mark_rules, worker_argv
@@ -116,13 +117,7 @@ def run_together(
                 outs[k].append(out)
                 errs[k].append(err)
     finally:
-        for p in (p for group in procs for p in group):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            for f in (p.stdout, p.stderr):
-                if f is not None:
-                    f.close()
+        reap(p for group in procs for p in group)
         shutil.rmtree(gate_dir, ignore_errors=True)
     times = []
     for (w, _, _), group, out, err in zip(jobs, procs, outs, errs, strict=True):

@@ -16,7 +16,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .errors import ProcessError
@@ -106,6 +106,18 @@ def kill(p: subprocess.Popen[str]) -> str:
     except (subprocess.TimeoutExpired, ValueError):
         return ""
     return err or ""
+
+
+def reap(procs: Iterable[subprocess.Popen[str]]) -> None:
+    """Kills each of `procs` that still runs, waits for it, and closes its
+    stdout and stderr pipes."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for f in (p.stdout, p.stderr):
+            if f is not None:
+                f.close()
 
 
 def stop(p: subprocess.Popen[str], timeout: float = 5.0) -> dict[str, Any]:

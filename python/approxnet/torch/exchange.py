@@ -20,10 +20,12 @@ served; every other call takes the endpoint back first.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -35,13 +37,22 @@ from .._native import (
     ConnectionLost,
     Job,
     JobComplete,
+    JobReport,
     MessageDelivered,
     TensorReady,
     TransferError,
 )
 from ..net import SocketEndpoint
 
-__all__ = ["Exchange", "Received", "SendRecord", "ShardExchange", "decode_tensor"]
+__all__ = [
+    "Exchange",
+    "Received",
+    "SendRecord",
+    "ShardExchange",
+    "decode_tensor",
+    "loopback_addresses",
+    "run_ranks",
+]
 
 F32 = npt.NDArray[np.float32]
 
@@ -73,6 +84,20 @@ class SendRecord:
     unsent_bytes: int = 0
     """Payload never sent: the job met its fraction p first (seed 000 §3.3.2)."""
 
+    @classmethod
+    def of_report(cls, peer: int, slot: int, r: JobReport) -> SendRecord:
+        """The record of job `slot` to `peer` from its sender's report."""
+        return cls(
+            peer=peer,
+            slot=slot,
+            bytes=r.bytes,
+            packets=r.packets,
+            lost_packets=r.lost_packets,
+            retransmissions=r.retransmissions,
+            groups=[(g.id, g.delivered, g.messages) for g in r.groups],
+            unsent_bytes=r.unsent_bytes,
+        )
+
 
 class ShardExchange(Protocol):
     """What the all-reduce needs from an exchange: :class:`Exchange` over
@@ -98,7 +123,22 @@ class _Inbox:
     done: bool = False
 
 
-class Exchange:
+class SlotCounters:
+    """The slot numbers of one rank's jobs to and from each peer: both ends
+    of a schedule count alike, so a slot names the same job at both."""
+
+    def __init__(self, world: int) -> None:
+        self._sent = [0] * world
+        self._claimed = [0] * world
+
+    def claim(self, peer: int) -> int:
+        """The slot of the next job expected from `peer`."""
+        s = self._claimed[peer]
+        self._claimed[peer] += 1
+        return s
+
+
+class Exchange(SlotCounters):
     """Sends shards to peers and receives theirs, by slot number."""
 
     def __init__(
@@ -120,8 +160,7 @@ class Exchange:
         self._by_addr = {a: i for i, a in enumerate(addresses)}
         self.out: dict[int, ConnectionHandle] = {}
         self._in_peer: dict[ConnectionHandle, int] = {}
-        self._sent = [0] * self.world
-        self._claimed = [0] * self.world
+        super().__init__(self.world)
         self._inbox: dict[tuple[int, int], _Inbox] = {}
         self.reports: list[SendRecord] = []
         self._out_peer: dict[ConnectionHandle, int] = {}
@@ -218,12 +257,6 @@ class Exchange:
 
     # -- receiving --------------------------------------------------------------
 
-    def claim(self, peer: int) -> int:
-        """The slot of the next job expected from `peer`."""
-        s = self._claimed[peer]
-        self._claimed[peer] += 1
-        return s
-
     def wait(
         self, peer: int, slot: int, *, length: int | None, segment: int | None
     ) -> Received | None:
@@ -273,19 +306,8 @@ class Exchange:
                 box = self._inbox.setdefault((self._peer_in(ev.connection), ev.job), _Inbox())
                 box.done = True
             elif ev.report is not None:
-                r = ev.report
-                self.reports.append(
-                    SendRecord(
-                        peer=self._out_peer.get(ev.connection, -1),
-                        slot=ev.job,
-                        bytes=r.bytes,
-                        packets=r.packets,
-                        lost_packets=r.lost_packets,
-                        retransmissions=r.retransmissions,
-                        groups=[(g.id, g.delivered, g.messages) for g in r.groups],
-                        unsent_bytes=r.unsent_bytes,
-                    )
-                )
+                peer = self._out_peer.get(ev.connection, -1)
+                self.reports.append(SendRecord.of_report(peer, ev.job, ev.report))
             else:
                 raise TransferError(f"rank {self.rank}: job {ev.job} failed: {ev.failure}")
         elif isinstance(ev, ConnectionLost):
@@ -337,3 +359,41 @@ def decode_tensor(t: TensorReady, length: int, peer: int, slot: int) -> Received
             raise TransferError(f"job {slot} from rank {peer}: missing range {a}..{b} outside")
         have[a:b] = False
     return Received(vals.copy(), have)
+
+
+def loopback_addresses(n: int) -> list[str]:
+    """`n` UDP addresses on 127.0.0.1, each free when this returns (the
+    ranks of an :class:`Exchange` on one machine)."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    addrs = [f"127.0.0.1:{s.getsockname()[1]}" for s in socks]
+    for s in socks:
+        s.close()
+    return addrs
+
+
+_T = TypeVar("_T")
+
+
+def run_ranks(world: int, rank: Callable[[int], _T]) -> list[_T]:
+    """Runs ``rank(r)`` for every rank ``r`` of ``world``, each in its own
+    thread; returns their results in rank order, or raises the first error
+    any of them raised once all have ended."""
+    out: dict[int, _T] = {}
+    errors: list[BaseException] = []
+
+    def one(r: int) -> None:
+        try:
+            out[r] = rank(r)
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(r,)) for r in range(world)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return [out[r] for r in range(world)]

@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from .._native import ConfigError, Job, LinkConfig, TensorReady, TransferError, transfer
 from .allreduce import allreduce
-from .exchange import Received, SendRecord, decode_tensor
+from .exchange import Received, SendRecord, SlotCounters, decode_tensor
 from .policy import Policy
 from .telemetry import BucketTelemetry
 
@@ -95,16 +95,7 @@ class VirtualNet:
             self.stats.delivered += tr.forward["delivered"]
             self._inbox[(src, dst, slot)] = rec
             self._cv.notify_all()
-        return SendRecord(
-            peer=dst,
-            slot=slot,
-            bytes=rep.bytes,
-            packets=rep.packets,
-            lost_packets=rep.lost_packets,
-            retransmissions=rep.retransmissions,
-            groups=[(g.id, g.delivered, g.messages) for g in rep.groups],
-            unsent_bytes=rep.unsent_bytes,
-        )
+        return SendRecord.of_report(dst, slot, rep)
 
     def take(self, src: int, dst: int, slot: int) -> Received:
         """Waits (at most `timeout_s`) for job `slot` from `src` to `dst`."""
@@ -117,27 +108,21 @@ class VirtualNet:
             return self._inbox.pop(key)
 
 
-class VirtualExchange:
+class VirtualExchange(SlotCounters):
     """One rank's sends and receives over a :class:`VirtualNet`."""
 
     def __init__(self, net: VirtualNet, rank: int) -> None:
+        super().__init__(net.world)
         self.net = net
         self.rank = rank
         self.world = net.world
         self.reports: list[SendRecord] = []
-        self._sent = [0] * net.world
-        self._claimed = [0] * net.world
 
     def send(self, peer: int, job: Job) -> int:
         slot = self._sent[peer]
         self._sent[peer] += 1
         self.reports.append(self.net.deliver(self.rank, peer, slot, job))
         return slot
-
-    def claim(self, peer: int) -> int:
-        s = self._claimed[peer]
-        self._claimed[peer] += 1
-        return s
 
     def wait(
         self, peer: int, slot: int, *, length: int | None, segment: int | None

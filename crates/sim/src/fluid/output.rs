@@ -4,7 +4,7 @@
 //! flows.csv) on request, and the summary (text and JSON).
 
 use super::engine::{FluidSim, Owner};
-use crate::output::{json_num, ClassSummary, TrainingSummary};
+use crate::output::{json_num, mean, pct, ClassSummary, TrainingSummary};
 use crate::workload::JobClass;
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
@@ -44,22 +44,6 @@ pub struct FluidSummary {
     pub peak_active: usize,
     /// Progressive fillings over all solves.
     pub rounds: u64,
-}
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
-}
-
-fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
 }
 
 impl FluidSummary {
@@ -187,20 +171,7 @@ impl FluidSummary {
                 )
             })
             .collect();
-        let staged: Vec<String> = self
-            .staged
-            .iter()
-            .map(|t| {
-                format!(
-                    "{{\"name\":{:?},\"iterations\":{},\"of\":{},\"iter_mean_us\":{},\"jct_us\":{}}}",
-                    t.name,
-                    t.iterations,
-                    t.of,
-                    num(t.iter_mean_us),
-                    t.jct_us.map_or("null".into(), num)
-                )
-            })
-            .collect();
+        let staged: Vec<String> = self.staged.iter().map(TrainingSummary::json).collect();
         format!(
             "{{\"name\":{:?},\"mode\":\"flow\",\"sim_s\":{},\"wall_s\":{},\"events\":{},\"solves\":{},\"solved_flows\":{},\"rounds\":{},\"peak_active_flows\":{},\"flows\":{},\"flows_done\":{},\"fct_mean_us\":{},\"fct_p50_us\":{},\"fct_p99_us\":{},\"classes\":[{}],\"staged\":[{}]}}\n",
             self.name,

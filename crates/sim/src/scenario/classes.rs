@@ -27,17 +27,7 @@ pub(super) fn job_class(
     }
     let gaps = GapDist::parse(&j.gaps)
         .map_err(|e| invalid(key("gaps"), e.to_string(), gaps::NAMES.join(", ")))?;
-    let host_ok = |h: u32, k: &str| {
-        if h < hosts {
-            Ok(h)
-        } else {
-            Err(invalid(
-                key(k),
-                format!("host {h}"),
-                format!("0 ..= {}", hosts - 1),
-            ))
-        }
-    };
+    let host_ok = |h: u32, k: &str| check_host(h, hosts, || key(k));
     let pattern = match j.pattern.as_str() {
         "all_to_all" => Pattern::AllToAll,
         "incast" => Pattern::Incast {
@@ -204,17 +194,7 @@ pub(super) fn training(
             scheme::NAMES.join(", "),
         )
     })?;
-    let host_ok = |h: u32, k: &str| {
-        if h < hosts {
-            Ok(h)
-        } else {
-            Err(invalid(
-                key(k),
-                format!("host {h}"),
-                format!("0 ..= {}", hosts - 1),
-            ))
-        }
-    };
+    let host_ok = |h: u32, k: &str| check_host(h, hosts, || key(k));
     if t.workers.len() < 2 {
         return Err(invalid(
             key("workers"),
@@ -313,5 +293,19 @@ fn check_msr(msr: f64) -> Result<(), &'static str> {
     match approxnet_proto::job::Msr::new(msr) {
         Ok(m) if m.get() > 0.0 => Ok(()),
         _ => Err("0 < msr <= 1"),
+    }
+}
+
+/// `h` when it is one of the `hosts` hosts, else the error under the key
+/// `key()` names.
+fn check_host(h: u32, hosts: u32, key: impl FnOnce() -> String) -> Result<u32, ScenarioError> {
+    if h < hosts {
+        Ok(h)
+    } else {
+        Err(invalid(
+            key(),
+            format!("host {h}"),
+            format!("0 ..= {}", hosts - 1),
+        ))
     }
 }

@@ -93,9 +93,7 @@ fn draw(n: usize, d: usize, rng: &mut Rng) -> Vec<(u32, u32)> {
             }
         }
         if let Some((a, b)) = pair {
-            adj[a as usize].push(b);
-            adj[b as usize].push(a);
-            links.push((a.min(b), a.max(b)));
+            join(&mut adj, &mut links, a, b);
             continue;
         }
         // stuck: a switch with >= 2 free ports takes over a random link
@@ -119,22 +117,16 @@ fn draw(n: usize, d: usize, rng: &mut Rng) -> Vec<(u32, u32)> {
                     fits(u, v) || fits(v, u)
                 })
                 .collect();
-            if cands.is_empty() {
+            let Some((u, v)) = unlink_random(&mut adj, &mut links, &cands, rng) else {
                 break;
-            }
-            let i = cands[rng.below(cands.len() as u64) as usize];
-            let (u, v) = links.swap_remove(i);
-            adj[u as usize].retain(|&y| y != v);
-            adj[v as usize].retain(|&y| y != u);
+            };
             let (u, v) = if !linked(&adj, a, u) && !linked(&adj, b, v) {
                 (u, v)
             } else {
                 (v, u)
             };
             for (p, q) in [(a, u), (b, v)] {
-                adj[p as usize].push(q);
-                adj[q as usize].push(p);
-                links.push((p.min(q), p.max(q)));
+                join(&mut adj, &mut links, p, q);
             }
             continue;
         };
@@ -144,20 +136,39 @@ fn draw(n: usize, d: usize, rng: &mut Rng) -> Vec<(u32, u32)> {
                 u != x && v != x && !linked(&adj, x, u) && !linked(&adj, x, v)
             })
             .collect();
-        if cands.is_empty() {
+        let Some((u, v)) = unlink_random(&mut adj, &mut links, &cands, rng) else {
             break;
-        }
-        let i = cands[rng.below(cands.len() as u64) as usize];
-        let (u, v) = links.swap_remove(i);
-        adj[u as usize].retain(|&y| y != v);
-        adj[v as usize].retain(|&y| y != u);
+        };
         for w in [u, v] {
-            adj[x as usize].push(w);
-            adj[w as usize].push(x);
-            links.push((x.min(w), x.max(w)));
+            join(&mut adj, &mut links, x, w);
         }
     }
     links
+}
+
+/// Links `a` and `b`.
+fn join(adj: &mut [Vec<u32>], links: &mut Vec<(u32, u32)>, a: u32, b: u32) {
+    adj[a as usize].push(b);
+    adj[b as usize].push(a);
+    links.push((a.min(b), a.max(b)));
+}
+
+/// Removes the link `links[i]` for an `i` drawn at random from `cands`
+/// and returns it; `None` when `cands` is empty.
+fn unlink_random(
+    adj: &mut [Vec<u32>],
+    links: &mut Vec<(u32, u32)>,
+    cands: &[usize],
+    rng: &mut Rng,
+) -> Option<(u32, u32)> {
+    if cands.is_empty() {
+        return None;
+    }
+    let i = cands[rng.below(cands.len() as u64) as usize];
+    let (u, v) = links.swap_remove(i);
+    adj[u as usize].retain(|&y| y != v);
+    adj[v as usize].retain(|&y| y != u);
+    Some((u, v))
 }
 
 fn connected(n: usize, links: &[(u32, u32)]) -> bool {

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, missing_docs)]
 
+use approxnet_proto::rng::Rng;
+use approxnet_sim::fluid::Demand;
 use approxnet_sim::output::Summary;
 use approxnet_sim::scenario::{self, Built};
 
@@ -127,5 +129,50 @@ sizes = "fixed:65536"
 load = 0.0
 scheme = "{scheme}"
 "#
+    )
+}
+
+/// A flow of the flow-level solver.
+pub(crate) fn demand(path: &[u32], weight: f64, cap: f64, priority: u8) -> Demand {
+    Demand {
+        path: path.to_vec(),
+        weight,
+        cap,
+        priority,
+    }
+}
+
+/// `len` distinct links out of `links` (all of them when there are fewer).
+pub(crate) fn random_path(rng: &mut Rng, len: usize, links: usize) -> Vec<u32> {
+    let mut path: Vec<u32> = Vec::new();
+    while path.len() < len.min(links) {
+        let l = rng.below(links as u64) as u32;
+        if !path.contains(&l) {
+            path.push(l);
+        }
+    }
+    path
+}
+
+/// A random flow for the solver's randomized checks: 1 to 4 links, a weight
+/// of 0.5 to 3, a rate cap of 0.5 to 4.4 one time in `cap_one_in` (none
+/// otherwise), and a priority drawn from `priorities`.
+pub(crate) fn random_demand(
+    rng: &mut Rng,
+    links: usize,
+    cap_one_in: u64,
+    priorities: &[u8],
+) -> Demand {
+    let len = 1 + rng.below(4) as usize;
+    let path = random_path(rng, len, links);
+    demand(
+        &path,
+        [1.0, 1.0, 2.0, 0.5, 3.0][rng.below(5) as usize],
+        if rng.below(cap_one_in) == 0 {
+            0.5 + rng.below(40) as f64 / 10.0
+        } else {
+            f64::INFINITY
+        },
+        priorities[rng.below(priorities.len() as u64) as usize],
     )
 }
