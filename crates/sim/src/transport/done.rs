@@ -71,12 +71,7 @@ mod tests {
     }
 
     fn rto() -> RtoConfig {
-        RtoConfig {
-            min: Duration::from_micros(100),
-            initial: Duration::from_micros(100),
-            max: Duration::from_millis(10),
-            fixed: false,
-        }
+        RtoConfig::for_tests()
     }
 
     /// Runs a sender through a lossy path (every 5th segment lost) until

@@ -17,6 +17,19 @@ pub struct RtoConfig {
     pub fixed: bool,
 }
 
+#[cfg(test)]
+impl RtoConfig {
+    /// The transports' unit tests' timer: 100 us, backing off to 10 ms.
+    pub(crate) fn for_tests() -> RtoConfig {
+        RtoConfig {
+            min: Duration::from_micros(100),
+            initial: Duration::from_micros(100),
+            max: Duration::from_millis(10),
+            fixed: false,
+        }
+    }
+}
+
 /// RFC 6298 smoothed RTT, variation and RTO, with exponential back-off.
 ///
 /// A sample recomputes the RTO from the estimate, which also undoes any

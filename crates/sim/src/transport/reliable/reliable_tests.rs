@@ -7,12 +7,7 @@ use crate::transport::sack::SackBlocks;
 use approxnet_proto::time::Duration;
 
 fn rto() -> RtoConfig {
-    RtoConfig {
-        min: Duration::from_micros(100),
-        initial: Duration::from_micros(100),
-        max: Duration::from_millis(10),
-        fixed: false,
-    }
+    RtoConfig::for_tests()
 }
 
 fn ack(n: u64) -> Hdr {
