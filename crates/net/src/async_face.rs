@@ -18,7 +18,7 @@ use approxnet_proto::{
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::Duration;
+use std::time::{Duration, Instant as StdInstant};
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant as TokioInstant;
 
@@ -200,6 +200,11 @@ impl AsyncEndpoint {
                 None => std::future::pending::<()>().await,
             }
         };
+        // Each wait is a sleep, counted as the blocking face counts its
+        // `ppoll` (`RuntimeStats::sleeps`, `sleep_causes`): under what held
+        // sending back when it began, with the time until the task ran on.
+        let hold = self.d.ep.send_hold();
+        let t0 = StdInstant::now();
         let io = &self.io;
         let d = &mut self.d;
         tokio::select! {
@@ -218,6 +223,7 @@ impl AsyncEndpoint {
             }
             _ = sleep => {}
         }
+        self.d.note_sleep(want_write, hold, t0.elapsed());
         self.d.service()
     }
 

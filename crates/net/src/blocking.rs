@@ -254,14 +254,11 @@ impl Endpoint {
             }
             wait = wait.map(|w| w.saturating_sub(spent));
         }
-        self.d.stats.sleeps += 1;
         let hold = self.d.ep.send_hold();
         let t0 = StdInstant::now();
         self.d.sock.wait(want_write, wait)?;
         let slept = t0.elapsed();
-        let cause = self.d.stats.sleep_causes.entry(want_write, hold);
-        cause.sleeps += 1;
-        cause.slept_us += u64::try_from(slept.as_micros()).unwrap_or(u64::MAX);
+        self.d.note_sleep(want_write, hold, slept);
         let got = match self.d.recv_some() {
             Ok(_) => self.d.rx_since_wait > 0,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,

@@ -403,6 +403,21 @@ impl Driver {
         }
     }
 
+    /// Counts one sleep of either face (`RuntimeStats::sleeps`) under
+    /// what held sending back when it began (`blocked`: the kernel refused
+    /// queued datagrams; else the core's `hold`), with its wall time.
+    pub(crate) fn note_sleep(
+        &mut self,
+        blocked: bool,
+        hold: approxnet_proto::SendHold,
+        slept: Duration,
+    ) {
+        self.stats.sleeps += 1;
+        let cause = self.stats.sleep_causes.entry(blocked, hold);
+        cause.sleeps += 1;
+        cause.slept_us += u64::try_from(slept.as_micros()).unwrap_or(u64::MAX);
+    }
+
     /// The configured receive-coalescing nap.
     pub(crate) fn rx_coalesce(&self) -> Duration {
         self.cfg.rx_coalesce

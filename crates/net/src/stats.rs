@@ -18,7 +18,8 @@ pub struct RuntimeStats {
     pub recv_errors: u64,
     /// Wake-ups of the driver loop.
     pub wakeups: u64,
-    /// Waits that slept in `poll(2)` (blocking face).
+    /// Waits that slept: in `poll(2)` (blocking face), or on the tokio
+    /// reactor and timer (async face).
     pub sleeps: u64,
     /// Waits that busy polling ended without sleeping: data arrived or the
     /// timer fell due while polling (blocking face, `busy_poll`).
@@ -44,8 +45,8 @@ pub struct RuntimeStats {
     pub epochs_dropped: u64,
     /// Datagrams the core produced that the send queue refused (never expected).
     pub transmit_refused: u64,
-    /// The sleeps in `poll(2)` (blocking face; [`RuntimeStats::sleeps`])
-    /// by what held sending back when the driver went to sleep, and
+    /// The sleeps ([`RuntimeStats::sleeps`], both faces) by what held
+    /// sending back when the driver went to sleep, and
     /// the time each kind took.
     pub sleep_causes: SleepCauses,
 }
@@ -60,7 +61,7 @@ pub struct SleepTally {
     pub slept_us: u64,
 }
 
-/// What a blocking-face driver waited for when it slept in `poll(2)`
+/// What a driver waited for when it slept (`poll(2)`, or the async face's wait)
 /// (issue 19: a contended ATP sender slept ~0.5 s per 4 s run and nothing
 /// said why). Taken just before the sleep: the send queue's state, then
 /// the core's [`approxnet_proto::SendHold`].

@@ -370,6 +370,66 @@ fn async_face_runs_a_job() {
 }
 
 #[test]
+fn the_async_face_counts_its_sleeps_under_what_they_waited_for() {
+    use approxnet_net::AsyncEndpoint;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let tallies = |st: &approxnet_net::RuntimeStats| {
+        let c = st.sleep_causes;
+        [
+            c.send_buffer,
+            c.pacer,
+            c.window,
+            c.peer,
+            c.application,
+            c.ready,
+        ]
+    };
+    rt.block_on(async {
+        // No connection: every wait is for the application, and takes time.
+        let mut idle = AsyncEndpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+        let got = idle.next_event(Some(Duration::from_millis(5))).await;
+        assert!(got.unwrap().is_none());
+        let st = idle.stats();
+        assert!(st.sleeps >= 1, "{st:?}");
+        assert_eq!(st.sleep_causes.application.sleeps, st.sleeps, "{st:?}");
+        assert!(st.sleep_causes.application.slept_us >= 4_000, "{st:?}");
+        // A transfer: each wait of either side counted once, under one cause.
+        let mut server = AsyncEndpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+        let mut client = AsyncEndpoint::bind(lo(), RuntimeConfig::default()).unwrap();
+        let addr = server.local_addr();
+        let serve = async {
+            loop {
+                let ev = server.next_event(BOUND).await.unwrap().expect("event").1;
+                if let Event::JobComplete {
+                    role: Role::Receiver,
+                    ..
+                } = ev
+                {
+                    return;
+                }
+            }
+        };
+        let send = async {
+            let h = client.connect(addr).await.unwrap();
+            let job = client
+                .send_job(h, JobSpec::uniform(1.0, &[10_000; 30]).unwrap())
+                .unwrap();
+            client.wait_job(h, job, BOUND).await.unwrap()
+        };
+        tokio::join!(serve, send);
+        for st in [client.stats(), server.stats()] {
+            let counted: u64 = tallies(&st).iter().map(|t| t.sleeps).sum();
+            assert!(st.sleeps >= 1, "{st:?}");
+            assert_eq!(counted, st.sleeps, "{st:?}");
+            assert_eq!(st.sleep_causes.window.sleeps, 0, "no in-flight cap");
+        }
+    });
+}
+
+#[test]
 fn async_bind_outside_a_runtime_is_an_error_not_a_panic() {
     assert!(approxnet_net::AsyncEndpoint::bind(lo(), RuntimeConfig::default()).is_err());
 }
