@@ -20,14 +20,13 @@ pub const DEFAULT_BUSY_POLL: Duration = Duration::ZERO;
 pub const MAX_RX_COALESCE: Duration = Duration::from_millis(1);
 
 /// The default [`RuntimeConfig::rx_coalesce`]: off. On the 2-core veth
-/// bench at load 17-44, 100 us cut the receiver's wake-ups per GB ~5x and
-/// ATP's CPU per GB by 10-13 %, but at the 1 Gbit/s HTB bench the napping
-/// receiver's ACKs came late enough for the sender's timer to declare
-/// spurious losses in 3 of 14 runs (0 of 6 without), each a rate cut: a
-/// process that wakes from its own timer waits for a CPU behind the other
-/// runnable tasks, where one woken by the sender's datagram is placed
-/// sooner (docs/performance.md, "Receive coalescing"). A host with spare
-/// cores may favour 100 us; not measured.
+/// bench 100 us cut ATP's CPU per GB by 10-15 % (the sending client no
+/// longer pays to wake a sleeping receiver), and at the 1 Gbit/s HTB bench
+/// goodput was the same either way on a quiet host; but any exchange of
+/// more than a few datagrams followed by a wait for the peer naps the full
+/// interval: serial 64 KiB jobs took 0.096 ms instead of 0.033 ms (p50),
+/// a third of the jobs per second (docs/performance.md, "Receive
+/// coalescing on a quiet host"). A bulk receiver may turn it on.
 pub const DEFAULT_RX_COALESCE: Duration = Duration::ZERO;
 
 /// Datagrams the reads since the last wait must have found for the next
