@@ -84,6 +84,22 @@ pub struct SleepCauses {
 }
 
 impl SleepCauses {
+    /// Every cause's tally summed: `sleeps` equals [`RuntimeStats::sleeps`].
+    pub fn total(&self) -> SleepTally {
+        let all = [
+            self.send_buffer,
+            self.pacer,
+            self.window,
+            self.peer,
+            self.application,
+            self.ready,
+        ];
+        all.iter().fold(SleepTally::default(), |a, t| SleepTally {
+            sleeps: a.sleeps + t.sleeps,
+            slept_us: a.slept_us.saturating_add(t.slept_us),
+        })
+    }
+
     /// The entry for a sleep with the send queue `blocked` and the core
     /// holding its sending back for `hold`.
     pub fn entry(&mut self, blocked: bool, hold: approxnet_proto::SendHold) -> &mut SleepTally {
