@@ -166,6 +166,8 @@ pub struct AtpAdapter {
     /// produced messages.
     streams: IntMap<u32, (ConnectionHandle, u8, u32)>,
     buf: Vec<u8>,
+    /// The messages of a push (`produce`), kept for its allocation.
+    push_buf: Vec<MessageSpec>,
     /// Per class, DATA packets sent per queue since the last
     /// [`HostAdapter::class_queue`] call, and the latest queue (when tracked).
     class_queues: Option<Vec<ClassQueues>>,
@@ -231,6 +233,7 @@ impl AtpAdapter {
             jobs: IntMap::default(),
             streams: IntMap::default(),
             buf: vec![0; 65_536],
+            push_buf: Vec::new(),
             class_queues: None,
             epochs: Vec::new(),
             refused: Vec::new(),
@@ -534,15 +537,22 @@ impl HostAdapter for AtpAdapter {
         let Some(&(h, v, id)) = self.streams.get(&job.id) else {
             return; // refused at the start, or already complete
         };
-        let msgs = job.msgs[from as usize..to as usize]
-            .iter()
-            .map(|&n| MessageSpec {
-                group: 0,
-                payload: Payload::Synthetic(n as usize),
-                precise_len: 0,
-            })
-            .collect();
-        match self.endpoint(job.src, v).push_messages(now, h, id, msgs) {
+        // one list filled again per push, not one allocated and freed
+        let mut msgs = std::mem::take(&mut self.push_buf);
+        msgs.extend(
+            job.msgs[from as usize..to as usize]
+                .iter()
+                .map(|&n| MessageSpec {
+                    group: 0,
+                    payload: Payload::Synthetic(n as usize),
+                    precise_len: 0,
+                }),
+        );
+        let r = self
+            .endpoint(job.src, v)
+            .push_messages_from(now, h, id, &mut msgs);
+        self.push_buf = msgs;
+        match r {
             Ok(Pushed::Queued(_)) => {}
             Ok(Pushed::JobComplete) => {
                 self.streams.remove(&job.id);
