@@ -255,6 +255,8 @@ impl AtpAdapter {
             ecn_reaction: self.setup.ecn_reaction,
             ecn_reaction_queue0: self.setup.ecn_reaction_queue0,
             send_more: self.setup.send_more,
+            // `Event::Epoch` is read only to record it (`Books::on_event`)
+            epoch_events: self.setup.record_epochs,
             production_aware_rate: self.setup.production_aware_rate,
             queue_rule: self.setup.queue_rule,
             ..Config::default()
