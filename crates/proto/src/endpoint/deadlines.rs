@@ -135,29 +135,41 @@ impl Deadlines {
 
     /// Places `k` at `p` or below (its key is at least what was there).
     fn down(&mut self, mut p: usize, k: u128) {
-        let n = self.heap.len();
+        let (heap, pos) = (&mut self.heap[..], &mut self.pos[..]);
+        let n = heap.len();
         loop {
             let first = 4 * p + 1;
-            if first >= n {
-                break;
-            }
-            let end = (first + 4).min(n);
-            let (mut c, mut ck) = (first, self.heap[first]);
-            for j in first + 1..end {
-                let jk = self.heap[j];
-                if jk < ck {
-                    (c, ck) = (j, jk);
+            // the least child: of four in two pairs (keys are distinct:
+            // one per slot), or of the last node's fewer
+            let (c, ck) = if first + 4 <= n {
+                let q: &[u128; 4] = heap[first..first + 4].try_into().expect("four");
+                let (a, ai) = if q[1] < q[0] { (q[1], 1) } else { (q[0], 0) };
+                let (b, bi) = if q[3] < q[2] { (q[3], 3) } else { (q[2], 2) };
+                if b < a {
+                    (first + bi, b)
+                } else {
+                    (first + ai, a)
                 }
-            }
+            } else if first < n {
+                let mut best = (first, heap[first]);
+                for (j, &jk) in heap.iter().enumerate().skip(first + 1) {
+                    if jk < best.1 {
+                        best = (j, jk);
+                    }
+                }
+                best
+            } else {
+                break;
+            };
             if k <= ck {
                 break;
             }
-            self.heap[p] = ck;
-            self.pos[slot_of(ck)] = p as u32;
+            heap[p] = ck;
+            pos[slot_of(ck)] = p as u32;
             p = c;
         }
-        self.heap[p] = k;
-        self.pos[slot_of(k)] = p as u32;
+        heap[p] = k;
+        pos[slot_of(k)] = p as u32;
     }
 }
 
