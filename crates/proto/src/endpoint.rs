@@ -1052,6 +1052,9 @@ impl Endpoint {
     }
 
     /// The next event for the application.
+    // Inlined into a driver that asks after every call (mostly finding
+    // none): a call of ~16 instructions in the simulator otherwise.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
         self.events.pop_front()
     }
