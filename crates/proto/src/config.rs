@@ -157,6 +157,11 @@ pub struct Config {
     /// resolved, so the receiver delivers them. `Transmit::extra` marks
     /// them for a host that can hold them back until its NIC is idle.
     pub send_more: bool,
+    /// Raise [`crate::Event::Epoch`] at the end of every rate-control
+    /// epoch with a job active (default true). A driver that reads none
+    /// of them (the simulator unless it records epochs: ~355 k a simulated
+    /// ms at k = 12) turns them off; nothing else depends on them.
+    pub epoch_events: bool,
     /// Production-aware rate control (default true; our addition to seed
     /// 000 §4.2): once the sender has caught up with a streaming job's
     /// production — a message was handed over while the pacer had room and
@@ -231,6 +236,7 @@ impl Default for Config {
             ecn_reaction: false,
             ecn_reaction_queue0: false,
             send_more: false,
+            epoch_events: true,
             production_aware_rate: true,
             window_gain: None,
             ack_every: 1,

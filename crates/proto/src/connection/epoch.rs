@@ -98,7 +98,7 @@ impl Connection {
                 });
             }
         }
-        if active {
+        if active && cfg.epoch_events {
             self.events.push_back(Event::Epoch(EpochStats {
                 epoch: self.epoch,
                 tlr,

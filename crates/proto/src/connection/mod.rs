@@ -273,7 +273,7 @@ impl Connection {
         &mut self,
         now: Instant,
         job: u32,
-        msgs: Vec<crate::job::MessageSpec>,
+        msgs: &mut Vec<crate::job::MessageSpec>,
         cfg: &Config,
     ) -> Result<crate::sender::Pushed, JobError> {
         if self.state == State::Closed {
