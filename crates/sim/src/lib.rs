@@ -48,6 +48,7 @@ pub mod engine;
 pub mod event;
 pub mod fabric;
 pub mod fluid;
+pub(crate) mod int_map;
 pub mod job;
 pub mod output;
 pub mod packet;

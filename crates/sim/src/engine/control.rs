@@ -24,7 +24,7 @@ use std::collections::hash_map::Entry;
 /// result.
 #[derive(Debug, Default)]
 pub(super) struct Conns {
-    map: crate::atp::IntMap<(Scheme, u32, u32), u32>,
+    map: crate::int_map::IntMap<(Scheme, u32, u32), u32>,
     waiting: Vec<Vec<u32>>,
     free: Vec<u32>,
 }

@@ -21,9 +21,13 @@ use approxnet_proto::units::Rate;
 use approxnet_proto::{
     wire, Config, ConnectionHandle, Endpoint, Event, JobSpec, Pushed, QueueRule, Variant,
 };
-use std::collections::HashMap;
-use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+mod records;
+
+use crate::int_map::IntMap;
+use records::ClassQueues;
+pub use records::{DeliveredTotals, EpochRecord};
 
 const BASE_PORT: u16 = 5000;
 
@@ -61,56 +65,6 @@ pub struct AtpSetup {
     pub seed: u64,
 }
 
-/// One rate-control epoch of a sending connection.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct EpochRecord {
-    /// When it ended, ns.
-    pub t_ns: u64,
-    /// Sending host.
-    pub host: u32,
-    /// Receiving host.
-    pub peer: u32,
-    /// Variant.
-    pub variant: Variant,
-    /// TLR in force.
-    pub tlr: f64,
-    /// Measured loss.
-    pub rho: f64,
-    /// Next sending rate, bits per second.
-    pub rate_bps: f64,
-    /// Queue of the first active approximate group.
-    pub queue: u8,
-}
-
-/// Where a class's DATA packets went.
-#[derive(Clone, Debug, Default)]
-struct ClassQueues {
-    /// Packets per queue since the last `take`.
-    counts: Vec<u64>,
-    latest: Option<u8>,
-}
-
-impl ClassQueues {
-    fn sent(&mut self, q: u8) {
-        if self.counts.len() <= q as usize {
-            self.counts.resize(q as usize + 1, 0);
-        }
-        self.counts[q as usize] += 1;
-        self.latest = Some(q);
-    }
-
-    /// The queue used most since the last call (ties: the higher priority),
-    /// else the latest one; starts a new count.
-    fn take(&mut self) -> Option<u8> {
-        let best = (0..self.counts.len())
-            .filter(|&q| self.counts[q] > 0)
-            .max_by_key(|&q| (self.counts[q], std::cmp::Reverse(q)))
-            .map(|q| q as u8);
-        self.counts.iter_mut().for_each(|c| *c = 0);
-        best.or(self.latest)
-    }
-}
-
 struct RxJob {
     job: u32,
     class: u32,
@@ -120,35 +74,6 @@ struct RxJob {
     needed: u32,
     done: bool,
 }
-
-/// A fast, deterministic hasher for the simulator's integer keys (SipHash's
-/// DoS resistance buys nothing inside a simulator and cost ~8 % of an ATP run).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct IntHasher(u64);
-
-impl std::hash::Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        let z = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        z ^ (z >> 29)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(x as u64);
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64);
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-/// A hash map over [`IntHasher`].
-pub(crate) type IntMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntHasher>>;
 
 const VARIANTS: usize = Variant::ALL.len();
 
@@ -180,22 +105,6 @@ pub struct AtpAdapter {
     spare: Vec<Spare>,
     /// What the receivers reported at each job's FIN.
     pub delivered: DeliveredTotals,
-}
-
-/// Totals of the receivers' job reports (sent at each job's FIN): with
-/// send more, messages beyond `ceil(MSR N)` are the extra data delivered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DeliveredTotals {
-    /// Jobs reported.
-    pub jobs: u64,
-    /// Messages they had to deliver, `ceil(MSR N)` summed.
-    pub must: u64,
-    /// Messages delivered.
-    pub delivered: u64,
-    /// Extra datagrams dropped at their host (more than 64 KB waiting).
-    pub extra_dropped: u64,
-    /// Extra datagrams handed to a NIC.
-    pub extra_sent: u64,
 }
 
 /// One host's extra datagrams waiting for an idle NIC, and their bytes.
@@ -692,35 +601,6 @@ impl HostAdapter for AtpAdapter {
     }
 
     fn write_outputs(&self, dir: &std::path::Path) -> std::io::Result<()> {
-        if self.setup.send_more || self.delivered.jobs > 0 {
-            let t = &self.delivered;
-            let mut w = std::fs::File::create(dir.join("atp_delivered.csv"))?;
-            writeln!(w, "jobs,must,delivered,extra_sent,extra_dropped")?;
-            writeln!(
-                w,
-                "{},{},{},{},{}",
-                t.jobs, t.must, t.delivered, t.extra_sent, t.extra_dropped
-            )?;
-        }
-        if self.epochs.is_empty() {
-            return Ok(());
-        }
-        let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("epochs.csv"))?);
-        writeln!(w, "t_ns,host,peer,variant,tlr,rho,rate_bps,queue")?;
-        for e in &self.epochs {
-            writeln!(
-                w,
-                "{},{},{},{},{:.6},{:.6},{:.0},{}",
-                e.t_ns,
-                e.host,
-                e.peer,
-                Scheme::Atp(e.variant),
-                e.tlr,
-                e.rho,
-                e.rate_bps,
-                e.queue
-            )?;
-        }
-        w.flush()
+        records::write_outputs(dir, self.setup.send_more, &self.delivered, &self.epochs)
     }
 }
