@@ -353,7 +353,8 @@ impl Simulator {
     /// same nanosecond: its packet, or the port that finished sending.
     #[inline]
     fn prefetch_same_time(&self) {
-        let Some(ev) = self.events.peek_ready_packed() else {
+        // called right after the pop (`next_event`): nothing pushed since
+        let Some(ev) = self.events.peek_popped() else {
             return;
         };
         match ev.tag() {

@@ -69,6 +69,7 @@ fn packed_pops_and_peeks_give_the_same_events() {
         let (at, p) = el.pop_packed_until(Instant::FAR_FUTURE).expect("an event");
         assert_eq!((at.as_nanos(), p.ev()), (t, ev));
         assert_eq!(el.peek_ready_packed().map(Packed::ev), next);
+        assert_eq!(el.peek_popped().map(Packed::ev), next);
         assert_eq!(el.peek_ready(), next);
     }
     assert_eq!(el.pop_packed_until(Instant::FAR_FUTURE), None);
@@ -123,6 +124,11 @@ fn check_against_binary_heap(seed: u64, rounds: u32, dt: impl Fn(&mut Rng) -> u6
                 (Some((t, Ev::FlowTimer { flow, .. })), Some(Reverse((rt, _, rf)))) => {
                     assert_eq!((t.as_nanos(), flow), (rt, rf));
                     now = rt;
+                    // the pop's own answer to "more at this nanosecond?"
+                    let next = reference.peek().filter(|Reverse((nt, ..))| *nt == rt);
+                    let want = next.map(|Reverse((_, _, nf))| Ev::FlowTimer { flow: *nf, gen: 0 });
+                    assert_eq!(el.peek_popped().map(Packed::ev), want);
+                    assert_eq!(el.peek_ready(), want);
                 }
                 (None, None) => {}
                 other => panic!("{other:?}"),
