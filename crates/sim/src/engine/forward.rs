@@ -42,20 +42,33 @@ impl Simulator {
             // idle port, empty queues: straight to the wire
             match self.net.pass_through(port, id, &mut self.pool) {
                 Some(e) => self.transmit(now, port, e),
-                None => {
-                    self.counters.drops += 1;
-                    self.trace_event(now, TraceEvent::Drop, port, id);
-                    self.lose(now, id);
-                }
+                None => self.drop_at(now, port, id),
             }
             return;
         }
         if let Offer::Dropped(victim) = self.net.offer(port, id, &mut self.pool) {
-            self.counters.drops += 1;
-            self.trace_event(now, TraceEvent::Drop, port, victim);
-            self.lose(now, victim);
+            self.drop_at(now, port, victim);
         }
         self.kick(now, port);
+    }
+
+    /// A queue at `at` dropped packet `id`. Out of line: inlined into
+    /// `enqueue`, its bookkeeping cost the hop registers.
+    #[cold]
+    #[inline(never)]
+    fn drop_at(&mut self, now: Instant, at: u32, id: PktId) {
+        self.counters.drops += 1;
+        self.trace_event(now, TraceEvent::Drop, at, id);
+        self.lose(now, id);
+    }
+
+    /// [`Simulator::trace_event`] out of the hop path (which tests
+    /// `trace` itself): inlined there, the row's write cost the hop
+    /// registers it never used.
+    #[cold]
+    #[inline(never)]
+    fn trace_cold(&mut self, now: Instant, event: TraceEvent, at: u32, id: PktId) {
+        self.trace_event(now, event, at, id);
     }
 
     /// Accounts a lost packet to its flow and frees it.
@@ -104,7 +117,9 @@ impl Simulator {
     /// Puts `e`, just taken from `port`'s queues, on the wire.
     #[inline(always)]
     fn transmit(&mut self, now: Instant, port: u32, e: crate::fabric::queue::Held) {
-        self.trace_event(now, TraceEvent::Tx, port, e.id);
+        if self.trace.is_some() {
+            self.trace_cold(now, TraceEvent::Tx, port, e.id);
+        }
         if self.blocked_hosts > 0 {
             self.nic_drained(now, port);
         }
@@ -241,7 +256,9 @@ impl Simulator {
     }
 
     fn deliver(&mut self, now: Instant, host: u32, id: PktId) {
-        self.trace_event(now, TraceEvent::Recv, host, id);
+        if self.trace.is_some() {
+            self.trace_cold(now, TraceEvent::Recv, host, id);
+        }
         let p = self.pool.get(id);
         if p.dst != host {
             self.counters.stale += 1;
