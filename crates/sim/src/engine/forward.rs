@@ -245,9 +245,7 @@ impl Simulator {
                 };
                 let Some(port) = self.net.routes.pick(node, p.dst, choose) else {
                     // unreachable destination: count as a drop
-                    self.counters.drops += 1;
-                    self.trace_event(now, TraceEvent::Drop, node, id);
-                    self.lose(now, id);
+                    self.drop_at(now, node, id);
                     return;
                 };
                 self.enqueue(now, port, id);
