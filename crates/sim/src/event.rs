@@ -120,8 +120,14 @@ pub struct EventList {
     far_run: VecDeque<(u64, u64, u64)>,
     /// Sequence number of the next far event (ties among far events).
     far_seq: u64,
-    /// Earliest time among the far events (meaningless when there are none).
+    /// Earliest time among the far events (`u64::MAX` when there are
+    /// none; set through [`EventList::set_far_min`]).
     far_min: u64,
+    /// `far_min - (WHEEL_NS - 1)` (saturating): the clock time from which
+    /// the earliest far event lies in the window. `advance` compares the
+    /// clock with it, one compare an event where `t + WHEEL_NS - 1`
+    /// (saturating) cost three.
+    far_due: u64,
     now: u64,
     executed: u64,
     /// Whether the slot of the last pop still holds events (at its
@@ -145,6 +151,7 @@ impl Default for EventList {
             far_run: VecDeque::new(),
             far_seq: 0,
             far_min: u64::MAX,
+            far_due: u64::MAX - (WHEEL_NS - 1),
             now: 0,
             executed: 0,
             popped_more: false,
@@ -185,7 +192,7 @@ impl EventList {
         } else {
             self.far.push(Reverse(e));
         }
-        self.far_min = self.far_min.min(time);
+        self.set_far_min(self.far_min.min(time));
     }
 
     /// Appends a packed event to the slot of `time` (within the window).
@@ -359,10 +366,23 @@ impl EventList {
     fn advance(&mut self, t: u64) {
         self.now = t;
         // `far_min` is `u64::MAX` when no far event is left (`migrate`, the
-        // only taker, sets it so): no separate test of the two queues
-        if self.far_min <= t.saturating_add(WHEEL_NS - 1) {
+        // only taker, sets it so): no separate test of the two queues.
+        // `far_due <= t` is `far_min <= t + WHEEL_NS - 1` (saturating): both
+        // hold for `far_min < WHEEL_NS`, and where the sum saturates
+        debug_assert_eq!(
+            self.far_due <= t,
+            self.far_min <= t.saturating_add(WHEEL_NS - 1)
+        );
+        if self.far_due <= t {
             self.migrate();
         }
+    }
+
+    /// Sets `far_min` and the time it is due in the window (`far_due`).
+    #[inline]
+    fn set_far_min(&mut self, t: u64) {
+        self.far_min = t;
+        self.far_due = t.saturating_sub(WHEEL_NS - 1);
     }
 
     #[inline(never)]
@@ -376,12 +396,12 @@ impl EventList {
                 (Some(&a), None) => (a, true),
                 (None, Some(&Reverse(b))) => (b, false),
                 (None, None) => {
-                    self.far_min = u64::MAX;
+                    self.set_far_min(u64::MAX);
                     return;
                 }
             };
             if e.0 > last {
-                self.far_min = e.0;
+                self.set_far_min(e.0);
                 return;
             }
             if from_run {

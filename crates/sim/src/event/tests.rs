@@ -384,3 +384,36 @@ fn same_order_as_a_binary_heap_when_the_wheel_wraps() {
         _ => 300 + rng.below(2_000),
     });
 }
+
+/// `far_due` follows `far_min` through far pushes, migrations and the
+/// last far event's removal, up to the end of the clock's range (where
+/// `advance`'s test saturates; in debug builds `advance` also checks it
+/// against the sum it replaced).
+#[test]
+fn far_due_is_far_min_less_the_window() {
+    let mut el = EventList::new();
+    let check = |el: &EventList| {
+        assert_eq!(el.far_due, el.far_min.saturating_sub(WHEEL_NS - 1));
+    };
+    check(&el);
+    let times = [
+        3 * WHEEL_NS,
+        WHEEL_NS + 5,
+        7 * WHEEL_NS,
+        u64::MAX - WHEEL_NS,
+        u64::MAX - 2,
+    ];
+    for t in times {
+        el.schedule(Instant::from_nanos(t), Ev::Sample);
+        check(&el);
+    }
+    let mut popped = Vec::new();
+    while let Some((t, _)) = el.pop() {
+        popped.push(t.as_nanos());
+        check(&el);
+    }
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(popped, sorted);
+    assert_eq!(el.far_min, u64::MAX);
+}
