@@ -336,6 +336,8 @@ impl Simulator {
         if deep {
             self.queue_lines = QueueLines::of(&self.net);
         }
+        // read once: nothing in the loop takes or gives the reporter
+        let progress = self.progress.is_some();
         while let Some((now, ev)) = self.next_event() {
             if deep {
                 self.prefetch_next();
@@ -343,7 +345,7 @@ impl Simulator {
                 self.prefetch_same_time();
             }
             self.dispatch(now, ev);
-            if self.progress.is_some() && self.events.executed() & ((1 << 20) - 1) == 0 {
+            if progress && self.events.executed() & ((1 << 20) - 1) == 0 {
                 self.report_progress(now);
             }
         }
