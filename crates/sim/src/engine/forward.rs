@@ -125,7 +125,11 @@ impl Simulator {
         }
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
-        p.busy_until = now.as_nanos() + d.as_nanos();
+        // the serialisation's end, as `now + d` (which saturates) wherever
+        // the sum fits in u64 (every run: a debug build's overflow check
+        // stops one that does not); the events below start from it
+        let busy = now.as_nanos() + d.as_nanos();
+        p.busy_until = busy;
         // `host` read here, with the port in hand, for the TSQ test below
         // (a second lookup there is a bounds check and two loads a hop;
         // the switch bitmap, `Network::is_switch`, a bounds check, a
@@ -133,8 +137,9 @@ impl Simulator {
         let (peer, delay, host) = (p.peer, p.delay, p.host);
         // `has_queued` first: it is in the port's first line, `wakeup_at` not
         if p.has_queued() && p.wakeup_at.is_none() {
-            p.wakeup_at = Some(p.busy_until);
-            self.events.schedule(now + d, Ev::TxDone { port });
+            p.wakeup_at = Some(busy);
+            self.events
+                .schedule(Instant::from_nanos(busy), Ev::TxDone { port });
         }
         self.counters.hops += 1;
         // `ber` lies in the port's second line: read only on lossy networks
@@ -154,7 +159,7 @@ impl Simulator {
             }
         }
         self.events.schedule(
-            now + d + delay,
+            Instant::from_nanos(busy) + delay,
             Ev::Arrive {
                 node: peer,
                 pkt: e.id,
