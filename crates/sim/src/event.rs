@@ -182,6 +182,19 @@ impl EventList {
         }
     }
 
+    /// [`EventList::schedule`] of an event the caller knows is not in the
+    /// past (`at >= now`): no clamp (a debug build asserts it).
+    #[inline(always)]
+    pub fn schedule_ahead(&mut self, at: Instant, ev: Ev) {
+        debug_assert!(at.as_nanos() >= self.now, "event scheduled in the past");
+        let time = at.as_nanos();
+        if time.wrapping_sub(self.now) < WHEEL_NS {
+            self.push_near(time, ev.pack());
+        } else {
+            self.push_far(time, ev.pack());
+        }
+    }
+
     /// Files a packed event due at or after `now + WHEEL_NS`.
     #[inline(never)]
     fn push_far(&mut self, time: u64, ev: u64) {

@@ -104,7 +104,8 @@ impl Simulator {
             if p.wakeup_at.is_none() {
                 p.wakeup_at = Some(p.busy_until);
                 let t = Instant::from_nanos(p.busy_until);
-                self.events.schedule(t, Ev::TxDone { port });
+                // later than now (tested above): no clamp
+                self.events.schedule_ahead(t, Ev::TxDone { port });
             }
             return;
         }
@@ -139,7 +140,7 @@ impl Simulator {
         if p.has_queued() && p.wakeup_at.is_none() {
             p.wakeup_at = Some(busy);
             self.events
-                .schedule(Instant::from_nanos(busy), Ev::TxDone { port });
+                .schedule_ahead(Instant::from_nanos(busy), Ev::TxDone { port });
         }
         self.counters.hops += 1;
         // `ber` lies in the port's second line: read only on lossy networks
@@ -158,7 +159,7 @@ impl Simulator {
                 flip_bits(&mut pkt.payload, ber, &mut self.rng);
             }
         }
-        self.events.schedule(
+        self.events.schedule_ahead(
             Instant::from_nanos(busy) + delay,
             Ev::Arrive {
                 node: peer,

@@ -417,3 +417,33 @@ fn far_due_is_far_min_less_the_window() {
     assert_eq!(popped, sorted);
     assert_eq!(el.far_min, u64::MAX);
 }
+
+/// `schedule_ahead` files an event not in the past where `schedule`
+/// does: two lists, one scheduling each way, pop the same events at the
+/// same times, near and far, at now and across the wheel's wrap.
+#[test]
+fn scheduling_ahead_equals_scheduling() {
+    let mut rng = Rng::new(7);
+    let (mut a, mut b) = (EventList::new(), EventList::new());
+    for round in 0..20_000u32 {
+        for _ in 0..rng.below(3) {
+            let dt = match rng.below(4) {
+                0 => 0,
+                1 => rng.below(64),
+                2 => rng.below(WHEEL_NS),
+                _ => WHEEL_NS - 2 + rng.below(4 * WHEEL_NS),
+            };
+            let at = Instant::from_nanos(a.now().as_nanos() + dt);
+            let ev = Ev::TxDone { port: round };
+            a.schedule(at, ev);
+            b.schedule_ahead(at, ev);
+        }
+        if rng.below(2) == 0 {
+            assert_eq!(a.pop(), b.pop());
+        }
+    }
+    while let Some(x) = a.pop() {
+        assert_eq!(Some(x), b.pop());
+    }
+    assert_eq!(b.pop(), None);
+}
