@@ -118,11 +118,9 @@ impl Simulator {
     /// Puts `e`, just taken from `port`'s queues, on the wire.
     #[inline(always)]
     fn transmit(&mut self, now: Instant, port: u32, e: crate::fabric::queue::Held) {
-        if self.trace.is_some() {
-            self.trace_cold(now, TraceEvent::Tx, port, e.id);
-        }
-        if self.blocked_hosts > 0 {
-            self.nic_drained(now, port);
+        // the trace, a blocked host, bit errors: one test on the hop
+        if self.hop_slow {
+            self.transmit_slow(now, port, e.id);
         }
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
@@ -143,22 +141,6 @@ impl Simulator {
                 .schedule_ahead(Instant::from_nanos(busy), Ev::TxDone { port });
         }
         self.counters.hops += 1;
-        // `ber` lies in the port's second line: read only on lossy networks
-        let ber = if self.lossy {
-            self.net.ports[port as usize].ber
-        } else {
-            0.0
-        };
-        if ber > 0.0 {
-            let pkt = self.pool.get_mut(e.id);
-            if pkt.payload.is_empty() {
-                if any_error(pkt.size as u64 * 8, ber, &mut self.rng) {
-                    pkt.corrupted = true;
-                }
-            } else {
-                flip_bits(&mut pkt.payload, ber, &mut self.rng);
-            }
-        }
         self.events.schedule_ahead(
             Instant::from_nanos(busy) + delay,
             Ev::Arrive {
@@ -175,6 +157,44 @@ impl Simulator {
         }
     }
 
+    /// What `transmit` does first when `hop_slow` says so: the trace's
+    /// row, a blocked host's wake-up, the link's bit errors. The errors
+    /// are drawn here, before the port's state is set and the wake-up and
+    /// the arrival are scheduled (they were drawn between): neither
+    /// reads the packet nor draws from the generator, so the draws, the
+    /// events and their order are the same.
+    #[inline(never)]
+    fn transmit_slow(&mut self, now: Instant, port: u32, id: PktId) {
+        if self.trace.is_some() {
+            self.trace_cold(now, TraceEvent::Tx, port, id);
+        }
+        if self.blocked_hosts > 0 {
+            self.nic_drained(now, port);
+        }
+        // `ber` lies in the port's second line: read only on lossy networks
+        let ber = if self.lossy {
+            self.net.ports[port as usize].ber
+        } else {
+            0.0
+        };
+        if ber > 0.0 {
+            let pkt = self.pool.get_mut(id);
+            if pkt.payload.is_empty() {
+                if any_error(pkt.size as u64 * 8, ber, &mut self.rng) {
+                    pkt.corrupted = true;
+                }
+            } else {
+                flip_bits(&mut pkt.payload, ber, &mut self.rng);
+            }
+        }
+    }
+
+    /// Whether `transmit` takes `transmit_slow`: a trace, a blocked host
+    /// or a lossy link (after every change of those).
+    pub(super) fn set_hop_slow(&mut self) {
+        self.hop_slow = self.trace.is_some() || self.blocked_hosts > 0 || self.lossy;
+    }
+
     /// A host NIC that stopped its adapter has drained to half its limit:
     /// wake the host so its endpoints send again (a real driver gets a
     /// "writable" notification).
@@ -189,6 +209,7 @@ impl Simulator {
         }
         self.nic_blocked[h as usize] = false;
         self.blocked_hosts -= 1;
+        self.set_hop_slow();
         self.arm_host_timer(now, h, now);
     }
 
@@ -307,6 +328,7 @@ impl Simulator {
         if self.io_spare.blocked && !self.nic_blocked[host as usize] {
             self.nic_blocked[host as usize] = true;
             self.blocked_hosts += 1;
+            self.set_hop_slow();
         }
         let hb = self.adapter.as_ref().map_or(28, |a| a.header_bytes());
         let mut at = 0usize;

@@ -136,6 +136,10 @@ pub struct Simulator {
     /// Some link has bit errors (set when [`Simulator::run`] starts), so
     /// a transmission must read its port's bit error rate.
     lossy: bool,
+    /// `trace`, `blocked_hosts > 0` or `lossy` (`Simulator::set_hop_slow`,
+    /// at the start of a run and at every change of `blocked_hosts`):
+    /// a transmission's one test for its rare work.
+    hop_slow: bool,
     /// (packet, switch, egress port): the route the prefetch of the next
     /// event already chose (packet `u32::MAX`: none).
     routed: (PktId, u32, u32),
@@ -251,6 +255,7 @@ impl Simulator {
             progress: None,
             trace: None,
             lossy: true,
+            hop_slow: true,
             routed: (u32::MAX, 0, 0),
             queue_lines: QueueLines::default(),
         }
@@ -329,6 +334,7 @@ impl Simulator {
     /// Runs until the end time or until no event is left.
     pub fn run(&mut self) {
         self.lossy = self.net.ports.iter().any(|p| p.ber > 0.0);
+        self.set_hop_slow();
         // the pipeline costs ~100 instructions an event: worth it only where
         // the ports outgrow the caches (k = 8: 768 ports, +8 % instructions
         // for nothing; k = 12: 2,592)
