@@ -26,6 +26,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use approxnet_proto::time::Instant;
 
 mod kinds;
+mod lookahead;
 pub use kinds::{Ev, Packed, MAX_NODE};
 
 /// Slots of the wheel (log2): events up to this many nanoseconds ahead
@@ -120,10 +121,19 @@ pub struct EventList {
     far_run: VecDeque<(u64, u64, u64)>,
     /// Sequence number of the next far event (ties among far events).
     far_seq: u64,
-    /// Earliest time among the far events (meaningless when there are none).
+    /// Earliest time among the far events (`u64::MAX` when there are
+    /// none; set through [`EventList::set_far_min`]).
     far_min: u64,
+    /// `far_min - (WHEEL_NS - 1)` (saturating): the clock time from which
+    /// the earliest far event lies in the window. `advance` compares the
+    /// clock with it, one compare an event where `t + WHEEL_NS - 1`
+    /// (saturating) cost three.
+    far_due: u64,
     now: u64,
     executed: u64,
+    /// Whether the slot of the last pop still holds events (at its
+    /// nanosecond: [`EventList::peek_popped`]).
+    popped_more: bool,
 }
 
 impl Default for EventList {
@@ -142,8 +152,10 @@ impl Default for EventList {
             far_run: VecDeque::new(),
             far_seq: 0,
             far_min: u64::MAX,
+            far_due: u64::MAX - (WHEEL_NS - 1),
             now: 0,
             executed: 0,
+            popped_more: false,
         }
     }
 }
@@ -171,6 +183,19 @@ impl EventList {
         }
     }
 
+    /// [`EventList::schedule`] of an event the caller knows is not in the
+    /// past (`at >= now`): no clamp (a debug build asserts it).
+    #[inline(always)]
+    pub fn schedule_ahead(&mut self, at: Instant, ev: Ev) {
+        debug_assert!(at.as_nanos() >= self.now, "event scheduled in the past");
+        let time = at.as_nanos();
+        if time.wrapping_sub(self.now) < WHEEL_NS {
+            self.push_near(time, ev.pack());
+        } else {
+            self.push_far(time, ev.pack());
+        }
+    }
+
     /// Files a packed event due at or after `now + WHEEL_NS`.
     #[inline(never)]
     fn push_far(&mut self, time: u64, ev: u64) {
@@ -181,7 +206,7 @@ impl EventList {
         } else {
             self.far.push(Reverse(e));
         }
-        self.far_min = self.far_min.min(time);
+        self.set_far_min(self.far_min.min(time));
     }
 
     /// Appends a packed event to the slot of `time` (within the window).
@@ -267,9 +292,11 @@ impl EventList {
         self.near -= 1;
         let slot = &mut self.slots[s];
         let ev = slot.first;
-        if slot.head == ONLY_FIRST {
+        let more = slot.head != ONLY_FIRST;
+        self.popped_more = more;
+        if !more {
             // the slot's last event
-            slot.head = EMPTY_SLOT;
+            self.slots[s].head = EMPTY_SLOT;
             self.bits[s / 64] &= !(1 << (s % 64));
             if self.bits[s / 64] == 0 {
                 self.summary[s / 4096] &= !(1 << (s / 64 % 64));
@@ -353,10 +380,23 @@ impl EventList {
     fn advance(&mut self, t: u64) {
         self.now = t;
         // `far_min` is `u64::MAX` when no far event is left (`migrate`, the
-        // only taker, sets it so): no separate test of the two queues
-        if self.far_min <= t.saturating_add(WHEEL_NS - 1) {
+        // only taker, sets it so): no separate test of the two queues.
+        // `far_due <= t` is `far_min <= t + WHEEL_NS - 1` (saturating): both
+        // hold for `far_min < WHEEL_NS`, and where the sum saturates
+        debug_assert_eq!(
+            self.far_due <= t,
+            self.far_min <= t.saturating_add(WHEEL_NS - 1)
+        );
+        if self.far_due <= t {
             self.migrate();
         }
+    }
+
+    /// Sets `far_min` and the time it is due in the window (`far_due`).
+    #[inline]
+    fn set_far_min(&mut self, t: u64) {
+        self.far_min = t;
+        self.far_due = t.saturating_sub(WHEEL_NS - 1);
     }
 
     #[inline(never)]
@@ -370,12 +410,12 @@ impl EventList {
                 (Some(&a), None) => (a, true),
                 (None, Some(&Reverse(b))) => (b, false),
                 (None, None) => {
-                    self.far_min = u64::MAX;
+                    self.set_far_min(u64::MAX);
                     return;
                 }
             };
             if e.0 > last {
-                self.far_min = e.0;
+                self.set_far_min(e.0);
                 return;
             }
             if from_run {
@@ -454,105 +494,6 @@ impl EventList {
         );
         self.advance(t.max(self.now));
         self.executed += 1;
-    }
-
-    /// The event [`EventList::pop`] returns next if it is due at the same
-    /// nanosecond as the last one popped (for prefetching).
-    #[inline]
-    pub fn peek_ready(&self) -> Option<Ev> {
-        self.peek_ready_packed().map(Packed::ev)
-    }
-
-    /// [`EventList::peek_ready`], the event left packed.
-    #[inline(always)]
-    pub fn peek_ready_packed(&self) -> Option<Packed> {
-        let slot = &self.slots[(self.now & MASK) as usize];
-        (slot.head != EMPTY_SLOT).then_some(Packed(slot.first))
-    }
-
-    /// The next `N` events [`EventList::pop`] returns, as far as the
-    /// wheel holds them (never changes the list; for prefetching).
-    #[inline]
-    pub fn upcoming<const N: usize>(&self) -> [Option<Ev>; N] {
-        self.upcoming_packed::<N>().map(|p| p.map(Packed::ev))
-    }
-
-    /// [`EventList::upcoming`], the events left packed.
-    #[inline]
-    pub fn upcoming_packed<const N: usize>(&self) -> [Option<Packed>; N] {
-        let mut out = [None; N];
-        if self.near == 0 {
-            return out;
-        }
-        let start = (self.now & MASK) as usize;
-        let mut s = if self.slots[start].head != EMPTY_SLOT {
-            start
-        } else {
-            self.next_slot(start)
-        };
-        // the slot's `first`, then its chunks' events from the first
-        // chunk's read position
-        let mut k = 0;
-        loop {
-            let slot = self.slots[s];
-            out[k] = Some(Packed(slot.first));
-            k += 1;
-            if k == N || k == self.near {
-                return out;
-            }
-            if slot.head != ONLY_FIRST {
-                let mut c = slot.head;
-                let mut i = self.chunks[c as usize].read as usize;
-                loop {
-                    let chunk = &self.chunks[c as usize];
-                    if i == chunk.written as usize {
-                        if c == slot.tail {
-                            break;
-                        }
-                        (c, i) = (chunk.next, 0);
-                        continue;
-                    }
-                    out[k] = Some(Packed(chunk.ev[i]));
-                    k += 1;
-                    if k == N || k == self.near {
-                        return out;
-                    }
-                    i += 1;
-                }
-            }
-            // every slot holds a time of the window: going round from
-            // `s` meets the later ones in time order
-            s = self.next_slot((s + 1) & (SLOTS - 1));
-        }
-    }
-
-    /// [`EventList::upcoming_packed`] for two events, without its loop:
-    /// the loop's array, indexed by a counter, lives in memory, and the
-    /// deep prefetch pipeline asks for these two every event (in the
-    /// k = 12 ATP run, ~8 instructions an event more than this).
-    #[inline(always)]
-    pub fn upcoming_two(&self) -> (Option<Packed>, Option<Packed>) {
-        if self.near == 0 {
-            return (None, None);
-        }
-        let mut s = (self.now & MASK) as usize;
-        if self.slots[s].head == EMPTY_SLOT {
-            s = self.next_slot(s);
-        }
-        let slot = &self.slots[s];
-        let next = Some(Packed(slot.first));
-        if self.near == 1 {
-            return (next, None);
-        }
-        let after = if slot.head != ONLY_FIRST {
-            // a slot's first chunk always holds an unread event (`refill_first`
-            // frees it when its last is read)
-            let c = &self.chunks[slot.head as usize];
-            c.ev[c.read as usize]
-        } else {
-            self.slots[self.next_slot((s + 1) & (SLOTS - 1))].first
-        };
-        (next, Some(Packed(after)))
     }
 
     /// Time of the earliest pending event.

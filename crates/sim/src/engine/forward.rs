@@ -42,20 +42,33 @@ impl Simulator {
             // idle port, empty queues: straight to the wire
             match self.net.pass_through(port, id, &mut self.pool) {
                 Some(e) => self.transmit(now, port, e),
-                None => {
-                    self.counters.drops += 1;
-                    self.trace_event(now, TraceEvent::Drop, port, id);
-                    self.lose(now, id);
-                }
+                None => self.drop_at(now, port, id),
             }
             return;
         }
         if let Offer::Dropped(victim) = self.net.offer(port, id, &mut self.pool) {
-            self.counters.drops += 1;
-            self.trace_event(now, TraceEvent::Drop, port, victim);
-            self.lose(now, victim);
+            self.drop_at(now, port, victim);
         }
         self.kick(now, port);
+    }
+
+    /// A queue at `at` dropped packet `id`. Out of line: inlined into
+    /// `enqueue`, its bookkeeping cost the hop registers.
+    #[cold]
+    #[inline(never)]
+    fn drop_at(&mut self, now: Instant, at: u32, id: PktId) {
+        self.counters.drops += 1;
+        self.trace_event(now, TraceEvent::Drop, at, id);
+        self.lose(now, id);
+    }
+
+    /// [`Simulator::trace_event`] out of the hop path (which tests
+    /// `trace` itself): inlined there, the row's write cost the hop
+    /// registers it never used.
+    #[cold]
+    #[inline(never)]
+    fn trace_cold(&mut self, now: Instant, event: TraceEvent, at: u32, id: PktId) {
+        self.trace_event(now, event, at, id);
     }
 
     /// Accounts a lost packet to its flow and frees it.
@@ -91,7 +104,8 @@ impl Simulator {
             if p.wakeup_at.is_none() {
                 p.wakeup_at = Some(p.busy_until);
                 let t = Instant::from_nanos(p.busy_until);
-                self.events.schedule(t, Ev::TxDone { port });
+                // later than now (tested above): no clamp
+                self.events.schedule_ahead(t, Ev::TxDone { port });
             }
             return;
         }
@@ -104,13 +118,17 @@ impl Simulator {
     /// Puts `e`, just taken from `port`'s queues, on the wire.
     #[inline(always)]
     fn transmit(&mut self, now: Instant, port: u32, e: crate::fabric::queue::Held) {
-        self.trace_event(now, TraceEvent::Tx, port, e.id);
-        if self.blocked_hosts > 0 {
-            self.nic_drained(now, port);
+        // the trace, a blocked host, bit errors: one test on the hop
+        if self.hop_slow {
+            self.transmit_slow(now, port, e.id);
         }
         let p = &mut self.net.ports[port as usize];
         let d = p.tx_time(e.size);
-        p.busy_until = now.as_nanos() + d.as_nanos();
+        // the serialisation's end, as `now + d` (which saturates) wherever
+        // the sum fits in u64 (every run: a debug build's overflow check
+        // stops one that does not); the events below start from it
+        let busy = now.as_nanos() + d.as_nanos();
+        p.busy_until = busy;
         // `host` read here, with the port in hand, for the TSQ test below
         // (a second lookup there is a bounds check and two loads a hop;
         // the switch bitmap, `Network::is_switch`, a bounds check, a
@@ -118,28 +136,13 @@ impl Simulator {
         let (peer, delay, host) = (p.peer, p.delay, p.host);
         // `has_queued` first: it is in the port's first line, `wakeup_at` not
         if p.has_queued() && p.wakeup_at.is_none() {
-            p.wakeup_at = Some(p.busy_until);
-            self.events.schedule(now + d, Ev::TxDone { port });
+            p.wakeup_at = Some(busy);
+            self.events
+                .schedule_ahead(Instant::from_nanos(busy), Ev::TxDone { port });
         }
         self.counters.hops += 1;
-        // `ber` lies in the port's second line: read only on lossy networks
-        let ber = if self.lossy {
-            self.net.ports[port as usize].ber
-        } else {
-            0.0
-        };
-        if ber > 0.0 {
-            let pkt = self.pool.get_mut(e.id);
-            if pkt.payload.is_empty() {
-                if any_error(pkt.size as u64 * 8, ber, &mut self.rng) {
-                    pkt.corrupted = true;
-                }
-            } else {
-                flip_bits(&mut pkt.payload, ber, &mut self.rng);
-            }
-        }
-        self.events.schedule(
-            now + d + delay,
+        self.events.schedule_ahead(
+            Instant::from_nanos(busy) + delay,
             Ev::Arrive {
                 node: peer,
                 pkt: e.id,
@@ -152,6 +155,44 @@ impl Simulator {
                 self.tsq_nic_took(now, p.flow);
             }
         }
+    }
+
+    /// What `transmit` does first when `hop_slow` says so: the trace's
+    /// row, a blocked host's wake-up, the link's bit errors. The errors
+    /// are drawn here, before the port's state is set and the wake-up and
+    /// the arrival are scheduled (they were drawn between): neither
+    /// reads the packet nor draws from the generator, so the draws, the
+    /// events and their order are the same.
+    #[inline(never)]
+    fn transmit_slow(&mut self, now: Instant, port: u32, id: PktId) {
+        if self.trace.is_some() {
+            self.trace_cold(now, TraceEvent::Tx, port, id);
+        }
+        if self.blocked_hosts > 0 {
+            self.nic_drained(now, port);
+        }
+        // `ber` lies in the port's second line: read only on lossy networks
+        let ber = if self.lossy {
+            self.net.ports[port as usize].ber
+        } else {
+            0.0
+        };
+        if ber > 0.0 {
+            let pkt = self.pool.get_mut(id);
+            if pkt.payload.is_empty() {
+                if any_error(pkt.size as u64 * 8, ber, &mut self.rng) {
+                    pkt.corrupted = true;
+                }
+            } else {
+                flip_bits(&mut pkt.payload, ber, &mut self.rng);
+            }
+        }
+    }
+
+    /// Whether `transmit` takes `transmit_slow`: a trace, a blocked host
+    /// or a lossy link (after every change of those).
+    pub(super) fn set_hop_slow(&mut self) {
+        self.hop_slow = self.trace.is_some() || self.blocked_hosts > 0 || self.lossy;
     }
 
     /// A host NIC that stopped its adapter has drained to half its limit:
@@ -168,6 +209,7 @@ impl Simulator {
         }
         self.nic_blocked[h as usize] = false;
         self.blocked_hosts -= 1;
+        self.set_hop_slow();
         self.arm_host_timer(now, h, now);
     }
 
@@ -230,9 +272,7 @@ impl Simulator {
                 };
                 let Some(port) = self.net.routes.pick(node, p.dst, choose) else {
                     // unreachable destination: count as a drop
-                    self.counters.drops += 1;
-                    self.trace_event(now, TraceEvent::Drop, node, id);
-                    self.lose(now, id);
+                    self.drop_at(now, node, id);
                     return;
                 };
                 self.enqueue(now, port, id);
@@ -241,7 +281,9 @@ impl Simulator {
     }
 
     fn deliver(&mut self, now: Instant, host: u32, id: PktId) {
-        self.trace_event(now, TraceEvent::Recv, host, id);
+        if self.trace.is_some() {
+            self.trace_cold(now, TraceEvent::Recv, host, id);
+        }
         let p = self.pool.get(id);
         if p.dst != host {
             self.counters.stale += 1;
@@ -286,6 +328,7 @@ impl Simulator {
         if self.io_spare.blocked && !self.nic_blocked[host as usize] {
             self.nic_blocked[host as usize] = true;
             self.blocked_hosts += 1;
+            self.set_hop_slow();
         }
         let hb = self.adapter.as_ref().map_or(28, |a| a.header_bytes());
         let mut at = 0usize;

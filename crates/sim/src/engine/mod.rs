@@ -136,6 +136,10 @@ pub struct Simulator {
     /// Some link has bit errors (set when [`Simulator::run`] starts), so
     /// a transmission must read its port's bit error rate.
     lossy: bool,
+    /// `trace`, `blocked_hosts > 0` or `lossy` (`Simulator::set_hop_slow`,
+    /// at the start of a run and at every change of `blocked_hosts`):
+    /// a transmission's one test for its rare work.
+    hop_slow: bool,
     /// (packet, switch, egress port): the route the prefetch of the next
     /// event already chose (packet `u32::MAX`: none).
     routed: (PktId, u32, u32),
@@ -251,6 +255,7 @@ impl Simulator {
             progress: None,
             trace: None,
             lossy: true,
+            hop_slow: true,
             routed: (u32::MAX, 0, 0),
             queue_lines: QueueLines::default(),
         }
@@ -329,6 +334,7 @@ impl Simulator {
     /// Runs until the end time or until no event is left.
     pub fn run(&mut self) {
         self.lossy = self.net.ports.iter().any(|p| p.ber > 0.0);
+        self.set_hop_slow();
         // the pipeline costs ~100 instructions an event: worth it only where
         // the ports outgrow the caches (k = 8: 768 ports, +8 % instructions
         // for nothing; k = 12: 2,592)
@@ -336,6 +342,8 @@ impl Simulator {
         if deep {
             self.queue_lines = QueueLines::of(&self.net);
         }
+        // read once: nothing in the loop takes or gives the reporter
+        let progress = self.progress.is_some();
         while let Some((now, ev)) = self.next_event() {
             if deep {
                 self.prefetch_next();
@@ -343,7 +351,7 @@ impl Simulator {
                 self.prefetch_same_time();
             }
             self.dispatch(now, ev);
-            if self.progress.is_some() && self.events.executed() & ((1 << 20) - 1) == 0 {
+            if progress && self.events.executed() & ((1 << 20) - 1) == 0 {
                 self.report_progress(now);
             }
         }
@@ -353,7 +361,8 @@ impl Simulator {
     /// same nanosecond: its packet, or the port that finished sending.
     #[inline]
     fn prefetch_same_time(&self) {
-        let Some(ev) = self.events.peek_ready_packed() else {
+        // called right after the pop (`next_event`): nothing pushed since
+        let Some(ev) = self.events.peek_popped() else {
             return;
         };
         match ev.tag() {

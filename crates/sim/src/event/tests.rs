@@ -69,6 +69,7 @@ fn packed_pops_and_peeks_give_the_same_events() {
         let (at, p) = el.pop_packed_until(Instant::FAR_FUTURE).expect("an event");
         assert_eq!((at.as_nanos(), p.ev()), (t, ev));
         assert_eq!(el.peek_ready_packed().map(Packed::ev), next);
+        assert_eq!(el.peek_popped().map(Packed::ev), next);
         assert_eq!(el.peek_ready(), next);
     }
     assert_eq!(el.pop_packed_until(Instant::FAR_FUTURE), None);
@@ -123,6 +124,11 @@ fn check_against_binary_heap(seed: u64, rounds: u32, dt: impl Fn(&mut Rng) -> u6
                 (Some((t, Ev::FlowTimer { flow, .. })), Some(Reverse((rt, _, rf)))) => {
                     assert_eq!((t.as_nanos(), flow), (rt, rf));
                     now = rt;
+                    // the pop's own answer to "more at this nanosecond?"
+                    let next = reference.peek().filter(|Reverse((nt, ..))| *nt == rt);
+                    let want = next.map(|Reverse((_, _, nf))| Ev::FlowTimer { flow: *nf, gen: 0 });
+                    assert_eq!(el.peek_popped().map(Packed::ev), want);
+                    assert_eq!(el.peek_ready(), want);
                 }
                 (None, None) => {}
                 other => panic!("{other:?}"),
@@ -377,4 +383,67 @@ fn same_order_as_a_binary_heap_when_the_wheel_wraps() {
         3 => rng.below(3 * WHEEL_NS),
         _ => 300 + rng.below(2_000),
     });
+}
+
+/// `far_due` follows `far_min` through far pushes, migrations and the
+/// last far event's removal, up to the end of the clock's range (where
+/// `advance`'s test saturates; in debug builds `advance` also checks it
+/// against the sum it replaced).
+#[test]
+fn far_due_is_far_min_less_the_window() {
+    let mut el = EventList::new();
+    let check = |el: &EventList| {
+        assert_eq!(el.far_due, el.far_min.saturating_sub(WHEEL_NS - 1));
+    };
+    check(&el);
+    let times = [
+        3 * WHEEL_NS,
+        WHEEL_NS + 5,
+        7 * WHEEL_NS,
+        u64::MAX - WHEEL_NS,
+        u64::MAX - 2,
+    ];
+    for t in times {
+        el.schedule(Instant::from_nanos(t), Ev::Sample);
+        check(&el);
+    }
+    let mut popped = Vec::new();
+    while let Some((t, _)) = el.pop() {
+        popped.push(t.as_nanos());
+        check(&el);
+    }
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(popped, sorted);
+    assert_eq!(el.far_min, u64::MAX);
+}
+
+/// `schedule_ahead` files an event not in the past where `schedule`
+/// does: two lists, one scheduling each way, pop the same events at the
+/// same times, near and far, at now and across the wheel's wrap.
+#[test]
+fn scheduling_ahead_equals_scheduling() {
+    let mut rng = Rng::new(7);
+    let (mut a, mut b) = (EventList::new(), EventList::new());
+    for round in 0..20_000u32 {
+        for _ in 0..rng.below(3) {
+            let dt = match rng.below(4) {
+                0 => 0,
+                1 => rng.below(64),
+                2 => rng.below(WHEEL_NS),
+                _ => WHEEL_NS - 2 + rng.below(4 * WHEEL_NS),
+            };
+            let at = Instant::from_nanos(a.now().as_nanos() + dt);
+            let ev = Ev::TxDone { port: round };
+            a.schedule(at, ev);
+            b.schedule_ahead(at, ev);
+        }
+        if rng.below(2) == 0 {
+            assert_eq!(a.pop(), b.pop());
+        }
+    }
+    while let Some(x) = a.pop() {
+        assert_eq!(Some(x), b.pop());
+    }
+    assert_eq!(b.pop(), None);
 }
