@@ -307,7 +307,10 @@ impl SendSide {
             Payload::Bytes(v) => out[..n].copy_from_slice(&v[a..b]),
             Payload::Synthetic(_) => out[..n].fill(0),
         }
-        let precise = m.precise_len.clamp(a, b) - a;
+        // `max` then `min` (`a <= b` here): `Ord::clamp` was not inlined,
+        // a call with its `min <= max` assert, ~8 instructions a packet
+        // (issue 19).
+        let precise = m.precise_len.max(a).min(b) - a;
         let mut body = n;
         // Synthetic bytes carry no information worth a checksum trailer.
         let approx = precise < n && matches!(m.payload, Payload::Bytes(_));
